@@ -1,0 +1,13 @@
+// Package adapterproxy owns one endpoint of one servant on one net thread: a single multiplexed
+// TCP connection, connected on first use and reconnected after failure with backoff, the table of
+// requests waiting for their reply, their deadlines (in the net thread's timing wheel), and the
+// batch of encoded requests to write on the next flush.
+//
+// Everything here runs on the loop goroutine of the owning net thread; no method is safe for
+// concurrent use, and none needs a lock. The net thread reaches an AdapterProxy through its
+// ObjectProxy (Send) and through gnet's callbacks (OnOpen, OnTraffic, OnClose), whose connection
+// context is the AdapterProxy.
+//
+// A connection that is lost, or cannot be made, fails every call waiting on it at once with an
+// error matching call.ErrConnection; nobody waits for a timeout that cannot be met.
+package adapterproxy

@@ -1,0 +1,134 @@
+package call
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// Router is the destination a net thread hands a Call to: the ObjectProxy of the call's servant
+// on that thread. Route is called on the loop goroutine.
+type Router interface {
+	Route(c *Call)
+}
+
+// Owner is whoever holds a Call in its pending table on the loop (an AdapterProxy). Expire is
+// called on the loop goroutine by the Wheel when the call's deadline has passed: the owner must
+// forget the call and complete it with ErrTimeout.
+type Owner interface {
+	Expire(c *Call)
+}
+
+// States of a Call. A Call leaves statePending exactly once.
+const (
+	statePending uint32 = iota
+	stateDone
+	stateAbandoned
+)
+
+// Call is one request in flight. Get one with Get, give it back with Put.
+type Call struct {
+	// Set by the caller before it submits the call; read-only afterwards.
+	ID       int32
+	Oneway   bool
+	Hashed   bool
+	Hash     uint64
+	Deadline int64  // monotonic nanoseconds (see Now); 0 means none
+	Frame    []byte // the whole encoded request frame
+	Dest     Router // the ObjectProxy that routes this call on its net thread
+
+	// Finish, when set, makes this an asynchronous call: Complete hands the call to Notify (an
+	// asyncproc pool), whose worker runs Finish(c). Finish owns c from then on and must Put it.
+	Finish func(c *Call)
+	Notify func(c *Call)
+	// Rsp and Callback are the asynchronous call's reply message and user callback, kept here so
+	// that an async call needs no closure of its own. RawCallback is used by raw-body calls.
+	Rsp         proto.Message
+	Callback    func(error)
+	RawCallback func([]byte, error)
+
+	// Owned by the loop goroutine while the call is pending.
+	Owner      Owner
+	next       *Call // Stack link
+	tprev      *Call // Wheel links
+	tnext      *Call
+	tslot      int32
+	Tries      int8 // send attempts so far (the loop's retry bookkeeping)
+	timerArmed bool
+
+	// Results, written by the loop before Complete and read by the finisher after it.
+	Ret    int32
+	Desc   string
+	Body   []byte // the reply body, copied out of the read buffer (reused across pool uses)
+	Err    error
+	RspCtx map[string]string
+	RspSt  map[string]string
+
+	state atomic.Uint32
+	done  chan struct{} // capacity 1: signalled once per use by Complete for sync calls
+}
+
+var pool = sync.Pool{New: func() any { return &Call{done: make(chan struct{}, 1)} }}
+
+// Get returns a Call ready to be filled: all fields zero but its reusable buffers.
+func Get() *Call {
+	return pool.Get().(*Call)
+}
+
+// maxKeep is the largest buffer a pooled Call keeps; bigger ones are dropped so that one large
+// call does not pin memory in the pool forever.
+const maxKeep = 64 << 10
+
+// Put resets c and returns it to the pool. Only the final owner of a finished or abandoned call
+// may call it, once.
+func Put(c *Call) {
+	frame, body, done := c.Frame[:0], c.Body[:0], c.done
+	if cap(frame) > maxKeep {
+		frame = nil
+	}
+	if cap(body) > maxKeep {
+		body = nil
+	}
+	*c = Call{Frame: frame, Body: body, done: done}
+	pool.Put(c)
+}
+
+// Complete ends a pending call with err (nil when a reply was stored in Ret/Body) and wakes its
+// waiter: the sync caller, or the async pool through Notify. It must be called on the loop
+// goroutine after the call was removed from every loop structure. If the caller already
+// abandoned the call, Complete recycles it instead. Complete reports whether the call was
+// delivered to a waiter.
+func (c *Call) Complete(err error) bool {
+	c.Err = err
+	if !c.state.CompareAndSwap(statePending, stateDone) {
+		Put(c)
+		return false
+	}
+	if c.Notify != nil {
+		c.Notify(c)
+	} else {
+		c.done <- struct{}{}
+	}
+	return true
+}
+
+// Abandon is called by a sync caller that stops waiting (its context ended). It reports true if
+// the call was still pending: the loop now owns it and will recycle it. False means Complete
+// already ran or is about to signal: the caller must still Wait.
+func (c *Call) Abandon() bool {
+	return c.state.CompareAndSwap(statePending, stateAbandoned)
+}
+
+// Abandoned reports whether the caller gave up on the call. The loop uses it to skip work for
+// calls nobody waits for.
+func (c *Call) Abandoned() bool { return c.state.Load() == stateAbandoned }
+
+// Done returns the channel a sync caller waits on; it receives once, after Complete.
+func (c *Call) Done() <-chan struct{} { return c.done }
+
+var epoch = time.Now()
+
+// Now returns monotonic nanoseconds since process start; call deadlines are in this clock.
+func Now() int64 { return int64(time.Since(epoch)) }

@@ -1,0 +1,70 @@
+package call
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+// ErrTimeout means the call's deadline passed before a reply arrived. The request may or may not
+// have been executed by the server; retry only idempotent calls. It also satisfies
+// errors.Is(err, context.DeadlineExceeded).
+var ErrTimeout error = timeoutError{}
+
+// ErrQueueFull means a bounded queue (the net thread's request queue or the async callback
+// queue) was full and the call was not sent. The caller is sending faster than the servers
+// answer: back off, or raise queue-cap / asyncqueuecap.
+var ErrQueueFull = errors.New("tarscomm: queue full, call not sent")
+
+// ErrNoEndpoint means the proxy has no endpoint to send to (an object name without "@endpoints"
+// and no naming service). Fix the proxy string.
+var ErrNoEndpoint = errors.New("tarscomm: no endpoint for servant")
+
+// ErrClosed means the Communicator was closed before or while the call ran. Nothing more can be
+// sent through it.
+var ErrClosed = errors.New("tarscomm: communicator closed")
+
+// ErrConnection means the call failed because its connection could not be established or was
+// lost before a reply arrived. A request that was written may have run on the server. The
+// wrapped error says what happened (dial error, reset, protocol error).
+var ErrConnection = errors.New("tarscomm: connection failed")
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "tarscomm: call timed out" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+// Is lets a timeout match context.DeadlineExceeded as well as ErrTimeout.
+func (timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// ConnError wraps the cause of a connection failure so that it matches ErrConnection.
+type ConnError struct {
+	Addr  string // the endpoint's host:port
+	Cause error
+}
+
+func (e *ConnError) Error() string {
+	return fmt.Sprintf("tarscomm: connection to %s failed: %v", e.Addr, e.Cause)
+}
+
+// Unwrap returns the cause.
+func (e *ConnError) Unwrap() error { return e.Cause }
+
+// Is makes a ConnError match ErrConnection.
+func (e *ConnError) Is(target error) bool { return target == ErrConnection }
+
+// ServerError is a reply whose TARS return code (iRet) was not 0. Match it with errors.As.
+type ServerError struct {
+	Code int32  // the TARS return code, e.g. -3 for an unknown function
+	Desc string // sResultDesc as the server sent it
+}
+
+func (e *ServerError) Error() string {
+	if e.Desc == "" {
+		return fmt.Sprintf("tarscomm: server returned %d (%s)", e.Code, codec.RetName(e.Code))
+	}
+	return fmt.Sprintf("tarscomm: server returned %d (%s): %s", e.Code, codec.RetName(e.Code), e.Desc)
+}

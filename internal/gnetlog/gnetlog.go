@@ -1,0 +1,25 @@
+// Package gnetlog adapts a *zap.Logger to gnet's logging.Logger, so that gnet logs through the
+// logger the user injected instead of installing its own process-wide default.
+package gnetlog
+
+import (
+	"github.com/panjf2000/gnet/v2/pkg/logging"
+	"go.uber.org/zap"
+)
+
+// New returns a gnet logger writing to log (named "gnet"). gnet's Fatalf is logged at error
+// level: library code never exits the process.
+func New(log *zap.Logger) logging.Logger {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return logger{log.Named("gnet").Sugar()}
+}
+
+type logger struct{ s *zap.SugaredLogger }
+
+func (l logger) Debugf(format string, args ...any) { l.s.Debugf(format, args...) }
+func (l logger) Infof(format string, args ...any)  { l.s.Infof(format, args...) }
+func (l logger) Warnf(format string, args ...any)  { l.s.Warnf(format, args...) }
+func (l logger) Errorf(format string, args ...any) { l.s.Errorf(format, args...) }
+func (l logger) Fatalf(format string, args ...any) { l.s.Errorf(format, args...) }

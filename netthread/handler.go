@@ -1,0 +1,40 @@
+package netthread
+
+import (
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/tarscomm/tarscomm/adapterproxy"
+	"github.com/tarscomm/tarscomm/internal/call"
+)
+
+// handler receives gnet's callbacks for a Thread's loop and hands each connection's events to
+// the AdapterProxy stored as its context. Every method runs on the loop goroutine.
+type handler struct {
+	gnet.BuiltinEventEngine
+	t *Thread
+}
+
+func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if a, ok := c.Context().(*adapterproxy.AdapterProxy); ok {
+		h.t.now = call.Now()
+		a.OnOpen(c)
+		h.t.flush()
+	}
+	return nil, gnet.None
+}
+
+func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
+	a, ok := c.Context().(*adapterproxy.AdapterProxy)
+	if !ok {
+		_, _ = c.Discard(-1) // the anchor carries no data
+		return gnet.None
+	}
+	return a.OnTraffic(c)
+}
+
+func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
+	if a, ok := c.Context().(*adapterproxy.AdapterProxy); ok {
+		a.OnClose(c, err)
+	}
+	return gnet.None
+}

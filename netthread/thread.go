@@ -1,0 +1,369 @@
+package netthread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/adapterproxy"
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/gnetlog"
+	"github.com/tarscomm/tarscomm/objectproxy"
+)
+
+// Options configure a Thread.
+type Options struct {
+	Index          int           // the thread's number in its Communicator, for logs
+	QueueCap       int           // most calls waiting to be routed; more fail with ErrQueueFull
+	CheckInterval  time.Duration // how often deadlines are swept
+	ConnectTimeout time.Duration // limit for one dial
+	MaxPacketSize  int           // largest reply frame accepted
+	Log            *zap.Logger
+}
+
+// closedBit marks a Thread as closed in its gate word; the low bits count Submits in progress.
+const closedBit = 1 << 62
+
+// Thread is one net thread: a gnet event loop and everything it owns.
+type Thread struct {
+	// Immutable after New.
+	opts      Options
+	log       *zap.Logger
+	client    *gnet.Client
+	loop      gnet.EventLoop // handle for Execute, from the anchor connection
+	anchor    *os.File       // our end of the anchor socket pair
+	apOptions adapterproxy.Options
+	ctx       context.Context // cancelled by Close: ends dials
+	cancel    context.CancelFunc
+
+	// Shared with callers; atomics only.
+	queue    call.Stack
+	queued   atomic.Int64 // calls in queue
+	notified atomic.Bool  // a wakeup is on its way to the loop
+	tickDue  atomic.Bool  // the ticker asked for a sweep
+	gate     atomic.Int64 // closedBit | Submits in progress
+	nextID   atomic.Int32
+
+	objsMu sync.Mutex
+	objs   []*objectproxy.ObjectProxy // every ObjectProxy built on this thread
+
+	// Owned by the loop goroutine.
+	wheel *call.Wheel
+	now   int64
+	dirty []*adapterproxy.AdapterProxy
+
+	// Lifetimes.
+	dialMu     sync.RWMutex // held for reading while a dialer enrolls a connection
+	dialClosed bool         // guarded by dialMu: no more enrolls
+	dials      sync.WaitGroup
+	stopTicker chan struct{}
+	tickerDone chan struct{}
+	closeOnce  sync.Once
+}
+
+// New starts a net thread: its gnet loop and its ticker.
+func New(opts Options) (*Thread, error) {
+	if opts.QueueCap <= 0 {
+		opts.QueueCap = 100000
+	}
+	if opts.CheckInterval <= 0 {
+		opts.CheckInterval = 10 * time.Millisecond
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = 1500 * time.Millisecond
+	}
+	if opts.MaxPacketSize <= 0 {
+		opts.MaxPacketSize = codec.DefaultMaxPacketSize
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	t := &Thread{
+		opts:       opts,
+		log:        opts.Log.With(zap.Int("netthread", opts.Index)),
+		stopTicker: make(chan struct{}),
+		tickerDone: make(chan struct{}),
+	}
+	t.apOptions = adapterproxy.Options{MaxPacketSize: opts.MaxPacketSize, ConnectTimeout: opts.ConnectTimeout, Log: t.log}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.wheel = call.NewWheel(int64(opts.CheckInterval), call.Now())
+
+	client, err := gnet.NewClient(&handler{t: t},
+		gnet.WithNumEventLoop(1),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithLogger(gnetlog.New(t.log)),
+	)
+	if err != nil {
+		t.cancel()
+		return nil, fmt.Errorf("netthread: %w", err)
+	}
+	if err := client.Start(); err != nil {
+		t.cancel()
+		return nil, fmt.Errorf("netthread: start loop: %w", err)
+	}
+	t.client = client
+	if err := t.enrollAnchor(); err != nil {
+		_ = client.Stop()
+		t.cancel()
+		return nil, err
+	}
+	go t.tick()
+	return t, nil
+}
+
+// enrollAnchor registers one end of a socket pair with the loop. gnet offers no handle on a
+// client loop that has no connection; the anchor's EventLoop is that handle, and Execute on it
+// is how callers wake the loop.
+func (t *Thread) enrollAnchor() error {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("netthread: anchor socketpair: %w", err)
+	}
+	ours := os.NewFile(uintptr(fds[0]), "netthread-anchor")
+	theirs := os.NewFile(uintptr(fds[1]), "netthread-anchor-loop")
+	nc, err := net.FileConn(theirs)
+	_ = theirs.Close()
+	if err != nil {
+		_ = ours.Close()
+		return fmt.Errorf("netthread: anchor conn: %w", err)
+	}
+	gc, err := t.client.EnrollContext(nc, anchorCtx{})
+	if err != nil {
+		_ = ours.Close()
+		return fmt.Errorf("netthread: enroll anchor: %w", err)
+	}
+	t.anchor = ours
+	t.loop = gc.EventLoop()
+	return nil
+}
+
+// anchorCtx marks the anchor connection in gnet callbacks.
+type anchorCtx struct{}
+
+// NextID returns a fresh request id for a call on this thread: unique among the thread's
+// pending calls, never 0 (reserved for server push). Safe for concurrent use.
+func (t *Thread) NextID() int32 {
+	for {
+		id := t.nextID.Add(1)
+		if id > 0 {
+			return id
+		}
+		// Wrapped past MaxInt32: restart at 1. Concurrent callers may race here; CAS keeps one.
+		t.nextID.CompareAndSwap(id, 0)
+	}
+}
+
+// NewObjectProxy builds the ObjectProxy of target's servant on this thread, using the named
+// balancer. Safe for concurrent use; the ObjectProxy belongs to the loop afterwards and is
+// reached only through calls submitted with Dest set to it.
+func (t *Thread) NewObjectProxy(target endpoint.Target, balancer string) (*objectproxy.ObjectProxy, error) {
+	o, err := objectproxy.New(target, balancer, t, t.apOptions)
+	if err != nil {
+		return nil, err
+	}
+	t.objsMu.Lock()
+	t.objs = append(t.objs, o)
+	t.objsMu.Unlock()
+	return o, nil
+}
+
+func (t *Thread) objects() []*objectproxy.ObjectProxy {
+	t.objsMu.Lock()
+	defer t.objsMu.Unlock()
+	return t.objs
+}
+
+// Submit hands c (with Dest, ID and Frame set) to the loop. It fails with call.ErrQueueFull
+// when QueueCap calls are already waiting, and with call.ErrClosed after Close; on error the
+// caller still owns c. Safe for concurrent use.
+func (t *Thread) Submit(c *call.Call) error {
+	if t.gate.Add(1)&closedBit != 0 {
+		t.gate.Add(-1)
+		return call.ErrClosed
+	}
+	if t.queued.Add(1) > int64(t.opts.QueueCap) {
+		t.queued.Add(-1)
+		t.gate.Add(-1)
+		return call.ErrQueueFull
+	}
+	t.queue.Push(c)
+	if !t.notified.Load() && t.notified.CompareAndSwap(false, true) {
+		t.wake()
+	}
+	t.gate.Add(-1)
+	return nil
+}
+
+func (t *Thread) wake() {
+	if err := t.loop.Execute(context.Background(), t); err != nil {
+		t.notified.Store(false) // the loop is shutting down; Close fails what is queued
+	}
+}
+
+// Run is the loop-side half of a wakeup: it drains and routes every queued call, sweeps
+// deadlines when the ticker asked, and flushes each connection touched. It implements
+// gnet.Runnable; only the loop runs it.
+func (t *Thread) Run(context.Context) error {
+	t.notified.Store(false)
+	t.now = call.Now()
+	if t.tickDue.Load() {
+		t.tickDue.Store(false)
+		t.wheel.Advance(t.now)
+	}
+	n := int64(0)
+	for c := t.queue.Drain(); c != nil; {
+		next := c.Next()
+		n++
+		if c.Abandoned() {
+			call.Put(c)
+		} else {
+			c.Dest.Route(c)
+		}
+		c = next
+	}
+	if n > 0 {
+		t.queued.Add(-n)
+	}
+	t.flush()
+	return nil
+}
+
+func (t *Thread) flush() {
+	for i, a := range t.dirty {
+		t.dirty[i] = nil
+		a.Flush()
+	}
+	t.dirty = t.dirty[:0]
+}
+
+// Dirty implements adapterproxy.Loop.
+func (t *Thread) Dirty(a *adapterproxy.AdapterProxy) { t.dirty = append(t.dirty, a) }
+
+// Wheel implements adapterproxy.Loop.
+func (t *Thread) Wheel() *call.Wheel { return t.wheel }
+
+// Now implements adapterproxy.Loop.
+func (t *Thread) Now() int64 { return t.now }
+
+// Dial implements adapterproxy.Loop: it connects off the loop and enrolls the connection.
+func (t *Thread) Dial(a *adapterproxy.AdapterProxy) {
+	t.dials.Add(1)
+	go func() {
+		defer t.dials.Done()
+		d := net.Dialer{Timeout: a.ConnectTimeout()}
+		nc, err := d.DialContext(t.ctx, "tcp", a.Addr())
+		if err == nil {
+			t.dialMu.RLock()
+			if t.dialClosed {
+				err = call.ErrClosed
+				_ = nc.Close()
+			} else {
+				_, err = t.client.EnrollContext(nc, a) // OnOpen runs on the loop
+			}
+			t.dialMu.RUnlock()
+		}
+		if err != nil {
+			t.post(func() { a.DialFailed(err) })
+		}
+	}()
+}
+
+// post runs fn on the loop; after shutdown it is dropped (Close has failed every call).
+func (t *Thread) post(fn func()) {
+	_ = t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		t.now = call.Now()
+		fn()
+		t.flush()
+		return nil
+	}))
+}
+
+// tick asks the loop for a deadline sweep every check interval.
+func (t *Thread) tick() {
+	defer close(t.tickerDone)
+	tk := time.NewTicker(t.opts.CheckInterval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-tk.C:
+			t.tickDue.Store(true)
+			if t.notified.CompareAndSwap(false, true) {
+				t.wake()
+			}
+		case <-t.stopTicker:
+			return
+		}
+	}
+}
+
+// Close fails every call that is queued or pending on this thread with call.ErrClosed, then
+// stops the loop, the ticker and any dial in progress, and waits for them. Calling it again does
+// nothing. Safe for concurrent use.
+func (t *Thread) Close() {
+	t.closeOnce.Do(t.close)
+}
+
+func (t *Thread) close() {
+	// Refuse new Submits and wait for the ones in progress, so nothing is pushed after the
+	// final drain below.
+	t.gate.Add(closedBit)
+	for t.gate.Load() != closedBit {
+		time.Sleep(50 * time.Microsecond)
+	}
+	close(t.stopTicker)
+	<-t.tickerDone
+
+	// Stop dials: none enrolls from now on.
+	t.cancel()
+	t.dialMu.Lock()
+	t.dialClosed = true
+	t.dialMu.Unlock()
+
+	// Fail everything on the loop, then stop it.
+	done := make(chan struct{})
+	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		t.failAll(call.ErrClosed)
+		close(done)
+		return nil
+	}))
+	if err == nil {
+		<-done
+	}
+	if err := t.client.Stop(); err != nil && !errors.Is(err, context.Canceled) {
+		t.log.Debug("gnet client stop", zap.Error(err))
+	}
+	t.dials.Wait()
+	// The loop is gone: drain whatever is left (nothing, unless the loop could not run the
+	// task above) from this goroutine.
+	t.failAll(call.ErrClosed)
+	_ = t.anchor.Close()
+}
+
+// failAll ends every queued and pending call with err. It runs on the loop, or after the loop
+// has exited.
+func (t *Thread) failAll(err error) {
+	for c := t.queue.Drain(); c != nil; {
+		next := c.Next()
+		t.queued.Add(-1)
+		if c.Abandoned() {
+			call.Put(c)
+		} else {
+			c.Complete(err)
+		}
+		c = next
+	}
+	for _, o := range t.objects() {
+		o.FailAll(err)
+	}
+}

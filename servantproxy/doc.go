@@ -1,0 +1,25 @@
+// Package servantproxy is the handle users call a TARS servant through: sync calls (Invoke),
+// async calls whose callback runs on the Communicator's asyncproc workers (AsyncInvoke), one-way
+// calls (InvokeOneway), and raw-body variants for services whose bodies are TARS-encoded
+// (InvokeRaw, AsyncInvokeRaw). Generated proxies (cmd/protoc-gen-go-tars) wrap it.
+//
+// A ServantProxy is safe for concurrent use. It holds one ObjectProxy per net thread and makes
+// the first layer of load balancing: calls go round-robin over the net threads, or, with a hash
+// code (WithHash), always to the same thread and, there, to the same endpoint.
+//
+// The caller's goroutine encodes the whole request frame (the protobuf body is marshalled
+// straight into it) and hands a pooled call object to the net thread; a sync caller then sleeps
+// on the call's reusable channel until the loop matches the reply, the deadline passes, or its
+// context ends. No goroutine, timer or channel is created per call.
+//
+// Deadlines: a call's deadline is the earlier of its context's deadline and the configured
+// invoke timeout (sync-invoke-timeout or async-invoke-timeout, or WithTimeout); the time left is
+// sent to the server as iTimeout. Errors can be told apart with errors.Is and errors.As:
+// ErrTimeout (also context.DeadlineExceeded), ErrQueueFull, ErrNoEndpoint, ErrClosed,
+// ErrConnection, and *ServerError for a non-zero TARS return code.
+//
+//	var sp servantproxy.ServantProxy
+//	err := comm.StringToProxy("Hello.Server.GreeterObj@tcp -h 127.0.0.1 -p 18015", &sp)
+//	rsp := new(hellopb.HelloReply)
+//	err = sp.Invoke(ctx, "SayHello", &hellopb.HelloRequest{Name: "tars"}, rsp)
+package servantproxy

@@ -1,0 +1,26 @@
+package servantproxy
+
+import "github.com/tarscomm/tarscomm/internal/call"
+
+// Errors a call can end with; see each one's doc in the Communicator's package too.
+var (
+	// ErrTimeout: the deadline passed before a reply arrived. Also matches
+	// context.DeadlineExceeded. The server may have run the request.
+	ErrTimeout = call.ErrTimeout
+	// ErrQueueFull: a bounded queue was full; the call was not sent. Back off or raise the
+	// queue capacity.
+	ErrQueueFull = call.ErrQueueFull
+	// ErrNoEndpoint: the proxy has no endpoint to send to.
+	ErrNoEndpoint = call.ErrNoEndpoint
+	// ErrClosed: the Communicator is closed.
+	ErrClosed = call.ErrClosed
+	// ErrConnection: the connection could not be made or was lost before the reply. A written
+	// request may have run on the server.
+	ErrConnection = call.ErrConnection
+)
+
+// ServerError is a reply with a non-zero TARS return code; match it with errors.As.
+type ServerError = call.ServerError
+
+// ConnError carries the endpoint and cause of a connection failure; it matches ErrConnection.
+type ConnError = call.ConnError

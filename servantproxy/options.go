@@ -1,0 +1,50 @@
+package servantproxy
+
+import "time"
+
+// CallOption changes one call.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	hash    uint64
+	hashed  bool
+	timeout time.Duration
+	context map[string]string
+	status  map[string]string
+	rspCtx  *map[string]string
+	rspSt   *map[string]string
+}
+
+// WithHash routes the call by code: calls with the same code go to the same net thread and the
+// same endpoint (while the endpoint list is unchanged), and the request is marked as hashed.
+func WithHash(code uint64) CallOption {
+	return func(o *callOptions) { o.hash, o.hashed = code, true }
+}
+
+// WithTimeout replaces the configured invoke timeout for this call. The context's deadline, if
+// earlier, still wins.
+func WithTimeout(d time.Duration) CallOption {
+	return func(o *callOptions) { o.timeout = d }
+}
+
+// WithContext sends m as the request's TARS context (RequestPacket.context). m is encoded before
+// the call returns and may be reused afterwards.
+func WithContext(m map[string]string) CallOption {
+	return func(o *callOptions) { o.context = m }
+}
+
+// WithStatus sends m as the request's TARS status map (RequestPacket.status).
+func WithStatus(m map[string]string) CallOption {
+	return func(o *callOptions) { o.status = m }
+}
+
+// WithResponseContext stores the reply's TARS context map in *dst when a sync call returns with
+// a reply (nil if the server sent none). It has no effect on async and one-way calls.
+func WithResponseContext(dst *map[string]string) CallOption {
+	return func(o *callOptions) { o.rspCtx = dst }
+}
+
+// WithResponseStatus stores the reply's TARS status map in *dst, like WithResponseContext.
+func WithResponseStatus(dst *map[string]string) CallOption {
+	return func(o *callOptions) { o.rspSt = dst }
+}

@@ -1,0 +1,372 @@
+package servantproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tarscomm/tarscomm/asyncproc"
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/netthread"
+	"github.com/tarscomm/tarscomm/objectproxy"
+)
+
+// Options are what a ServantProxy is built from; the Communicator fills them from its config.
+type Options struct {
+	Threads      []*netthread.Thread // the Communicator's net threads; at least one
+	Async        *asyncproc.Pool     // runs async callbacks
+	SyncTimeout  time.Duration       // default deadline of sync and one-way calls
+	AsyncTimeout time.Duration       // default deadline of async calls
+	Balancer     string              // endpoint balancer name ("" = round-robin)
+}
+
+// ServantProxy calls one TARS servant. It is a small handle: copies share the same proxy. The
+// zero value is not usable; get one from Communicator.StringToProxy.
+type ServantProxy struct {
+	p *proxy
+}
+
+// Setter is implemented by generated proxies: StringToProxy hands them their ServantProxy.
+type Setter interface {
+	SetServantProxy(sp *ServantProxy)
+}
+
+// proxy is the shared state behind ServantProxy handles.
+type proxy struct {
+	// Immutable after New.
+	name    string
+	target  endpoint.Target
+	threads []*netthread.Thread
+	objs    []*objectproxy.ObjectProxy // objs[i] lives on threads[i]
+	async   *asyncproc.Pool
+	notify  func(*call.Call) // async.Deliver, bound once
+	syncTO  time.Duration
+	asyncTO time.Duration
+
+	rr atomic.Uint32 // first-layer round-robin over threads
+}
+
+// New builds the proxy for target, with one ObjectProxy on every net thread.
+func New(target endpoint.Target, o Options) (*ServantProxy, error) {
+	if target.Object == "" {
+		return nil, errors.New("servantproxy: empty servant name")
+	}
+	if len(o.Threads) == 0 {
+		return nil, errors.New("servantproxy: no net thread")
+	}
+	if o.Async == nil {
+		return nil, errors.New("servantproxy: no async pool")
+	}
+	p := &proxy{
+		name:    target.Object,
+		target:  target,
+		threads: o.Threads,
+		async:   o.Async,
+		notify:  o.Async.Deliver,
+		syncTO:  defaultTimeout(o.SyncTimeout, 3*time.Second),
+		asyncTO: defaultTimeout(o.AsyncTimeout, 5*time.Second),
+	}
+	for _, t := range o.Threads {
+		obj, err := t.NewObjectProxy(target, o.Balancer)
+		if err != nil {
+			return nil, err
+		}
+		p.objs = append(p.objs, obj)
+	}
+	return &ServantProxy{p: p}, nil
+}
+
+func defaultTimeout(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Name returns the servant (object) name, e.g. "Hello.Server.GreeterObj".
+func (s *ServantProxy) Name() string { return s.p.name }
+
+// Target returns the parsed proxy string: the object and its endpoints.
+func (s *ServantProxy) Target() endpoint.Target { return s.p.target }
+
+// noOptions is shared by calls without options, so that they allocate nothing for them.
+var noOptions callOptions
+
+func collect(opts []CallOption) *callOptions {
+	if len(opts) == 0 {
+		return &noOptions
+	}
+	o := new(callOptions)
+	for _, f := range opts {
+		f(o)
+	}
+	return o
+}
+
+// Invoke calls fn synchronously: it sends req and unmarshals the reply into rsp. It returns when
+// the reply arrives, the deadline passes (ErrTimeout), ctx ends (ctx's error), or the call fails.
+func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Message, opts ...CallOption) error {
+	o := collect(opts)
+	c, t, err := s.p.prepare(ctx, fn, o, s.p.syncTO, codec.PacketNormal, req, nil)
+	if err != nil {
+		return err
+	}
+	if err := s.p.wait(ctx, c, t); err != nil {
+		return err
+	}
+	err = result(c, rsp)
+	if err == nil || isServerError(err) {
+		o.storeMeta(c)
+	}
+	call.Put(c)
+	return err
+}
+
+// InvokeRaw is Invoke for bodies the caller encodes itself (TARS-encoded .tars interfaces):
+// body is sent as sBuffer and the reply's sBuffer is returned (a copy the caller owns).
+func (s *ServantProxy) InvokeRaw(ctx context.Context, fn string, body []byte, opts ...CallOption) ([]byte, error) {
+	o := collect(opts)
+	c, t, err := s.p.prepare(ctx, fn, o, s.p.syncTO, codec.PacketNormal, nil, body)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.p.wait(ctx, c, t); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err = resultErr(c)
+	if err == nil {
+		out = append([]byte{}, c.Body...)
+	}
+	if err == nil || isServerError(err) {
+		o.storeMeta(c)
+	}
+	call.Put(c)
+	return out, err
+}
+
+// Ping sends tars_ping, which TARS servers answer with an empty success reply.
+func (s *ServantProxy) Ping(ctx context.Context, opts ...CallOption) error {
+	_, err := s.InvokeRaw(ctx, "tars_ping", nil, opts...)
+	return err
+}
+
+// InvokeOneway sends req as a one-way request: the server sends no reply. It returns once the
+// request has been written to a connection, or with the error that prevented it.
+func (s *ServantProxy) InvokeOneway(ctx context.Context, fn string, req proto.Message, opts ...CallOption) error {
+	c, t, err := s.p.prepare(ctx, fn, collect(opts), s.p.syncTO, codec.PacketOneway, req, nil)
+	if err != nil {
+		return err
+	}
+	c.Oneway = true
+	if err := s.p.wait(ctx, c, t); err != nil {
+		return err
+	}
+	err = c.Err
+	call.Put(c)
+	return err
+}
+
+// AsyncInvoke sends req and returns at once; when the call ends, cb runs on one of the
+// Communicator's async workers with nil (the reply is in rsp) or the call's error. cb runs
+// exactly once if AsyncInvoke returns nil, and never if it returns an error (ErrQueueFull when
+// asyncqueuecap callbacks are already outstanding). The deadline is the earlier of ctx's and the
+// async invoke timeout; cancelling ctx without a deadline does not end an async call.
+func (s *ServantProxy) AsyncInvoke(ctx context.Context, fn string, req, rsp proto.Message, cb func(error), opts ...CallOption) error {
+	if cb == nil {
+		return errors.New("servantproxy: nil callback")
+	}
+	return s.p.async1(ctx, fn, collect(opts), req, nil, rsp, cb, nil)
+}
+
+// AsyncInvokeRaw is AsyncInvoke for caller-encoded bodies: cb receives a copy of the reply body.
+func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byte, cb func([]byte, error), opts ...CallOption) error {
+	if cb == nil {
+		return errors.New("servantproxy: nil callback")
+	}
+	return s.p.async1(ctx, fn, collect(opts), nil, body, nil, nil, cb)
+}
+
+func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
+	if !p.async.Reserve() {
+		return ErrQueueFull
+	}
+	c, t, err := p.prepare(ctx, fn, o, p.asyncTO, codec.PacketNormal, req, body)
+	if err != nil {
+		p.async.Release()
+		return err
+	}
+	c.Rsp, c.Callback, c.RawCallback = rsp, cb, rawCB
+	c.Finish = finishAsync
+	c.Notify = p.notify
+	if err := t.Submit(c); err != nil {
+		call.Put(c)
+		p.async.Release()
+		return err
+	}
+	return nil
+}
+
+// finishAsync runs on an async worker: it decodes the reply and runs the user's callback.
+func finishAsync(c *call.Call) {
+	if c.RawCallback != nil {
+		cb := c.RawCallback
+		err := resultErr(c)
+		var out []byte
+		if err == nil {
+			out = append([]byte{}, c.Body...)
+		}
+		call.Put(c)
+		cb(out, err)
+		return
+	}
+	cb := c.Callback
+	err := result(c, c.Rsp)
+	call.Put(c)
+	cb(err)
+}
+
+// prepare validates the call, picks its net thread, and encodes its frame. For sync calls the
+// caller submits it in wait; async calls are submitted by async1.
+func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout time.Duration, pt int8, req proto.Message, body []byte) (*call.Call, *netthread.Thread, error) {
+	if fn == "" {
+		return nil, nil, errors.New("servantproxy: empty function name")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("tarscomm: %s.%s not sent: %w", p.name, fn, err)
+	}
+	now := call.Now()
+	if o.timeout > 0 {
+		timeout = o.timeout
+	}
+	deadline := now + int64(timeout)
+	if d, ok := ctx.Deadline(); ok {
+		if left := int64(time.Until(d)); now+left < deadline {
+			deadline = now + left
+		}
+	}
+	if deadline <= now {
+		return nil, nil, ErrTimeout
+	}
+
+	var i int
+	if n := len(p.threads); n > 1 {
+		if o.hashed {
+			i = int(o.hash % uint64(n))
+		} else {
+			i = int(p.rr.Add(1) % uint32(n))
+		}
+	}
+	t := p.threads[i]
+
+	c := call.Get()
+	c.ID = t.NextID()
+	c.Deadline = deadline
+	c.Dest = p.objs[i]
+	c.Hashed, c.Hash = o.hashed, o.hash
+	var mt int32
+	if o.hashed {
+		mt |= codec.MessageHash
+	}
+	ms := (deadline - now) / int64(time.Millisecond)
+	if ms < 1 {
+		ms = 1
+	}
+	e := codec.Encoder{Buf: c.Frame[:0]}
+	var start int
+	e.Buf, start = codec.BeginFrame(e.Buf)
+	e.WriteInt16(1, codec.VersionTars)
+	e.WriteInt8(2, pt)
+	e.WriteInt32(3, mt)
+	e.WriteInt32(4, c.ID)
+	e.WriteString(5, p.name)
+	e.WriteString(6, fn)
+	if req != nil {
+		if err := e.WriteProto(7, req); err != nil {
+			c.Frame = e.Buf
+			call.Put(c)
+			return nil, nil, fmt.Errorf("tarscomm: marshal %s.%s request: %w", p.name, fn, err)
+		}
+	} else {
+		e.WriteBytes(7, body)
+	}
+	e.WriteInt32(8, int32(min(ms, int64(1<<31-1))))
+	e.WriteStringMap(9, o.context)
+	e.WriteStringMap(10, o.status)
+	codec.EndFrame(e.Buf, start)
+	c.Frame = e.Buf
+	return c, t, nil
+}
+
+// wait submits a sync (or one-way) call and waits for it to end. On a nil return the caller
+// owns c and must Put it; on error c has been recycled (or handed to the loop to recycle).
+func (p *proxy) wait(ctx context.Context, c *call.Call, t *netthread.Thread) error {
+	if err := t.Submit(c); err != nil {
+		call.Put(c)
+		return err
+	}
+	done := ctx.Done()
+	if done == nil {
+		<-c.Done()
+		return nil
+	}
+	select {
+	case <-c.Done():
+		return nil
+	case <-done:
+		if c.Abandon() {
+			// The loop recycles c when it meets it again.
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return ErrTimeout
+			}
+			return fmt.Errorf("tarscomm: %s call abandoned: %w", p.name, ctx.Err())
+		}
+		<-c.Done() // the reply won the race: take it
+		return nil
+	}
+}
+
+// resultErr turns a finished call's outcome into an error.
+func resultErr(c *call.Call) error {
+	if c.Err != nil {
+		return c.Err
+	}
+	if c.Ret != codec.RetOK {
+		return &ServerError{Code: c.Ret, Desc: c.Desc}
+	}
+	return nil
+}
+
+// result is resultErr followed by unmarshalling the reply body into rsp.
+func result(c *call.Call, rsp proto.Message) error {
+	if err := resultErr(c); err != nil {
+		return err
+	}
+	if rsp == nil {
+		return nil
+	}
+	if err := proto.Unmarshal(c.Body, rsp); err != nil {
+		return fmt.Errorf("tarscomm: decode reply: %w", err)
+	}
+	return nil
+}
+
+func isServerError(err error) bool {
+	var se *ServerError
+	return errors.As(err, &se)
+}
+
+func (o *callOptions) storeMeta(c *call.Call) {
+	if o.rspCtx != nil {
+		*o.rspCtx = c.RspCtx
+	}
+	if o.rspSt != nil {
+		*o.rspSt = c.RspSt
+	}
+}
