@@ -1,0 +1,76 @@
+# tarscomm — see README.md. Every target works on a machine with only Go installed, except
+# `proto`, which needs protoc (Debian: protobuf-compiler); .ci/run installs it.
+
+GO            ?= go
+BIN           := $(CURDIR)/bin
+PKGS          := ./...
+PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@2025.1.1
+
+.PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check tidy-check depcheck clean
+
+all: fmt-check vet test
+
+## run: build the example server and client, run the client against the server, stop the server.
+run: examples
+	@bash examples/hello/run.sh "$(BIN)"
+
+examples:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/hello-server ./examples/hello/server
+	$(GO) build -o $(BIN)/hello-client ./examples/hello/client
+
+## test: every test of the module with the race detector.
+test:
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+race: test
+
+## bench: the Go benchmarks of the module, with allocations.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
+
+## bench-smoke: run every benchmark briefly so that they keep compiling and working.
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 100x $(PKGS)
+
+## fuzz: run each fuzz target for FUZZTIME (default 30s).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $(FUZZTIME) ./codec
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME) ./codec
+	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./codec
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./endpoint
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+lint: vet
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+## proto: regenerate all generated code (needs protoc on PATH).
+proto:
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install $(PROTOC_GEN_GO)
+	PATH="$(BIN):$$PATH" protoc --proto_path=examples/hello/hellopb --go_out=. \
+		--go_opt=module=github.com/tarscomm/tarscomm examples/hello/hellopb/hello.proto
+
+## proto-check: fail if `make proto` changes anything.
+proto-check: proto
+	@git diff --exit-code -- '*.pb.go' || { echo "generated code is stale: run make proto"; exit 1; }
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+## depcheck: the import graph follows DESIGN.md §3 (a test in internal/archtest).
+depcheck:
+	$(GO) test -count=1 ./internal/archtest
+
+clean:
+	rm -rf $(BIN)

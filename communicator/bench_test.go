@@ -1,0 +1,106 @@
+package communicator_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/communicator"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/server"
+	"github.com/tarscomm/tarscomm/servantproxy"
+)
+
+// benchSetup starts an inline echo server and a Communicator with one net thread on loopback.
+func benchSetup(b *testing.B) *servantproxy.ServantProxy {
+	b.Helper()
+	s := server.New(server.WithNumEventLoop(1))
+	err := server.HandleProto(s, servant, "SayHello", func(_ context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+		return &hellopb.HelloReply{Message: req.GetName(), Seq: req.GetSeq()}, nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Stop(context.Background()) })
+	comm, err := communicator.New(conf.Default(), communicator.WithLogger(zap.NewNop()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = comm.Close() })
+	g := &greeter{addr: addr.String()}
+	var sp servantproxy.ServantProxy
+	if err := comm.StringToProxy(servant+"@"+g.endpoint(), &sp); err != nil {
+		b.Fatal(err)
+	}
+	return &sp
+}
+
+// BenchmarkSyncCall measures one sync call end to end over loopback from many goroutines
+// (b.RunParallel, GOMAXPROCS×16 callers), including the protobuf marshal and unmarshal.
+func BenchmarkSyncCall(b *testing.B) {
+	sp := benchSetup(b)
+	ctx := context.Background()
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		req := &hellopb.HelloRequest{Name: "bench"}
+		rsp := new(hellopb.HelloReply)
+		for pb.Next() {
+			if err := sp.Invoke(ctx, "SayHello", req, rsp); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkSyncCallSerial measures the latency of one sync call with a single caller.
+func BenchmarkSyncCallSerial(b *testing.B) {
+	sp := benchSetup(b)
+	ctx := context.Background()
+	req := &hellopb.HelloRequest{Name: "bench"}
+	rsp := new(hellopb.HelloReply)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := sp.Invoke(ctx, "SayHello", req, rsp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAsyncCall measures async calls end to end: each op is one AsyncInvoke whose callback
+// has run, with up to 1024 calls in flight.
+func BenchmarkAsyncCall(b *testing.B) {
+	sp := benchSetup(b)
+	ctx := context.Background()
+	req := &hellopb.HelloRequest{Name: "bench"}
+	var wg sync.WaitGroup
+	window := make(chan struct{}, 1024)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		window <- struct{}{}
+		wg.Add(1)
+		rsp := new(hellopb.HelloReply)
+		err := sp.AsyncInvoke(ctx, "SayHello", req, rsp, func(err error) {
+			if err != nil {
+				b.Error(err)
+			}
+			<-window
+			wg.Done()
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	wg.Wait()
+}

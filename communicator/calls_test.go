@@ -1,0 +1,370 @@
+package communicator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/communicator"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/server"
+	"github.com/tarscomm/tarscomm/servantproxy"
+)
+
+// TestManyCallersSyncAndAsync sends sync and async calls from many goroutines through 1 and 4
+// net threads to 3 endpoints and checks that every reply answers its own request, that every
+// callback runs once, and that round-robin reaches every endpoint.
+func TestManyCallersSyncAndAsync(t *testing.T) {
+	for _, threads := range []int{1, 4} {
+		t.Run(fmt.Sprintf("netthread=%d", threads), func(t *testing.T) {
+			gs := []*greeter{startGreeter(t, "a", serverOpt{}), startGreeter(t, "b", serverOpt{}), startGreeter(t, "c", serverOpt{})}
+			comm := newComm(t, func(c *conf.Config) { c.NetThread = threads })
+			sp := proxyTo(t, comm, gs...)
+			ctx := testCtx(t)
+
+			const callers, calls = 32, 150
+			var mu sync.Mutex
+			hits := map[string]int{}
+			var wg sync.WaitGroup
+			errs := make(chan error, callers*calls*2)
+			var callbacks atomic.Int64
+			for g := range callers {
+				wg.Go(func() {
+					for i := range calls {
+						seq := uint64(g*calls + i)
+						from, err := sayHello(ctx, sp, "sync", seq)
+						if err != nil {
+							errs <- fmt.Errorf("sync seq %d: %w", seq, err)
+							continue
+						}
+						mu.Lock()
+						hits[from]++
+						mu.Unlock()
+
+						rsp := new(hellopb.HelloReply)
+						wg.Add(1)
+						err = sp.AsyncInvoke(ctx, "SayHello", &hellopb.HelloRequest{Name: "async", Seq: seq}, rsp, func(err error) {
+							defer wg.Done()
+							callbacks.Add(1)
+							if err == nil {
+								_, err = checkReply(rsp, "async", seq)
+							}
+							if err != nil {
+								errs <- fmt.Errorf("async seq %d: %w", seq, err)
+							}
+						})
+						if err != nil {
+							wg.Done()
+							errs <- fmt.Errorf("async seq %d not sent: %w", seq, err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if got, want := callbacks.Load(), int64(callers*calls); got != want {
+				t.Fatalf("%d callbacks ran, want %d", got, want)
+			}
+			for _, g := range gs {
+				if hits[g.id] == 0 {
+					t.Fatalf("endpoint %s got no sync call: %v", g.id, hits)
+				}
+			}
+		})
+	}
+}
+
+// TestHashSticksToOneEndpoint checks that calls with the same hash code always reach the same
+// endpoint, and that different codes spread over the endpoints.
+func TestHashSticksToOneEndpoint(t *testing.T) {
+	gs := []*greeter{startGreeter(t, "a", serverOpt{}), startGreeter(t, "b", serverOpt{}), startGreeter(t, "c", serverOpt{})}
+	comm := newComm(t, func(c *conf.Config) { c.NetThread = 2 })
+	sp := proxyTo(t, comm, gs...)
+	ctx := testCtx(t)
+	used := map[string]bool{}
+	for key := uint64(0); key < 30; key++ {
+		first := ""
+		for i := range 10 {
+			from, err := sayHello(ctx, sp, "h", uint64(i), servantproxy.WithHash(key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == "" {
+				first = from
+			} else if from != first {
+				t.Fatalf("hash %d: call %d reached %s, earlier calls reached %s", key, i, from, first)
+			}
+		}
+		used[first] = true
+	}
+	if len(used) < 2 {
+		t.Fatalf("30 hash codes all reached %v: hashing does not spread", used)
+	}
+}
+
+// TestStalledServerTimesOut checks that a call to a server that never answers fails with
+// ErrTimeout within its deadline plus one check interval (plus scheduling slack), and that the
+// error also matches context.DeadlineExceeded.
+func TestStalledServerTimesOut(t *testing.T) {
+	g := startGreeter(t, "stalled", serverOpt{block: true})
+	const interval = 10 * time.Millisecond
+	comm := newComm(t, func(c *conf.Config) { c.TimeoutCheckInterval = interval })
+	sp := proxyTo(t, comm, g)
+	ctx := testCtx(t)
+	for _, timeout := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond} {
+		start := time.Now()
+		_, err := sayHello(ctx, sp, "x", 1, servantproxy.WithTimeout(timeout))
+		took := time.Since(start)
+		if !errors.Is(err, communicator.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("timeout %v: err = %v, want ErrTimeout matching context.DeadlineExceeded", timeout, err)
+		}
+		if took < timeout || took > timeout+interval+100*time.Millisecond {
+			t.Fatalf("timeout %v: the call returned after %v", timeout, took)
+		}
+	}
+	// The context's deadline wins when it is earlier than the configured timeout, and async
+	// calls time out too.
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	start := time.Now()
+	if err := sp.AsyncInvoke(cctx, "SayHello", &hellopb.HelloRequest{}, new(hellopb.HelloReply), func(err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, communicator.ErrTimeout) {
+		t.Fatalf("async err = %v, want ErrTimeout", err)
+	}
+	if took := time.Since(start); took > 60*time.Millisecond+interval+100*time.Millisecond {
+		t.Fatalf("async call ended after %v, deadline was 60ms", took)
+	}
+}
+
+// TestCancelEndsCallAtOnce checks that cancelling the context returns at once with
+// context.Canceled, and that the proxy still works afterwards.
+func TestCancelEndsCallAtOnce(t *testing.T) {
+	g := startGreeter(t, "slow", serverOpt{block: true})
+	comm := newComm(t, nil)
+	sp := proxyTo(t, comm, g)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := sayHello(ctx, sp, "x", 1)
+		errc <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("cancelled call did not return")
+	}
+	close(g.release)
+	if _, err := sayHello(testCtx(t), sp, "after", 2); err != nil {
+		t.Fatalf("call after a cancelled one: %v", err)
+	}
+}
+
+// TestKilledServerFailsInFlightCallsPromptly kills a server with calls in flight: they must
+// fail with ErrConnection long before their 3 s timeout, and calls succeed again once a server
+// is back on the same address.
+func TestKilledServerFailsInFlightCallsPromptly(t *testing.T) {
+	g := startGreeter(t, "first", serverOpt{block: true})
+	comm := newComm(t, nil)
+	sp := proxyTo(t, comm, g)
+	ctx := testCtx(t)
+
+	const n = 20
+	errc := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := sayHello(ctx, sp, "x", uint64(i))
+			errc <- err
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // let them reach the server
+	start := time.Now()
+	g.kill(t)
+	for range n {
+		err := <-errc
+		if !errors.Is(err, communicator.ErrConnection) {
+			t.Fatalf("in-flight call: err = %v, want ErrConnection", err)
+		}
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("in-flight calls failed %v after the server died", took)
+	}
+
+	// While the server is down calls fail fast with a connection error, not a timeout.
+	start = time.Now()
+	if _, err := sayHello(ctx, sp, "down", 1); !errors.Is(err, communicator.ErrConnection) {
+		t.Fatalf("call to a dead server: err = %v, want ErrConnection", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("call to a dead server took %v", took)
+	}
+
+	// Back on the same address: calls succeed again after the reconnect backoff.
+	startGreeter(t, "second", serverOpt{addr: g.addr})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		from, err := sayHello(ctx, sp, "back", 1)
+		if err == nil {
+			if from != "second" {
+				t.Fatalf("reply from %q, want the restarted server", from)
+			}
+			break
+		}
+		if !errors.Is(err, communicator.ErrConnection) || time.Now().After(deadline) {
+			t.Fatalf("after restart: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServerErrorsAreTyped checks the TARS return codes a server answers with reach the caller
+// as *ServerError with the code and description.
+func TestServerErrorsAreTyped(t *testing.T) {
+	g := startGreeter(t, "a", serverOpt{})
+	comm := newComm(t, nil)
+	ctx := testCtx(t)
+	tests := []struct {
+		name     string
+		servant  string
+		fn       string
+		body     []byte
+		wantCode int32
+	}{
+		{name: "unknown function", servant: servant, fn: "NoSuchFunc", wantCode: -3},
+		{name: "unknown servant", servant: "No.Such.Obj", fn: "SayHello", wantCode: -4},
+		{name: "undecodable body", servant: servant, fn: "SayHello", body: []byte{0xff, 0xff, 0xff}, wantCode: -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sp servantproxy.ServantProxy
+			if err := comm.StringToProxy(tt.servant+"@"+g.endpoint(), &sp); err != nil {
+				t.Fatal(err)
+			}
+			_, err := sp.InvokeRaw(ctx, tt.fn, tt.body)
+			var se *communicator.ServerError
+			if !errors.As(err, &se) || se.Code != tt.wantCode {
+				t.Fatalf("err = %v, want a ServerError with code %d", err, tt.wantCode)
+			}
+			if se.Desc == "" {
+				t.Fatalf("ServerError %d has no description", se.Code)
+			}
+		})
+	}
+}
+
+// TestContextStatusOnewayAndPing checks that per-call TARS context and status maps reach the
+// server, that one-way calls are delivered without a reply, and tars_ping.
+func TestContextStatusOnewayAndPing(t *testing.T) {
+	seen := make(chan *server.Current, 10)
+	g := startGreeter(t, "a", serverOpt{seen: seen})
+	comm := newComm(t, nil)
+	sp := proxyTo(t, comm, g)
+	ctx := testCtx(t)
+
+	_, err := sayHello(ctx, sp, "ctx", 1,
+		servantproxy.WithContext(map[string]string{"trace": "abc"}),
+		servantproxy.WithStatus(map[string]string{"dye": "1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := <-seen
+	if cur.Context["trace"] != "abc" || cur.Status["dye"] != "1" {
+		t.Fatalf("server saw context %v status %v, want trace=abc dye=1", cur.Context, cur.Status)
+	}
+	if cur.Timeout <= 0 || cur.Timeout > 3000 {
+		t.Fatalf("server saw iTimeout %d ms, want the time left of a 3 s deadline", cur.Timeout)
+	}
+
+	if err := sp.InvokeOneway(ctx, "SayHello", &hellopb.HelloRequest{Name: "oneway"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case cur := <-seen:
+		if cur.PacketType != 1 {
+			t.Fatalf("one-way request arrived with packet type %d", cur.PacketType)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("one-way call never reached the server")
+	}
+	if err := sp.Ping(ctx); err != nil {
+		t.Fatalf("tars_ping: %v", err)
+	}
+	// The connection is still in step after a one-way call: replies match requests.
+	if _, err := sayHello(ctx, sp, "after-oneway", 9); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBadInput checks the errors for bad proxy strings, unsupported protocols, a servant
+// without endpoints and bad call arguments.
+func TestBadInput(t *testing.T) {
+	comm := newComm(t, nil)
+	ctx := testCtx(t)
+	for _, s := range []string{"", "@tcp -h 1.2.3.4 -p 1", "Obj@tcp -p 1", "Obj@tcp -h 127.0.0.1 -p 99999"} {
+		if _, err := comm.Proxy(s); err == nil {
+			t.Errorf("Proxy(%q) succeeded, want an error", s)
+		}
+	}
+	if _, err := comm.Proxy("Obj@ssl -h 127.0.0.1 -p 1"); err == nil {
+		t.Error("ssl endpoint accepted, want a clear refusal")
+	}
+	if err := comm.StringToProxy("Obj@tcp -h 127.0.0.1 -p 1", 42); err == nil {
+		t.Error("StringToProxy into an int succeeded")
+	}
+	sp, err := comm.Proxy("Bare.Obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sp.InvokeRaw(ctx, "f", nil); !errors.Is(err, communicator.ErrNoEndpoint) {
+		t.Fatalf("call without endpoints: err = %v, want ErrNoEndpoint", err)
+	}
+	if err := sp.AsyncInvoke(ctx, "f", nil, nil, nil); err == nil {
+		t.Fatal("AsyncInvoke with a nil callback succeeded")
+	}
+	same, err := comm.Proxy("Bare.Obj@tcp -h 127.0.0.1 -p 1")
+	if err != nil || same.Name() != "Bare.Obj" {
+		t.Fatalf("second Proxy for the same object: %v, %v", same, err)
+	}
+}
+
+// TestAsyncQueueFull checks that async calls beyond asyncqueuecap fail at once with
+// ErrQueueFull, and that every accepted callback still runs.
+func TestAsyncQueueFull(t *testing.T) {
+	g := startGreeter(t, "slow", serverOpt{block: true})
+	comm := newComm(t, func(c *conf.Config) { c.AsyncQueueCap = 4 })
+	sp := proxyTo(t, comm, g)
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	accepted := 0
+	var full error
+	for range 10 {
+		wg.Add(1)
+		err := sp.AsyncInvoke(ctx, "SayHello", &hellopb.HelloRequest{}, new(hellopb.HelloReply), func(error) { wg.Done() })
+		if err != nil {
+			wg.Done()
+			full = err
+			continue
+		}
+		accepted++
+	}
+	if accepted != 4 || !errors.Is(full, communicator.ErrQueueFull) {
+		t.Fatalf("accepted %d async calls (want 4), refusal: %v (want ErrQueueFull)", accepted, full)
+	}
+	close(g.release)
+	wg.Wait()
+}

@@ -1,0 +1,161 @@
+package communicator_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/tarscomm/tarscomm/communicator"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/server"
+	"github.com/tarscomm/tarscomm/servantproxy"
+)
+
+const servant = "Test.Server.GreeterObj"
+
+// greeter is a test server answering SayHello with "<name>@<id>" and the request's seq.
+type greeter struct {
+	id      string
+	srv     *server.Server
+	addr    string // host:port
+	release chan struct{}
+}
+
+// endpoint returns the greeter's address as a TARS endpoint string.
+func (g *greeter) endpoint() string {
+	host, port, _ := net.SplitHostPort(g.addr)
+	return fmt.Sprintf("tcp -h %s -p %s", host, port)
+}
+
+type serverOpt struct {
+	addr  string          // default 127.0.0.1:0
+	block bool            // SayHello blocks until release is closed or the server stops
+	seen  chan *server.Current // receives the Current of every call, if set
+}
+
+// startGreeter starts a project server on loopback; t.Cleanup stops it.
+func startGreeter(t *testing.T, id string, o serverOpt) *greeter {
+	t.Helper()
+	g := &greeter{id: id, release: make(chan struct{})}
+	opts := []server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server-" + id)), server.WithNumEventLoop(1)}
+	if o.block {
+		opts = append(opts, server.WithWorkers(64))
+	}
+	s := server.New(opts...)
+	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+		if o.seen != nil {
+			// The server reuses cur after the handler returns: send a copy.
+			cp := *cur
+			cp.Context, cp.Status = maps.Clone(cur.Context), maps.Clone(cur.Status)
+			select {
+			case o.seen <- &cp:
+			default:
+			}
+		}
+		if o.block {
+			select {
+			case <-g.release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return &hellopb.HelloReply{Message: req.GetName() + "@" + id, Seq: req.GetSeq()}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := o.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	a, err := s.Start(addr)
+	if err != nil {
+		t.Fatalf("start server %s: %v", id, err)
+	}
+	g.srv, g.addr = s, a.String()
+	t.Cleanup(func() { g.stop(t) })
+	return g
+}
+
+// stop stops the server at once, failing handlers in flight.
+func (g *greeter) stop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.release:
+	default:
+		close(g.release)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.srv.Stop(ctx); err != nil {
+		t.Logf("stop server %s: %v", g.id, err)
+	}
+}
+
+// kill stops the server without letting blocked handlers finish: their connections close.
+func (g *greeter) kill(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = g.srv.Stop(ctx) // gives up waiting at once
+	g.stop(t)           // waits for the rest
+}
+
+// newComm starts a Communicator with cfg changed by edit; t.Cleanup closes it.
+func newComm(t *testing.T, edit func(*conf.Config)) *communicator.Communicator {
+	t.Helper()
+	cfg := conf.Default()
+	if edit != nil {
+		edit(&cfg)
+	}
+	c, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// proxyTo binds a ServantProxy to the greeters.
+func proxyTo(t *testing.T, c *communicator.Communicator, gs ...*greeter) *servantproxy.ServantProxy {
+	t.Helper()
+	eps := make([]string, len(gs))
+	for i, g := range gs {
+		eps[i] = g.endpoint()
+	}
+	var sp servantproxy.ServantProxy
+	if err := c.StringToProxy(servant+"@"+strings.Join(eps, ":"), &sp); err != nil {
+		t.Fatal(err)
+	}
+	return &sp
+}
+
+// sayHello makes one sync call and checks that the reply matches the request.
+func sayHello(ctx context.Context, sp *servantproxy.ServantProxy, name string, seq uint64, opts ...servantproxy.CallOption) (from string, err error) {
+	rsp := new(hellopb.HelloReply)
+	if err := sp.Invoke(ctx, "SayHello", &hellopb.HelloRequest{Name: name, Seq: seq}, rsp, opts...); err != nil {
+		return "", err
+	}
+	return checkReply(rsp, name, seq)
+}
+
+func checkReply(rsp *hellopb.HelloReply, name string, seq uint64) (from string, err error) {
+	msg := rsp.GetMessage()
+	if rsp.GetSeq() != seq || !strings.HasPrefix(msg, name+"@") {
+		return "", fmt.Errorf("reply {%q, %d} does not answer request {%q, %d}", msg, rsp.GetSeq(), name, seq)
+	}
+	return strings.TrimPrefix(msg, name+"@"), nil
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
