@@ -10,8 +10,8 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
-	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
 )
 
 // benchSetup starts an inline echo server and a Communicator with one net thread on loopback.

@@ -12,8 +12,8 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
-	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
 )
 
 // TestManyCallersSyncAndAsync sends sync and async calls from many goroutines through 1 and 4
@@ -179,7 +179,7 @@ func TestCancelEndsCallAtOnce(t *testing.T) {
 // fail with ErrConnection long before their 3 s timeout, and calls succeed again once a server
 // is back on the same address.
 func TestKilledServerFailsInFlightCallsPromptly(t *testing.T) {
-	g := startGreeter(t, "first", serverOpt{block: true})
+	g := startGreeter(t, "first", serverOpt{block: true, hold: true})
 	comm := newComm(t, nil)
 	sp := proxyTo(t, comm, g)
 	ctx := testCtx(t)

@@ -14,8 +14,8 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
-	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
 )
 
 const servant = "Test.Server.GreeterObj"
@@ -35,8 +35,9 @@ func (g *greeter) endpoint() string {
 }
 
 type serverOpt struct {
-	addr  string          // default 127.0.0.1:0
-	block bool            // SayHello blocks until release is closed or the server stops
+	addr  string               // default 127.0.0.1:0
+	block bool                 // SayHello blocks until release is closed or the server stops
+	hold  bool                 // with block: ignore the server's stop too, so only release ends it
 	seen  chan *server.Current // receives the Current of every call, if set
 }
 
@@ -62,7 +63,7 @@ func startGreeter(t *testing.T, id string, o serverOpt) *greeter {
 		if o.block {
 			select {
 			case <-g.release:
-			case <-ctx.Done():
+			case <-ctxDone(ctx, o.hold):
 				return nil, ctx.Err()
 			}
 		}
@@ -99,13 +100,30 @@ func (g *greeter) stop(t *testing.T) {
 	}
 }
 
-// kill stops the server without letting blocked handlers finish: their connections close.
+// kill shuts the server's engine down at once, closing its connections while handlers (started
+// with hold) are still blocked, so no reply is sent: to the client it looks like a crash.
+// t.Cleanup releases the handlers and waits for the rest.
 func (g *greeter) kill(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_ = g.srv.Stop(ctx) // gives up waiting at once
-	g.stop(t)           // waits for the rest
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	_ = g.srv.Stop(ctx) // gives up waiting at once: the engine stops, connections close
+	// Stop returned before the engine finished; wait until the listener is gone.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", g.addr, 100*time.Millisecond)
+		if err != nil {
+			return
+		}
+		_ = c.Close()
+	}
+	t.Fatalf("server %s still accepts connections after kill", g.id)
+}
+
+func ctxDone(ctx context.Context, ignore bool) <-chan struct{} {
+	if ignore {
+		return nil
+	}
+	return ctx.Done()
 }
 
 // newComm starts a Communicator with cfg changed by edit; t.Cleanup closes it.

@@ -82,19 +82,23 @@ func run(path, obj string, callers, calls int) error {
 		return fmt.Errorf("sync calls failed, first: %v", firstErr.Load())
 	}
 
-	// Async calls: callbacks run on the Communicator's asyncthread workers.
+	// Async calls: callbacks run on the Communicator's asyncthread workers. Each goroutine keeps
+	// at most 64 calls in flight, well inside asyncqueuecap (beyond it AsyncInvoke would refuse
+	// calls with ErrQueueFull).
 	start = time.Now()
 	var pending sync.WaitGroup
 	var asyncFailed atomic.Int64
 	var firstAsync atomic.Value
 	for g := range callers {
 		wg.Go(func() {
+			window := make(chan struct{}, 64)
 			for i := range calls {
 				seq := uint64(g*calls + i)
 				rsp := new(hellopb.HelloReply)
 				pending.Add(1)
+				window <- struct{}{}
 				err := prx.AsyncInvoke(ctx, "SayHello", &hellopb.HelloRequest{Name: "async", Seq: seq}, rsp, func(err error) {
-					defer pending.Done()
+					defer func() { <-window; pending.Done() }()
 					if err == nil && (rsp.GetSeq() != seq || rsp.GetMessage() != "hello async") {
 						err = fmt.Errorf("reply %v does not match request seq %d", rsp, seq)
 					}
@@ -104,6 +108,7 @@ func run(path, obj string, callers, calls int) error {
 					}
 				})
 				if err != nil { // not sent: the callback will not run
+					<-window
 					pending.Done()
 					asyncFailed.Add(1)
 					firstAsync.CompareAndSwap(nil, err)
