@@ -26,7 +26,9 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	a, ok := c.Context().(*adapterproxy.AdapterProxy)
 	if !ok {
-		_, _ = c.Discard(-1) // the anchor carries no data
+		// The anchor: its bytes are wakeups.
+		_, _ = c.Discard(-1)
+		h.t.run()
 		return gnet.None
 	}
 	return a.OnTraffic(c)

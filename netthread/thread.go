@@ -42,7 +42,7 @@ type Thread struct {
 	log       *zap.Logger
 	client    *gnet.Client
 	loop      gnet.EventLoop // handle for Execute, from the anchor connection
-	anchor    *os.File       // our end of the anchor socket pair
+	anchorFD  int            // our end of the anchor socket pair: a byte written here wakes the loop
 	apOptions adapterproxy.Options
 	ctx       context.Context // cancelled by Close: ends dials
 	cancel    context.CancelFunc
@@ -130,20 +130,19 @@ func (t *Thread) enrollAnchor() error {
 	if err != nil {
 		return fmt.Errorf("netthread: anchor socketpair: %w", err)
 	}
-	ours := os.NewFile(uintptr(fds[0]), "netthread-anchor")
 	theirs := os.NewFile(uintptr(fds[1]), "netthread-anchor-loop")
 	nc, err := net.FileConn(theirs)
 	_ = theirs.Close()
 	if err != nil {
-		_ = ours.Close()
+		_ = syscall.Close(fds[0])
 		return fmt.Errorf("netthread: anchor conn: %w", err)
 	}
 	gc, err := t.client.EnrollContext(nc, anchorCtx{})
 	if err != nil {
-		_ = ours.Close()
+		_ = syscall.Close(fds[0])
 		return fmt.Errorf("netthread: enroll anchor: %w", err)
 	}
-	t.anchor = ours
+	t.anchorFD = fds[0]
 	t.loop = gc.EventLoop()
 	return nil
 }
@@ -205,16 +204,24 @@ func (t *Thread) Submit(c *call.Call) error {
 	return nil
 }
 
+// wakeByte is what wake writes to the anchor socket.
+var wakeByte = []byte{1}
+
+// wake makes the loop run Run soon. It writes one byte to the anchor socket pair: the loop sees
+// it as traffic on the anchor connection. Unlike EventLoop.Execute this allocates nothing; the
+// notified flag keeps at most one byte in flight.
 func (t *Thread) wake() {
-	if err := t.loop.Execute(context.Background(), t); err != nil {
-		t.notified.Store(false) // the loop is shutting down; Close fails what is queued
+	for {
+		_, err := syscall.Write(t.anchorFD, wakeByte)
+		if err != syscall.EINTR {
+			return
+		}
 	}
 }
 
-// Run is the loop-side half of a wakeup: it drains and routes every queued call, sweeps
-// deadlines when the ticker asked, and flushes each connection touched. It implements
-// gnet.Runnable; only the loop runs it.
-func (t *Thread) Run(context.Context) error {
+// run is the loop-side half of a wakeup: it drains and routes every queued call, sweeps
+// deadlines when the ticker asked, and flushes each connection touched. Only the loop runs it.
+func (t *Thread) run() {
 	t.notified.Store(false)
 	t.now = call.Now()
 	if t.tickDue.Load() {
@@ -236,7 +243,6 @@ func (t *Thread) Run(context.Context) error {
 		t.queued.Add(-n)
 	}
 	t.flush()
-	return nil
 }
 
 func (t *Thread) flush() {
@@ -347,7 +353,7 @@ func (t *Thread) close() {
 	// The loop is gone: drain whatever is left (nothing, unless the loop could not run the
 	// task above) from this goroutine.
 	t.failAll(call.ErrClosed)
-	_ = t.anchor.Close()
+	_ = syscall.Close(t.anchorFD)
 }
 
 // failAll ends every queued and pending call with err. It runs on the loop, or after the loop
