@@ -1,0 +1,99 @@
+package conf
+
+import "time"
+
+// Config configures a Communicator (the top-level keys, [health] and [servant."Obj"]) and the
+// project's own server ([server]). Every key is optional: Default holds the value of each, which
+// is TARS's where TARS has the key. Durations are strings with a unit, "3s" or "1500ms".
+type Config struct {
+	// NetThread is the number of net threads (gnet event loops) of the communicator, each with
+	// its own connections to every endpoint. TARS "netthread": default 1, at most 64
+	// (TarsCpp's MAX_CLIENT_THREAD_NUM).
+	NetThread int `toml:"netthread"`
+
+	// AsyncThread is the number of goroutines running async callbacks. TARS "asyncthread":
+	// default 3, 1..1024 (TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM).
+	AsyncThread int `toml:"asyncthread"`
+
+	// AsyncQueueCap bounds the queue of callbacks waiting for an async goroutine; a response
+	// finding it full fails its call. TARS "asyncqueuecap": default 10000 (TarsCpp's default
+	// until 2020; TarsCpp now uses 100000 and raises anything below 10000 to 10000).
+	AsyncQueueCap int `toml:"asyncqueuecap"`
+
+	// SyncInvokeTimeout is the timeout of a synchronous call whose context has no earlier
+	// deadline. TARS "sync-invoke-timeout" (milliseconds there): default 3s.
+	SyncInvokeTimeout time.Duration `toml:"sync-invoke-timeout"`
+
+	// AsyncInvokeTimeout is the same for asynchronous calls. TARS "async-invoke-timeout":
+	// default 5s.
+	AsyncInvokeTimeout time.Duration `toml:"async-invoke-timeout"`
+
+	// ConnectTimeout bounds a TCP connect to an endpoint. TARS "connect-timeout": default 1.5s.
+	ConnectTimeout time.Duration `toml:"connect-timeout"`
+
+	// TimeoutCheckInterval is the tick at which a net thread expires timed-out calls; a call
+	// outlives its deadline by at most this much. Default 10ms, 1ms..1s. (TarsCpp's
+	// "timeoutcheckinterval" defaults to 100ms.)
+	TimeoutCheckInterval time.Duration `toml:"timeout-check-interval"`
+
+	// RefreshEndpointInterval is how often endpoints are asked again of the naming service.
+	// TARS "refresh-endpoint-interval": default 60s.
+	RefreshEndpointInterval time.Duration `toml:"refresh-endpoint-interval"`
+
+	// KeepAliveInterval is how often an idle connection sends a TARS ping; 0 turns keep-alive
+	// off. TARS "keep-alive-interval": default 0 (off).
+	KeepAliveInterval time.Duration `toml:"keep-alive-interval"`
+
+	// QueueCap bounds each net thread's queue of requests not yet handed to a connection; a call
+	// finding it full fails at once with a queue-full error. Default 100000, as TarsCpp's
+	// "sendqueuelimit".
+	QueueCap int `toml:"queue-cap"`
+
+	// MaxPacketSize is the largest response frame accepted, in bytes; a larger length prefix
+	// closes the connection. Default 10 MiB (TarsGo's MaxPackageLength), 64..1 GiB.
+	MaxPacketSize int `toml:"max-packet-size"`
+
+	// LogLevel is the lowest level logged: debug, info, warn or error. Default "info".
+	LogLevel string `toml:"log-level"`
+
+	// LoadBalance is the default balancer choosing among a servant's endpoints: roundrobin,
+	// weighted, random, hash or consistenthash (package endpoint's Names). Default "roundrobin".
+	LoadBalance string `toml:"load-balance"`
+
+	// Health holds the thresholds that mark an endpoint inactive. Table [health].
+	Health Health `toml:"health"`
+
+	// Servants holds per-servant overrides, keyed by object name: [servant."Hello.Server.GreeterObj"].
+	// Read them with ForServant.
+	Servants map[string]Servant `toml:"servant,omitempty"`
+
+	// Server configures the project's gnet TARS server. Table [server].
+	Server Server `toml:"server"`
+}
+
+// Default values of the keys, where they are not TARS's own (those are written in Default).
+const (
+	defaultMaxPacketSize = 10 << 20
+	defaultLoadBalance   = "roundrobin"
+)
+
+// Default returns the configuration with every key at its default: TARS's values for TARS's keys.
+func Default() Config {
+	return Config{
+		NetThread:               1,
+		AsyncThread:             3,
+		AsyncQueueCap:           10000,
+		SyncInvokeTimeout:       3 * time.Second,
+		AsyncInvokeTimeout:      5 * time.Second,
+		ConnectTimeout:          1500 * time.Millisecond,
+		TimeoutCheckInterval:    10 * time.Millisecond,
+		RefreshEndpointInterval: 60 * time.Second,
+		KeepAliveInterval:       0,
+		QueueCap:                100000,
+		MaxPacketSize:           defaultMaxPacketSize,
+		LogLevel:                "info",
+		LoadBalance:             defaultLoadBalance,
+		Health:                  defaultHealth(),
+		Server:                  defaultServer(),
+	}
+}

@@ -1,0 +1,22 @@
+// Package conf holds the TOML configuration of a Communicator and of the project's server: plain
+// structs with toml tags, Default, Load/Parse and Validate. It is a leaf (the standard library and
+// github.com/BurntSushi/toml only): communicator reads a Config and hands plain values down, so no
+// engine package imports conf.
+//
+// Keys are TARS's where TARS has them ("netthread", "sync-invoke-timeout", ...), every key is
+// optional with a documented default, durations are strings with a unit ("3s"), and both unknown
+// keys and bad values are errors naming the key. testdata/full.toml lists every key with its
+// default and range; it is the reference for users.
+//
+// A Config is a value: Load and Parse return a fresh one, and nothing in this package keeps or
+// shares state, so any goroutine may call anything here. A Config being read by several goroutines
+// must not be changed meanwhile.
+//
+// # Example
+//
+//	cfg, err := conf.Load("client.toml") // or conf.Default()
+//	if err != nil {
+//		return err // e.g. "client.toml: conf: netthread = 0: must be between 1 and 64"
+//	}
+//	s := cfg.ForServant("Hello.Server.GreeterObj") // timeouts and balancer with overrides applied
+package conf

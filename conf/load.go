@@ -1,0 +1,85 @@
+package conf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Load reads the TOML file at path and returns Default() overlaid with it, validated. Errors name
+// the file and the offending key: an unknown key, a value of the wrong type, a duration without a
+// unit, or a value Validate rejects.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("conf: %w", err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse is Load for a configuration already in memory.
+func Parse(data []byte) (Config, error) {
+	c := Default()
+	md, err := toml.Decode(string(data), &c)
+	if err != nil {
+		return Config{}, fmt.Errorf("conf: %w", err)
+	}
+	if err := checkKeys(md); err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// durationKeys are the last components of the keys that hold a time.Duration, wherever they
+// appear.
+var durationKeys = map[string]bool{
+	"sync-invoke-timeout":       true,
+	"async-invoke-timeout":      true,
+	"connect-timeout":           true,
+	"timeout-check-interval":    true,
+	"refresh-endpoint-interval": true,
+	"keep-alive-interval":       true,
+	"check-timeout-interval":    true,
+	"min-frequent-fail-time":    true,
+	"try-interval":              true,
+}
+
+// checkKeys rejects keys the configuration does not have and durations written as bare integers.
+// The toml package decodes an integer into a time.Duration as nanoseconds, so a TARS-style
+// "sync-invoke-timeout = 3000" (milliseconds in TARS) would silently become 3µs.
+func checkKeys(md toml.MetaData) error {
+	var errs []error
+	for _, k := range md.Undecoded() {
+		errs = append(errs, fmt.Errorf("conf: unknown key %s", k))
+	}
+	for _, k := range md.Keys() {
+		if durationKeys[k[len(k)-1]] && md.Type(k...) == "Integer" {
+			errs = append(errs, fmt.Errorf("conf: %s: a duration is a string with a unit, e.g. \"3s\" or \"1500ms\"", k))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// quoteKey writes a table name the way a TOML file writes it when it holds dots or other
+// characters a bare key cannot: servant."Hello.Server.GreeterObj".
+func quoteKey(name string) string {
+	for _, r := range name {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
+		}
+	}
+	if name == "" {
+		return `""`
+	}
+	return name
+}

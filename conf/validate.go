@@ -1,0 +1,156 @@
+package conf
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Limits of the values Validate accepts.
+const (
+	maxNetThread       = 64      // TarsCpp's MAX_CLIENT_THREAD_NUM
+	maxAsyncThread     = 1024    // TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM
+	maxServerNetThread = 256     // gnet event loops of the server
+	maxQueueCap        = 1 << 24 // queue-cap and asyncqueuecap
+	minPacketSize      = 64
+	maxPacketSize      = 1 << 30
+	maxRetries         = 5
+	maxCount           = 1000000 // health counts
+)
+
+// balancerNames are the accepted values of load-balance: package endpoint's Names, which conf may
+// not import (it is a leaf). A test in conf_test keeps the two lists equal.
+var balancerNames = []string{"roundrobin", "weighted", "random", "hash", "consistenthash"}
+
+// logLevels are the accepted values of log-level.
+var logLevels = []string{"debug", "info", "warn", "error"}
+
+// Validate reports every value out of its range, one line per key, each naming the key as the file
+// writes it, e.g. `conf: netthread = 0: must be between 1 and 64` or
+// `conf: servant."A.B.C".retries = 9: must be between 0 and 5`. Load and Parse call it; call it
+// again after changing a Config in code.
+func (c *Config) Validate() error {
+	v := validator{}
+	v.intRange("netthread", c.NetThread, 1, maxNetThread)
+	v.intRange("asyncthread", c.AsyncThread, 1, maxAsyncThread)
+	v.intRange("asyncqueuecap", c.AsyncQueueCap, 1, maxQueueCap)
+	v.durRange("sync-invoke-timeout", c.SyncInvokeTimeout, time.Millisecond, time.Hour)
+	v.durRange("async-invoke-timeout", c.AsyncInvokeTimeout, time.Millisecond, time.Hour)
+	v.durRange("connect-timeout", c.ConnectTimeout, time.Millisecond, time.Minute)
+	v.durRange("timeout-check-interval", c.TimeoutCheckInterval, time.Millisecond, time.Second)
+	v.durRange("refresh-endpoint-interval", c.RefreshEndpointInterval, time.Second, 24*time.Hour)
+	if c.KeepAliveInterval != 0 {
+		v.durRange("keep-alive-interval", c.KeepAliveInterval, time.Second, time.Hour)
+	}
+	v.intRange("queue-cap", c.QueueCap, 1, maxQueueCap)
+	v.intRange("max-packet-size", c.MaxPacketSize, minPacketSize, maxPacketSize)
+	v.oneOf("log-level", c.LogLevel, logLevels)
+	v.oneOf("load-balance", c.LoadBalance, balancerNames)
+
+	h := &c.Health
+	v.intRange("health.min-timeout-invoke", h.MinTimeoutInvoke, 1, maxCount)
+	v.durRange("health.check-timeout-interval", h.CheckTimeoutInterval, 10*time.Millisecond, time.Hour)
+	if !(h.TimeoutRatio > 0 && h.TimeoutRatio <= 1) { // also rejects NaN
+		v.add("health.timeout-ratio", strconv.FormatFloat(h.TimeoutRatio, 'g', -1, 64), "must be greater than 0 and at most 1")
+	}
+	v.intRange("health.frequent-fail-invoke", h.FrequentFailInvoke, 1, maxCount)
+	v.durRange("health.min-frequent-fail-time", h.MinFrequentFailTime, 0, time.Hour)
+	v.durRange("health.try-interval", h.TryInterval, 10*time.Millisecond, time.Hour)
+	v.intRange("health.max-connect-fail", h.MaxConnectFail, 1, maxCount)
+
+	names := make([]string, 0, len(c.Servants))
+	for name := range c.Servants {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		s := c.Servants[name]
+		key := "servant." + quoteKey(name)
+		if p := nameProblem(name); p != "" {
+			v.errs = append(v.errs, fmt.Errorf("conf: %s: %s", key, p))
+		}
+		if s.SyncInvokeTimeout != 0 {
+			v.durRange(key+".sync-invoke-timeout", s.SyncInvokeTimeout, time.Millisecond, time.Hour)
+		}
+		if s.AsyncInvokeTimeout != 0 {
+			v.durRange(key+".async-invoke-timeout", s.AsyncInvokeTimeout, time.Millisecond, time.Hour)
+		}
+		if s.LoadBalance != "" {
+			v.oneOf(key+".load-balance", s.LoadBalance, balancerNames)
+		}
+		v.intRange(key+".retries", s.Retries, 0, maxRetries)
+	}
+
+	v.intRange("server.netthread", c.Server.NetThread, 1, maxServerNetThread)
+	v.intRange("server.max-packet-size", c.Server.MaxPacketSize, minPacketSize, maxPacketSize)
+	seen := make(map[string]int, len(c.Server.Adapters))
+	for i, a := range c.Server.Adapters {
+		key := "server.adapter[" + strconv.Itoa(i) + "]"
+		if p := nameProblem(a.Servant); p != "" {
+			v.add(key+".servant", strconv.Quote(a.Servant), p)
+		}
+		if j, dup := seen[a.Servant]; dup && a.Servant != "" {
+			v.add(key+".servant", strconv.Quote(a.Servant), "already served by server.adapter["+strconv.Itoa(j)+"]")
+		}
+		seen[a.Servant] = i
+		if strings.TrimSpace(a.Endpoint) == "" {
+			v.add(key+".endpoint", strconv.Quote(a.Endpoint), "must be an endpoint such as \"tcp -h 127.0.0.1 -p 18015\"")
+		}
+	}
+	return errors.Join(v.errs...)
+}
+
+// validator collects the problems Validate finds.
+type validator struct {
+	errs []error
+}
+
+func (v *validator) add(key, value, problem string) {
+	v.errs = append(v.errs, fmt.Errorf("conf: %s = %s: %s", key, value, problem))
+}
+
+func (v *validator) intRange(key string, n, lo, hi int) {
+	if n < lo || n > hi {
+		v.add(key, strconv.Itoa(n), "must be between "+strconv.Itoa(lo)+" and "+strconv.Itoa(hi))
+	}
+}
+
+func (v *validator) durRange(key string, d, lo, hi time.Duration) {
+	if d < lo || d > hi {
+		v.add(key, strconv.Quote(d.String()), "must be between "+formatDuration(lo)+" and "+formatDuration(hi))
+	}
+}
+
+func (v *validator) oneOf(key, s string, allowed []string) {
+	if !slices.Contains(allowed, s) {
+		v.add(key, strconv.Quote(s), "must be one of "+strings.Join(allowed, ", "))
+	}
+}
+
+// nameProblem checks a servant name: set, without white space, '@' or '#' (those belong to proxy
+// strings, not to object names). It returns "" for a good name.
+func nameProblem(name string) string {
+	switch {
+	case name == "":
+		return "servant name must not be empty"
+	case strings.ContainsAny(name, "@#") || strings.IndexFunc(name, unicode.IsSpace) >= 0:
+		return "servant name must not contain white space, '@' or '#'"
+	}
+	return ""
+}
+
+// formatDuration writes d without the zero units time.Duration.String keeps ("1h", not "1h0m0s").
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
