@@ -1,0 +1,83 @@
+// Package archtest keeps the import graph of tarscomm as DESIGN.md §3 draws it: imports point
+// downward only, codec, endpoint and conf are leaves, and only communicator wires the engine
+// together. It runs `go list` over the module; `make depcheck` runs it alone.
+package archtest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tarscomm/tarscomm"
+
+// allowed lists, for each library package, the packages of this module it may import.
+var allowed = map[string][]string{
+	"codec":             {},
+	"endpoint":          {},
+	"conf":              {},
+	"internal/call":     {"codec"},
+	"internal/gnetlog":  {},
+	"asyncproc":         {"internal/call"},
+	"adapterproxy":      {"codec", "endpoint", "internal/call"},
+	"objectproxy":       {"adapterproxy", "endpoint", "internal/call"},
+	"netthread":         {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog"},
+	"servantproxy":      {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call"},
+	"communicator":      {"servantproxy", "netthread", "asyncproc", "conf", "endpoint", "internal/call"},
+	"server":            {"codec", "internal/gnetlog"},
+	"internal/archtest": {},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func TestImportGraph(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := map[string]bool{}
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if strings.HasPrefix(rel, "examples/") || strings.HasPrefix(rel, "cmd/") {
+			continue // programs may import anything of the module
+		}
+		ok, known := allowed[rel]
+		if !known {
+			t.Errorf("package %s is not in the import rules of internal/archtest: add it deliberately", rel)
+			continue
+		}
+		seen[rel] = true
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			if !contains(ok, dep) {
+				t.Errorf("%s imports %s: not allowed by DESIGN.md §3", rel, dep)
+			}
+		}
+	}
+	for rel := range allowed {
+		if !seen[rel] {
+			t.Errorf("rule for %s, which no longer exists", rel)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
