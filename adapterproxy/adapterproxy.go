@@ -32,7 +32,12 @@ type Loop interface {
 type Options struct {
 	MaxPacketSize  int           // largest reply frame accepted; larger closes the connection
 	ConnectTimeout time.Duration // limit for one dial
-	Log            *zap.Logger
+	// SendBufferLimit bounds the bytes a connection may hold unsent (the server is not reading):
+	// beyond it new calls fail at once with ErrQueueFull. 0 means 32 MiB or 4 max packets,
+	// whichever is larger.
+	SendBufferLimit int
+	Health          Health // when the endpoint is taken out of rotation
+	Log             *zap.Logger
 }
 
 type connState uint8
@@ -55,31 +60,38 @@ type AdapterProxy struct {
 	// Owned by the loop goroutine.
 	state     connState
 	conn      gnet.Conn
-	pending   map[int32]*call.Call // calls waiting for a reply, by request id
-	oneway    []*call.Call         // one-way calls whose frames are in wbuf, completed once written
-	wbuf      []byte               // encoded requests not yet written
+	pending   map[int32]*call.Call // two-way calls sent or queued, by request id
+	unsent    []*call.Call         // calls (two-way and one-way) not written yet, in order
+	wbuf      []byte               // scratch for writing a batch
+	scratch   []*call.Call         // scratch for failing or retrying calls
 	dirty     bool                 // registered with the loop for a Flush
 	dialFails int                  // consecutive failed dials
 	retryAt   int64                // no dial before this (call.Now clock) after failures
 	lastErr   error                // why the last dial failed
+	lastWarn  int64                // rate limit of warnings
 	resp      codec.ResponsePacket // scratch for decoding replies
+	health    health
 	stats     Stats
 }
 
 // Stats counts what happened on an AdapterProxy. Read it on the loop goroutine.
 type Stats struct {
-	Sent       uint64 // requests written (one-way included)
-	Replies    uint64 // replies matched to a pending call
-	Late       uint64 // replies for no pending call (timed out, abandoned, or unknown id)
-	Timeouts   uint64 // calls expired waiting for a reply
-	ConnFails  uint64 // dials that failed
-	ConnLosses uint64 // established connections that closed
+	Sent        uint64 // calls handed to this endpoint (one-way included)
+	Replies     uint64 // replies matched to a pending call
+	Late        uint64 // replies for no pending call (timed out, abandoned, or unknown id): dropped
+	Timeouts    uint64 // calls expired waiting for a reply
+	ConnFails   uint64 // dials that failed
+	ConnLosses  uint64 // established connections that closed
+	Deactivated uint64 // times the health rules took the endpoint out of rotation
 }
 
 // New returns an AdapterProxy for ep owned by loop. It does not connect until the first Send.
 func New(ep endpoint.Endpoint, loop Loop, opts Options) *AdapterProxy {
 	if opts.MaxPacketSize <= 0 {
 		opts.MaxPacketSize = codec.DefaultMaxPacketSize
+	}
+	if opts.SendBufferLimit <= 0 {
+		opts.SendBufferLimit = max(32<<20, 4*opts.MaxPacketSize)
 	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
@@ -92,6 +104,7 @@ func New(ep endpoint.Endpoint, loop Loop, opts Options) *AdapterProxy {
 		opts:    opts,
 		log:     opts.Log.With(zap.String("endpoint", addr)),
 		pending: make(map[int32]*call.Call),
+		health:  health{policy: opts.Health},
 	}
 }
 
@@ -105,112 +118,186 @@ func (a *AdapterProxy) Addr() string { return a.addr }
 func (a *AdapterProxy) ConnectTimeout() time.Duration { return a.opts.ConnectTimeout }
 
 // Stats returns the counters. Must be called on the loop goroutine.
-func (a *AdapterProxy) Stats() Stats { return a.stats }
-
-// Pending returns the number of calls waiting for a reply. Must be called on the loop goroutine.
-func (a *AdapterProxy) Pending() int { return len(a.pending) }
-
-// Active reports whether the balancer should choose this endpoint now: it is connected or
-// connecting, or its reconnect backoff has run out. Must be called on the loop goroutine.
-func (a *AdapterProxy) Active(now int64) bool {
-	return a.state != stateIdle || now >= a.retryAt
+func (a *AdapterProxy) Stats() Stats {
+	s := a.stats
+	s.Deactivated = a.health.deactivated
+	return s
 }
 
-// Send queues c's frame for the next Flush and tracks c until its reply, its deadline, or the
-// loss of the connection, whichever comes first; it connects first if needed. Must be called on
-// the loop goroutine.
+// Pending returns the number of two-way calls waiting for a reply. Must be called on the loop
+// goroutine.
+func (a *AdapterProxy) Pending() int { return len(a.pending) }
+
+// Active reports whether the balancer should choose this endpoint now: the health rules have not
+// taken it out of rotation (or a probe is due), and no reconnect backoff is running. Must be
+// called on the loop goroutine.
+func (a *AdapterProxy) Active(now int64) bool {
+	return a.health.available(now) && (a.state != stateIdle || now >= a.retryAt)
+}
+
+// Send queues c for the next Flush and tracks it until its reply, its deadline, or the loss of
+// the connection, whichever comes first; it connects first if needed. Must be called on the loop
+// goroutine.
 func (a *AdapterProxy) Send(c *call.Call) {
-	if a.state == stateIdle {
-		if now := a.loop.Now(); now < a.retryAt {
-			c.Complete(&call.ConnError{Addr: a.addr, Cause: fmt.Errorf("reconnect backoff after: %w", a.lastErr)})
+	now := a.loop.Now()
+	switch a.state {
+	case stateIdle:
+		if now < a.retryAt {
+			a.loop.Wheel().Remove(c)
+			c.Dest.Retry(c, &call.ConnError{Addr: a.addr, Cause: fmt.Errorf("not reconnecting yet after: %w", a.lastErr)})
 			return
 		}
 		a.state = stateConnecting
 		a.loop.Dial(a)
+	case stateConnected:
+		if n := a.conn.OutboundBuffered(); n > a.opts.SendBufferLimit {
+			a.loop.Wheel().Remove(c)
+			c.Complete(fmt.Errorf("%w: %s is not reading, %d bytes wait to be sent", call.ErrQueueFull, a.addr, n))
+			return
+		}
 	}
+	a.health.picked(now)
 	c.Owner = a
 	a.stats.Sent++
-	if c.Oneway {
-		a.oneway = append(a.oneway, c)
-	} else {
+	if !c.Oneway {
 		a.pending[c.ID] = c
 	}
 	if c.Deadline != 0 {
 		a.loop.Wheel().Add(c)
 	}
-	a.wbuf = append(a.wbuf, c.Frame...)
+	c.Unsent = true
+	a.unsent = append(a.unsent, c)
 	if a.state == stateConnected && !a.dirty {
 		a.dirty = true
 		a.loop.Dirty(a)
 	}
 }
 
-// Flush writes the queued requests with one write. One-way calls complete once their bytes are
-// handed to the connection. Must be called on the loop goroutine.
+// maxBatch bounds the bytes gathered for one write.
+const maxBatch = 256 << 10
+
+// Flush writes the queued calls, gathering them into as few writes as possible (one per batch
+// up to maxBatch bytes). One-way calls complete once their bytes are handed to the connection.
+// Must be called on the loop goroutine.
 func (a *AdapterProxy) Flush() {
 	a.dirty = false
-	if a.state != stateConnected || len(a.wbuf) == 0 {
-		return
-	}
-	conn := a.conn
-	if _, err := conn.Write(a.wbuf); err != nil {
-		// gnet has usually run OnClose inside Write already; make sure the calls are failed.
-		if a.conn == conn {
-			a.closed(err)
+	for a.state == stateConnected && len(a.unsent) > 0 {
+		// Gather a batch. A single call is written from its own buffer, without a copy.
+		n := 0
+		var data []byte
+		if len(a.unsent) == 1 || len(a.unsent[0].Frame) >= maxBatch {
+			data, n = a.unsent[0].Frame, 1
+		} else {
+			a.wbuf = a.wbuf[:0]
+			for n < len(a.unsent) && len(a.wbuf)+len(a.unsent[n].Frame) <= maxBatch {
+				a.wbuf = append(a.wbuf, a.unsent[n].Frame...)
+				n++
+			}
+			data = a.wbuf
 		}
-		return
+		conn := a.conn
+		if _, err := conn.Write(data); err != nil {
+			// gnet wrote nothing of data (a failed write is its first syscall) and has usually
+			// run OnClose already; make sure the calls are failed or retried.
+			if a.conn == conn {
+				a.closed(err)
+			}
+			return
+		}
+		w := a.loop.Wheel()
+		for i, c := range a.unsent[:n] {
+			a.unsent[i] = nil
+			c.Unsent = false
+			if c.Oneway {
+				w.Remove(c)
+				c.Complete(nil)
+			}
+		}
+		a.unsent = a.unsent[n:]
 	}
-	a.wbuf = a.wbuf[:0]
-	a.completeOneway(nil)
+	if len(a.unsent) == 0 {
+		a.unsent = a.unsent[:0:cap(a.unsent)]
+		if cap(a.unsent) > 1024 {
+			a.unsent = nil
+		}
+	}
+	if cap(a.wbuf) > 4*maxBatch {
+		a.wbuf = nil
+	}
 }
 
 // Expire ends c, whose deadline passed, with call.ErrTimeout. Called by the timing wheel on the
 // loop goroutine.
 func (a *AdapterProxy) Expire(c *call.Call) {
-	if c.Oneway {
-		a.removeOneway(c)
-	} else {
+	if c.Unsent {
+		a.removeUnsent(c)
+	}
+	if !c.Oneway {
 		delete(a.pending, c.ID)
 	}
 	a.stats.Timeouts++
+	a.health.fail(a.loop.Now())
 	c.Complete(call.ErrTimeout)
 }
 
-// FailAll ends every call tracked here with err and drops unsent bytes. Must be called on the
-// loop goroutine.
+// FailAll ends every call tracked here with err. Must be called on the loop goroutine.
 func (a *AdapterProxy) FailAll(err error) {
-	a.wbuf = a.wbuf[:0]
+	a.drop(err, false)
+}
+
+// drop ends every tracked call: calls never written are retried elsewhere when retry is set,
+// all others complete with err.
+func (a *AdapterProxy) drop(err error, retry bool) {
 	w := a.loop.Wheel()
+	fail := a.scratch[:0]
+	for _, c := range a.unsent {
+		c.Unsent = false
+		if !c.Oneway {
+			delete(a.pending, c.ID)
+		}
+		w.Remove(c)
+		fail = append(fail, c)
+	}
+	unsent := len(fail)
+	clear(a.unsent)
+	a.unsent = a.unsent[:0]
 	for id, c := range a.pending {
 		delete(a.pending, id)
 		w.Remove(c)
-		c.Complete(err)
+		fail = append(fail, c)
 	}
-	a.completeOneway(err)
+	for i, c := range fail {
+		fail[i] = nil
+		if retry && i < unsent {
+			c.Dest.Retry(c, err)
+		} else {
+			c.Complete(err)
+		}
+	}
+	a.scratch = fail[:0]
 }
 
-func (a *AdapterProxy) completeOneway(err error) {
-	if len(a.oneway) == 0 {
-		return
-	}
-	w := a.loop.Wheel()
-	for i, c := range a.oneway {
-		a.oneway[i] = nil
-		w.Remove(c)
-		c.Complete(err)
-	}
-	a.oneway = a.oneway[:0]
-}
-
-func (a *AdapterProxy) removeOneway(c *call.Call) {
-	for i, o := range a.oneway {
+func (a *AdapterProxy) removeUnsent(c *call.Call) {
+	for i, o := range a.unsent {
 		if o == c {
-			copy(a.oneway[i:], a.oneway[i+1:])
-			a.oneway[len(a.oneway)-1] = nil
-			a.oneway = a.oneway[:len(a.oneway)-1]
+			copy(a.unsent[i:], a.unsent[i+1:])
+			a.unsent[len(a.unsent)-1] = nil
+			a.unsent = a.unsent[:len(a.unsent)-1]
+			c.Unsent = false
 			return
 		}
 	}
+}
+
+// warn logs at warn level at most once a second per endpoint.
+func (a *AdapterProxy) warn(msg string, fields ...zap.Field) {
+	now := a.loop.Now()
+	if now-a.lastWarn < int64(time.Second) && a.lastWarn != 0 {
+		a.log.Debug(msg, fields...)
+		return
+	}
+	a.lastWarn = now
+	a.log.Warn(msg, fields...)
 }
 
 // errClosedLocally is the cause recorded when a connection was closed by this side.

@@ -26,25 +26,29 @@ func (a *AdapterProxy) OnOpen(c gnet.Conn) {
 	a.state = stateConnected
 	a.dialFails = 0
 	a.retryAt = 0
+	a.health.connected()
 	a.log.Debug("connected")
 	a.Flush()
 }
 
 // DialFailed is called on the loop when a dial did not produce a connection: every waiting
-// call fails now, and the next dial waits for the backoff. Must be called on the loop goroutine.
+// call is retried on another endpoint (if the servant allows retries) or fails now, and the
+// next dial waits for the backoff. Must be called on the loop goroutine.
 func (a *AdapterProxy) DialFailed(err error) {
+	now := a.loop.Now()
 	a.state = stateIdle
 	a.dialFails++
 	a.stats.ConnFails++
 	a.lastErr = err
-	a.retryAt = a.loop.Now() + int64(backoff(a.dialFails))
-	a.log.Warn("connect failed", zap.Error(err), zap.Int("consecutive", a.dialFails))
-	a.FailAll(&call.ConnError{Addr: a.addr, Cause: err})
+	a.retryAt = now + int64(backoff(a.dialFails))
+	a.health.connectFailed(now)
+	a.warn("connect failed", zap.Error(err), zap.Int("consecutive", a.dialFails))
+	a.drop(&call.ConnError{Addr: a.addr, Cause: err}, true)
 }
 
 // OnClose is called on the loop when the connection closed, by either side: every call waiting
-// on it fails now with a connection error. The next Send reconnects. Must be called on the loop
-// goroutine.
+// on it fails now with a connection error (calls not yet written may be retried elsewhere). The
+// next Send reconnects. Must be called on the loop goroutine.
 func (a *AdapterProxy) OnClose(c gnet.Conn, err error) {
 	if c != a.conn {
 		return // a connection this proxy already gave up (after a protocol error)
@@ -62,8 +66,11 @@ func (a *AdapterProxy) closed(err error) {
 	a.state = stateIdle
 	a.conn = nil
 	a.stats.ConnLosses++
+	if len(a.pending) > 0 {
+		a.health.fail(a.loop.Now())
+	}
 	a.log.Debug("connection closed", zap.Error(err))
-	a.FailAll(&call.ConnError{Addr: a.addr, Cause: err})
+	a.drop(&call.ConnError{Addr: a.addr, Cause: err}, true)
 }
 
 // OnTraffic parses every complete reply frame in c's inbound buffer and completes the calls
@@ -78,7 +85,7 @@ func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
 			err = a.reply(frame)
 		}
 		if err != nil {
-			a.log.Warn("bad reply, closing connection", zap.Error(err))
+			a.warn("bad reply, closing connection", zap.Error(err))
 			_, _ = c.Discard(-1)
 			a.closed(fmt.Errorf("protocol error: %w", err))
 			return gnet.Close
@@ -109,6 +116,7 @@ func (a *AdapterProxy) reply(frame []byte) error {
 	delete(a.pending, r.RequestID)
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
+	a.health.ok(a.loop.Now())
 	if !c.Abandoned() {
 		c.Ret = r.Ret
 		c.Desc = r.ResultDesc

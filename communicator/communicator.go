@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/asyncproc"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/endpoint"
@@ -79,6 +80,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 			CheckInterval:  cfg.TimeoutCheckInterval,
 			ConnectTimeout: cfg.ConnectTimeout,
 			MaxPacketSize:  cfg.MaxPacketSize,
+			Health:         adapterproxy.Health(cfg.Health),
 			Log:            o.log,
 		})
 		if err != nil {
@@ -145,6 +147,7 @@ func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 		SyncTimeout:  s.SyncInvokeTimeout,
 		AsyncTimeout: s.AsyncInvokeTimeout,
 		Balancer:     s.LoadBalance,
+		Retries:      s.Retries,
 	})
 	if err != nil {
 		return nil, err

@@ -29,6 +29,7 @@ type Options struct {
 	CheckInterval  time.Duration // how often deadlines are swept
 	ConnectTimeout time.Duration // limit for one dial
 	MaxPacketSize  int           // largest reply frame accepted
+	Health         adapterproxy.Health
 	Log            *zap.Logger
 }
 
@@ -95,7 +96,12 @@ func New(opts Options) (*Thread, error) {
 		stopTicker: make(chan struct{}),
 		tickerDone: make(chan struct{}),
 	}
-	t.apOptions = adapterproxy.Options{MaxPacketSize: opts.MaxPacketSize, ConnectTimeout: opts.ConnectTimeout, Log: t.log}
+	t.apOptions = adapterproxy.Options{
+		MaxPacketSize:  opts.MaxPacketSize,
+		ConnectTimeout: opts.ConnectTimeout,
+		Health:         opts.Health,
+		Log:            t.log,
+	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.wheel = call.NewWheel(int64(opts.CheckInterval), call.Now())
 
@@ -164,10 +170,10 @@ func (t *Thread) NextID() int32 {
 }
 
 // NewObjectProxy builds the ObjectProxy of target's servant on this thread, using the named
-// balancer. Safe for concurrent use; the ObjectProxy belongs to the loop afterwards and is
+// balancer and allowing retries other endpoints for calls that could not be written. Safe for concurrent use; the ObjectProxy belongs to the loop afterwards and is
 // reached only through calls submitted with Dest set to it.
-func (t *Thread) NewObjectProxy(target endpoint.Target, balancer string) (*objectproxy.ObjectProxy, error) {
-	o, err := objectproxy.New(target, balancer, t, t.apOptions)
+func (t *Thread) NewObjectProxy(target endpoint.Target, balancer string, retries int) (*objectproxy.ObjectProxy, error) {
+	o, err := objectproxy.New(target, balancer, retries, t, t.apOptions)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ type ObjectProxy struct {
 	name string
 	loop adapterproxy.Loop
 
+	retries int
+
 	// Owned by the loop goroutine.
 	adapters []*adapterproxy.AdapterProxy
 	nodes    []endpoint.Node // nodes[i] describes adapters[i]
@@ -26,7 +28,10 @@ type ObjectProxy struct {
 // round-robin); hashed calls use consistent hashing when balancer is "consistenthash", and
 // hashing modulo the endpoint count otherwise. Safe to call off the loop; the ObjectProxy belongs
 // to the loop afterwards.
-func New(target endpoint.Target, balancer string, loop adapterproxy.Loop, opts adapterproxy.Options) (*ObjectProxy, error) {
+//
+// retries is how many other endpoints a call may try after failing before any of it was
+// written (a refused connection, a failed write); 0 turns retries off, as in TARS.
+func New(target endpoint.Target, balancer string, retries int, loop adapterproxy.Loop, opts adapterproxy.Options) (*ObjectProxy, error) {
 	lb, err := endpoint.NewBalancer(balancer)
 	if err != nil {
 		return nil, fmt.Errorf("objectproxy %s: %w", target.Object, err)
@@ -39,7 +44,7 @@ func New(target endpoint.Target, balancer string, loop adapterproxy.Loop, opts a
 	if err != nil {
 		return nil, fmt.Errorf("objectproxy %s: %w", target.Object, err)
 	}
-	o := &ObjectProxy{name: target.Object, loop: loop, lb: lb, hash: hash}
+	o := &ObjectProxy{name: target.Object, loop: loop, lb: lb, hash: hash, retries: retries}
 	for _, ep := range target.Endpoints {
 		o.adapters = append(o.adapters, adapterproxy.New(ep, loop, opts))
 		o.nodes = append(o.nodes, endpoint.Node{Endpoint: ep, Active: true})
@@ -57,35 +62,87 @@ func (o *ObjectProxy) Adapters() []*adapterproxy.AdapterProxy { return o.adapter
 // Route picks the AdapterProxy for c and hands c to it; a servant without endpoints fails c with
 // call.ErrNoEndpoint. Must be called on the loop goroutine.
 func (o *ObjectProxy) Route(c *call.Call) {
-	a := o.pick(c)
-	if a == nil {
+	i := o.pick(c)
+	if i < 0 {
 		c.Complete(call.ErrNoEndpoint)
 		return
 	}
-	a.Send(c)
+	o.send(c, i)
 }
 
-func (o *ObjectProxy) pick(c *call.Call) *adapterproxy.AdapterProxy {
+// Retry implements call.Router: c failed with err before any byte of it was written. It goes to
+// an endpoint it has not tried yet if retries remain and its deadline has not passed; otherwise
+// it fails with err. Must be called on the loop goroutine.
+func (o *ObjectProxy) Retry(c *call.Call, err error) {
+	if int(c.Tries) > o.retries || len(o.adapters) < 2 || (c.Deadline != 0 && c.Deadline <= o.loop.Now()) {
+		c.Complete(err)
+		return
+	}
+	i := o.pickUntried(c)
+	if i < 0 {
+		c.Complete(err)
+		return
+	}
+	o.send(c, i)
+}
+
+func (o *ObjectProxy) send(c *call.Call, i int) {
+	c.Tries++
+	if i < 64 {
+		c.Tried |= 1 << i
+	}
+	o.adapters[i].Send(c)
+}
+
+// pick returns the index of the endpoint for c, or -1 if there is none.
+func (o *ObjectProxy) pick(c *call.Call) int {
 	switch len(o.adapters) {
 	case 0:
-		return nil
+		return -1
 	case 1:
-		return o.adapters[0]
+		return 0
 	}
+	o.refresh()
+	if c.Hashed {
+		return o.hash.Pick(o.nodes, c.Hash)
+	}
+	return o.lb.Pick(o.nodes, 0)
+}
+
+// pickUntried picks among the endpoints c has not tried, preferring active ones; -1 if c has
+// tried them all.
+func (o *ObjectProxy) pickUntried(c *call.Call) int {
+	o.refresh()
+	untried := 0
+	for i := range o.nodes {
+		if i < 64 && c.Tried&(1<<i) != 0 {
+			o.nodes[i].Active = false
+		} else {
+			untried++
+		}
+	}
+	if untried == 0 {
+		return -1
+	}
+	i := o.lb.Pick(o.nodes, c.Hash)
+	if i >= 0 && i < 64 && c.Tried&(1<<i) != 0 {
+		// Every untried endpoint is inactive and the balancer fell back to a tried one: take
+		// the first untried endpoint instead.
+		for j := range o.nodes {
+			if j >= 64 || c.Tried&(1<<j) == 0 {
+				return j
+			}
+		}
+	}
+	return i
+}
+
+// refresh copies each endpoint's availability into the balancer's view.
+func (o *ObjectProxy) refresh() {
 	now := o.loop.Now()
 	for i, a := range o.adapters {
 		o.nodes[i].Active = a.Active(now)
 	}
-	var i int
-	if c.Hashed {
-		i = o.hash.Pick(o.nodes, c.Hash)
-	} else {
-		i = o.lb.Pick(o.nodes, 0)
-	}
-	if i < 0 {
-		return nil
-	}
-	return o.adapters[i]
 }
 
 // FailAll ends every call of every endpoint with err. Must be called on the loop goroutine.

@@ -24,6 +24,7 @@ type Options struct {
 	SyncTimeout  time.Duration       // default deadline of sync and one-way calls
 	AsyncTimeout time.Duration       // default deadline of async calls
 	Balancer     string              // endpoint balancer name ("" = round-robin)
+	Retries      int                 // other endpoints a call that could not be written may try
 }
 
 // ServantProxy calls one TARS servant. It is a small handle: copies share the same proxy. The
@@ -73,7 +74,7 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 		asyncTO: defaultTimeout(o.AsyncTimeout, 5*time.Second),
 	}
 	for _, t := range o.Threads {
-		obj, err := t.NewObjectProxy(target, o.Balancer)
+		obj, err := t.NewObjectProxy(target, o.Balancer, o.Retries)
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"objectproxy":       {"adapterproxy", "endpoint", "internal/call"},
 	"netthread":         {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog"},
 	"servantproxy":      {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call"},
-	"communicator":      {"servantproxy", "netthread", "asyncproc", "conf", "endpoint", "internal/call"},
+	"communicator":      {"servantproxy", "netthread", "adapterproxy", "asyncproc", "conf", "endpoint", "internal/call"},
 	"server":            {"codec", "internal/gnetlog"},
 	"internal/archtest": {},
 }

@@ -9,9 +9,14 @@ import (
 )
 
 // Router is the destination a net thread hands a Call to: the ObjectProxy of the call's servant
-// on that thread. Route is called on the loop goroutine.
+// on that thread. Its methods are called on the loop goroutine.
 type Router interface {
+	// Route sends c to one of the servant's endpoints.
 	Route(c *Call)
+	// Retry is called for a call that failed with err before any byte of it was written: it
+	// sends c to another endpoint if the servant's retry policy and c's deadline allow, and
+	// completes it with err otherwise.
+	Retry(c *Call, err error)
 }
 
 // Owner is whoever holds a Call in its pending table on the loop (an AdapterProxy). Expire is
@@ -55,7 +60,9 @@ type Call struct {
 	tprev      *Call // Wheel links
 	tnext      *Call
 	tslot      int32
-	Tries      int8 // send attempts so far (the loop's retry bookkeeping)
+	Tries      int8   // endpoints tried so far
+	Tried      uint64 // bit i: endpoint i of the ObjectProxy was tried (i < 64)
+	Unsent     bool   // queued on a connection but not written yet
 	timerArmed bool
 
 	// Results, written by the loop before Complete and read by the finisher after it.
