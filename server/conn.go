@@ -1,0 +1,370 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+// Buffer sizes: what a loop or worker keeps between batches.
+const (
+	initialScratch = 4 << 10 // first reply-body scratch handed to handlers
+	maxKeptBuffer  = 1 << 20 // larger buffers are dropped after use instead of kept
+)
+
+// conn is the server's state of one accepted connection, stored as the gnet.Conn's context.
+type conn struct {
+	loop *loop // immutable
+
+	// Owned by the loop goroutine.
+	c      gnet.Conn // nil once closed: never write to a Conn after OnClose
+	remote net.Addr
+	spare  []byte // the reply buffer not in use by workers
+
+	mu     sync.Mutex // guards the following: replies from workers not yet written
+	out    []byte
+	n      int64 // replies in out
+	queued bool  // the conn is in loop.dirty
+}
+
+// loop is the server's state of one gnet event loop.
+type loop struct {
+	// Immutable after creation.
+	s         *Server
+	el        gnet.EventLoop
+	flushTask gnet.Runnable
+
+	// Owned by the loop goroutine.
+	out   []byte // replies produced by one OnTraffic
+	rsp   []byte // reply-body scratch for inline handlers
+	req   codec.RequestPacket
+	cur   Current
+	resp  codec.ResponsePacket
+	batch []*conn // spare for dirty
+
+	mu        sync.Mutex // guards the following: conns with replies from workers
+	dirty     []*conn
+	scheduled bool // flushTask is queued on the loop
+}
+
+// loopOf returns the state of event loop el, creating it on first use.
+func (s *Server) loopOf(el gnet.EventLoop) *loop {
+	s.loopsMu.Lock()
+	defer s.loopsMu.Unlock()
+	l := s.loops[el]
+	if l == nil {
+		l = &loop{s: s, el: el, rsp: make([]byte, 0, initialScratch)}
+		l.flushTask = gnet.RunnableFunc(l.flush)
+		s.loops[el] = l
+	}
+	return l
+}
+
+// events receives gnet's callbacks. OnBoot runs on the gnet.Run goroutine, the others on the
+// event loop that owns the connection.
+type events struct {
+	gnet.BuiltinEventEngine
+	s      *Server
+	booted chan<- error
+}
+
+// OnBoot records the engine and the bound address and lets Start return.
+func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
+	addr, err := listenAddr(eng)
+	if err != nil {
+		e.booted <- err
+		return gnet.Shutdown
+	}
+	s := e.s
+	s.mu.Lock()
+	s.eng, s.addr = eng, addr
+	s.mu.Unlock()
+	e.booted <- nil
+	return gnet.None
+}
+
+// OnShutdown runs when the engine begins to shut down, before the loops exit and their pollers
+// close: from now on workers must not Execute on the loops.
+func (e *events) OnShutdown(gnet.Engine) {
+	s := e.s
+	s.engineMu.Lock()
+	s.engineDown = true
+	s.engineMu.Unlock()
+}
+
+// listenAddr returns the address of the engine's listener.
+func listenAddr(eng gnet.Engine) (net.Addr, error) {
+	fd, err := eng.Dup()
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd) //nolint:errcheck // a dup we only read
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		return nil, err
+	}
+	switch sa := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(append([]byte(nil), sa.Addr[:]...)), Port: sa.Port}, nil
+	case *syscall.SockaddrInet6:
+		a := &net.TCPAddr{IP: net.IP(append([]byte(nil), sa.Addr[:]...)), Port: sa.Port}
+		if sa.ZoneId != 0 {
+			if ifi, err := net.InterfaceByIndex(int(sa.ZoneId)); err == nil {
+				a.Zone = ifi.Name
+			}
+		}
+		return a, nil
+	case *syscall.SockaddrUnix:
+		return &net.UnixAddr{Net: "unix", Name: sa.Name}, nil
+	}
+	return nil, syscall.EAFNOSUPPORT
+}
+
+// OnOpen attaches a conn to c, or refuses c once Stop began.
+func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	s := e.s
+	if s.stopping.Load() {
+		return nil, gnet.Close
+	}
+	c.SetContext(&conn{loop: s.loopOf(c.EventLoop()), c: c, remote: cloneAddr(c.RemoteAddr())})
+	return nil, gnet.None
+}
+
+// cloneAddr copies a TCP address: gnet recycles the memory of an address's zone when the
+// connection closes, and a handler may still hold Current.RemoteAddr.
+func cloneAddr(a net.Addr) net.Addr {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return &net.TCPAddr{IP: append(net.IP(nil), t.IP...), Port: t.Port, Zone: strings.Clone(t.Zone)}
+	}
+	return a
+}
+
+// OnClose forgets the gnet.Conn: replies that arrive later are dropped.
+func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
+	if cs, ok := c.Context().(*conn); ok {
+		cs.c = nil
+		c.SetContext(nil)
+	}
+	if err != nil {
+		e.s.log.Debug("connection closed", zap.Error(err))
+	}
+	return gnet.None
+}
+
+// OnTraffic serves every complete frame buffered on c (gnet does not signal leftover frames
+// again until more bytes arrive) and writes their replies with one Write. A bad length or an
+// undecodable packet closes the connection.
+func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
+	cs, ok := c.Context().(*conn)
+	if !ok {
+		return gnet.Close
+	}
+	l := cs.loop
+	maxSize := l.s.opts.maxPacketSize
+
+	// Look at the first length before peeking at everything: a large frame arriving in many
+	// reads is then copied out of gnet's buffer once, not once per read.
+	total := c.InboundBuffered()
+	if total < 4 {
+		return gnet.None
+	}
+	head, err := c.Peek(4)
+	if err != nil {
+		return gnet.Close
+	}
+	if n := binary.BigEndian.Uint32(head); n < 4 || uint64(n) > uint64(maxSize) {
+		l.s.log.Debug("bad frame length, closing", zap.Uint32("length", n), zap.Stringer("remote", cs.remote))
+		return gnet.Close
+	} else if total < int(n) {
+		return gnet.None
+	}
+	buf, err := c.Peek(total)
+	if err != nil {
+		return gnet.Close
+	}
+
+	action := gnet.None
+	off := 0
+	l.out = l.out[:0]
+	for off < len(buf) {
+		frame, n, err := codec.NextFrame(buf[off:], maxSize)
+		if err != nil {
+			l.s.log.Debug("bad frame, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+			action = gnet.Close
+			break
+		}
+		if n == 0 {
+			break
+		}
+		off += n
+		if !l.serve(cs, frame) {
+			action = gnet.Close
+			break
+		}
+	}
+	if len(l.out) > 0 {
+		_, err := c.Write(l.out)
+		if cap(l.out) > maxKeptBuffer {
+			l.out = nil
+		}
+		if err != nil {
+			return gnet.Close // gnet closed c already
+		}
+	}
+	if action == gnet.None {
+		_, _ = c.Discard(off)
+	}
+	return action
+}
+
+// serve handles one frame: it answers it at once (inline handler, error, ping) into l.out, or
+// hands it to a worker. It returns false if the frame is not a decodable request.
+func (l *loop) serve(cs *conn, frame []byte) bool {
+	s := l.s
+	if s.jobs != nil {
+		return l.dispatch(cs, frame)
+	}
+	req := &l.req
+	*req = codec.RequestPacket{}
+	if err := codec.DecodeRequest(frame, req); err != nil {
+		s.log.Debug("undecodable request, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+		return false
+	}
+	oneway := req.PacketType == codec.PacketOneway
+	h, ret, desc := s.route(req)
+	if h != nil && s.stopping.Load() {
+		h, ret, desc = nil, codec.RetOverload, stoppingDesc
+	}
+	if h == nil {
+		if !oneway {
+			l.out = appendReply(l.out, &l.resp, req, ret, desc, nil, nil)
+		}
+		return true
+	}
+	cur := &l.cur
+	fillCurrent(cur, req, cs.remote)
+	body, ret, desc := s.invoke(h, cur, req.Buffer, l.rsp[:0])
+	if !oneway {
+		l.out = appendReply(l.out, &l.resp, req, ret, desc, body, cur)
+	}
+	l.rsp = growScratch(l.rsp, len(body))
+	*cur = Current{}
+	return true
+}
+
+// stoppingDesc describes the refusal of a request that arrives after Stop began.
+const stoppingDesc = "server is stopping"
+
+// growScratch returns the scratch to hand to the next handler: scratch itself, or a bigger one
+// if the last reply body (of length used) did not fit. A handler's returned slice is never
+// kept, as it may alias memory the server does not own.
+func growScratch(scratch []byte, used int) []byte {
+	if used <= cap(scratch) || used > maxKeptBuffer {
+		return scratch
+	}
+	return make([]byte, 0, used+used/4)
+}
+
+// dispatch decodes frame into a job and queues it for the workers, or answers at once when
+// there is no handler, the server is stopping or the queue is full.
+func (l *loop) dispatch(cs *conn, frame []byte) bool {
+	s := l.s
+	j := getJob()
+	req := &j.req
+	if err := codec.DecodeRequest(frame, req); err != nil {
+		putJob(j)
+		s.log.Debug("undecodable request, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+		return false
+	}
+	// The body is a view into gnet's buffer, which is reused when OnTraffic returns.
+	j.body = append(j.body[:0], req.Buffer...)
+	req.Buffer = j.body
+	h, ret, desc := s.route(req)
+	if h != nil {
+		// Count before checking stopping, so that Stop either sees the request in flight or
+		// the request sees Stop.
+		s.inflight.Add(1)
+		if s.stopping.Load() {
+			s.done(1)
+			h, ret, desc = nil, codec.RetOverload, stoppingDesc
+		} else {
+			j.h, j.cs = h, cs
+			fillCurrent(&j.cur, req, cs.remote)
+			select {
+			case s.jobs <- j:
+				return true
+			default:
+				s.done(1)
+				h, ret, desc = nil, codec.RetOverload, "server queue is full"
+			}
+		}
+	}
+	if req.PacketType != codec.PacketOneway {
+		l.out = appendReply(l.out, &l.resp, req, ret, desc, nil, nil)
+	}
+	putJob(j)
+	return true
+}
+
+// enqueue marks cs as having replies to write and wakes the loop if it is not already due to
+// flush. Called by workers.
+func (l *loop) enqueue(cs *conn) {
+	l.mu.Lock()
+	l.dirty = append(l.dirty, cs)
+	wake := !l.scheduled
+	l.scheduled = true
+	l.mu.Unlock()
+	if !wake {
+		return
+	}
+	s := l.s
+	s.engineMu.RLock()
+	defer s.engineMu.RUnlock()
+	if s.engineDown {
+		return // the connections are closing: the replies cannot be delivered
+	}
+	if err := l.el.Execute(context.Background(), l.flushTask); err != nil {
+		s.log.Debug("dropping replies", zap.Error(err))
+	}
+}
+
+// flush writes the replies workers left on each dirty conn, one Write per conn. It runs on the
+// loop goroutine.
+func (l *loop) flush(context.Context) error {
+	l.mu.Lock()
+	batch := l.dirty
+	l.dirty = l.batch
+	l.scheduled = false
+	l.mu.Unlock()
+
+	var n int64
+	for _, cs := range batch {
+		cs.mu.Lock()
+		out, k := cs.out, cs.n
+		cs.out, cs.n, cs.queued = cs.spare[:0], 0, false
+		cs.mu.Unlock()
+		if cs.c != nil {
+			_, _ = cs.c.Write(out) // on error gnet closes the conn and calls OnClose
+		}
+		if cap(out) <= maxKeptBuffer {
+			cs.spare = out[:0]
+		} else {
+			cs.spare = nil
+		}
+		n += k
+	}
+	clear(batch)
+	l.batch = batch[:0]
+	if n > 0 {
+		l.s.done(n)
+	}
+	return nil
+}

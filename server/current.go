@@ -1,0 +1,52 @@
+package server
+
+import (
+	"context"
+	"net"
+	"strconv"
+)
+
+// Current describes the request being served. The server hands one to every handler call; it
+// is valid only during that call (the server reuses it), so a handler that needs a field later
+// copies it.
+type Current struct {
+	// Servant and Func name the called object and function.
+	Servant, Func string
+	// RequestID is the id the client chose; the reply carries it back.
+	RequestID int32
+	// Version is the packet version (codec.VersionTars for TARS and protobuf services).
+	Version int16
+	// PacketType is codec.PacketNormal or codec.PacketOneway (no reply is sent).
+	PacketType int8
+	// MessageType holds the request's iMessageType flag bits.
+	MessageType int32
+	// Timeout is the client's call timeout in milliseconds (0 if it sent none). The server
+	// does not enforce it; the ctx passed to the handler carries no per-call deadline.
+	Timeout int32
+	// Context and Status are the request's context and status maps (nil when empty).
+	Context, Status map[string]string
+	// RemoteAddr is the client's address.
+	RemoteAddr net.Addr
+
+	// ResponseContext and ResponseStatus may be set by the handler; they are sent in the reply.
+	ResponseContext, ResponseStatus map[string]string
+}
+
+// HandlerFunc serves one function of a servant. req is the request body, valid only during the
+// call; the handler appends its reply body to rsp (which has length 0 and may have spare
+// capacity) and returns the result. A non-nil error answers with an error code and an empty
+// body: an *Error gives its Code and Desc, any other error codec.RetUnknown with err.Error().
+// A panic is recovered and answered with codec.RetUnknown.
+type HandlerFunc func(ctx context.Context, cur *Current, req []byte, rsp []byte) ([]byte, error)
+
+// Error is a TARS return code with a description. A handler returns an *Error to answer with
+// that code (iRet) and description (sResultDesc).
+type Error struct {
+	Code int32
+	Desc string
+}
+
+// Error formats the code and the description.
+func (e *Error) Error() string {
+	return "tars error " + strconv.Itoa(int(e.Code)) + ": " + e.Desc
+}

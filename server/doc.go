@@ -1,0 +1,46 @@
+// Package server is a TARS server built on gnet event loops: a fast, real peer for examples,
+// tests and benchmarks of tarscomm clients, speaking the wire protocol of TarsGo and TarsCpp
+// servers (framing, RequestPacket/ResponsePacket, return codes, tars_ping).
+//
+// # What it owns
+//
+// A Server owns one gnet engine (an accept loop plus WithNumEventLoop event loops, each one
+// goroutine that owns its connections), optionally a pool of worker goroutines (WithWorkers),
+// and the handlers registered with Handle and HandleProto. Start starts them; Stop stops them
+// and waits for all of them.
+//
+// # Which goroutine runs what
+//
+//   - The event loop that owns a connection reads it, splits the stream into frames (every
+//     complete frame of a read is served; split frames wait for more bytes), decodes the
+//     requests, answers what needs no handler (unknown servant -4, unknown function -3,
+//     tars_ping), and writes replies. A frame length below 4 or above WithMaxPacketSize, or
+//     an undecodable packet, closes the connection.
+//   - Inline mode (WithWorkers(0), the default): the loop also runs the handlers, and writes
+//     all the replies of one read with a single Write. This is the fastest mode; handlers must
+//     not block, or they stall every connection of their loop.
+//   - Worker mode (WithWorkers(n), n > 0): the loop copies the request body and queues the
+//     request to n worker goroutines (a bounded queue, WithQueueCap; a full queue answers
+//     RetOverload -9). A worker runs the handler and encodes the reply into its connection's
+//     reply buffer; the loop is woken once per batch (EventLoop.Execute, coalesced) and
+//     writes each connection's pending replies with one Write. Handlers may block or sleep.
+//
+// A handler's error answers with its code: an *Error gives its Code and Desc, any other error
+// RetUnknown -99 with err.Error(); a panic is recovered, logged, and answered with RetUnknown.
+// One-way requests (codec.PacketOneway) run their handler but get no reply. The ctx handed to
+// handlers carries no per-call deadline (Current.Timeout has the client's); it is cancelled
+// when Stop gives up waiting.
+//
+// The Current and the request body handed to a handler are valid only during the call.
+//
+// # Example
+//
+//	s := server.New(server.WithWorkers(0)) // inline: echo never blocks
+//	err := s.Handle("Test.EchoServer.EchoObj", "Echo",
+//		func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+//			return append(rsp, req...), nil
+//		})
+//	addr, err := s.Start("127.0.0.1:0")
+//	// ... clients call Test.EchoServer.EchoObj@tcp -h 127.0.0.1 -p <addr's port>
+//	err = s.Stop(ctx)
+package server

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+// Option configures a Server; pass options to New.
+type Option interface {
+	apply(*options)
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// options holds the knobs of a Server; immutable after New.
+type options struct {
+	logger        *zap.Logger
+	maxPacketSize int
+	numEventLoop  int
+	workers       int
+	queueCap      int
+}
+
+// Default values of the options.
+const (
+	// DefaultQueueCap is the default capacity of the worker queue (WithQueueCap).
+	DefaultQueueCap = 10000
+)
+
+func defaultOptions() options {
+	return options{
+		logger:        zap.NewNop(),
+		maxPacketSize: codec.DefaultMaxPacketSize,
+		queueCap:      DefaultQueueCap,
+	}
+}
+
+// WithLogger sets the logger of the server and of its gnet engine. The default is zap.NewNop().
+// Nothing is logged at Info or below on the per-request path.
+func WithLogger(l *zap.Logger) Option {
+	return optionFunc(func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	})
+}
+
+// WithMaxPacketSize sets the largest frame, length prefix included, the server accepts; a
+// connection that announces a longer frame is closed. Values <= 0 keep the default
+// (codec.DefaultMaxPacketSize, 10 MiB).
+func WithMaxPacketSize(n int) Option {
+	return optionFunc(func(o *options) {
+		if n > 0 {
+			o.maxPacketSize = n
+		}
+	})
+}
+
+// WithNumEventLoop sets the number of gnet event loops that own the accepted connections.
+// Values <= 0 keep the default, runtime.GOMAXPROCS(0) at Start.
+func WithNumEventLoop(n int) Option {
+	return optionFunc(func(o *options) {
+		o.numEventLoop = max(n, 0)
+	})
+}
+
+// WithWorkers selects where handlers run. n == 0 (the default) runs every handler inline on the
+// event loop that read its request: the fastest mode, for handlers that only use CPU and
+// never block. n > 0 runs handlers on n worker goroutines fed by a bounded queue (WithQueueCap),
+// so handlers may block or sleep without stalling the loop; the loop writes their replies back
+// in batches. Negative values are treated as 0.
+func WithWorkers(n int) Option {
+	return optionFunc(func(o *options) {
+		o.workers = max(n, 0)
+	})
+}
+
+// WithQueueCap sets the capacity of the worker queue in worker mode (default DefaultQueueCap).
+// A request that finds the queue full is answered at once with codec.RetServerOverload.
+// Values <= 0 keep the default.
+func WithQueueCap(n int) Option {
+	return optionFunc(func(o *options) {
+		if n > 0 {
+			o.queueCap = n
+		}
+	})
+}

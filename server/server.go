@@ -1,0 +1,393 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+var (
+	// ErrStarted is returned by Handle, HandleProto and Start once Start has been called:
+	// register every handler first, then Start once.
+	ErrStarted = errors.New("tarscomm/server: server already started")
+	// ErrStopped is returned by Handle, HandleProto and Start after Stop (or after a failed
+	// Start): a Server runs once; create a new one with New.
+	ErrStopped = errors.New("tarscomm/server: server stopped")
+)
+
+// Server states, guarded by Server.mu.
+const (
+	stateNew = iota
+	stateRunning
+	stateStopped
+)
+
+// funcs are the handlers of one servant by function name. Immutable after Start.
+type funcs map[string]HandlerFunc
+
+// Server is a TARS server on gnet event loops. Create it with New, register handlers with
+// Handle or HandleProto, then Start it; Stop shuts it down. A Server runs once.
+//
+// Handle, Start, Addr and Stop are safe for concurrent use.
+type Server struct {
+	// Immutable after New.
+	opts options
+	log  *zap.Logger
+
+	mu       sync.Mutex // guards the following
+	state    int
+	started  bool             // Start was called
+	servants map[string]funcs // read without mu by loops and workers once started
+	addr     net.Addr
+
+	// Set by Start before it closes ready; read-only afterwards.
+	ready   chan struct{}   // closed when Start has returned
+	booted  bool            // the engine runs: Stop must shut it down
+	eng     gnet.Engine     // the running engine
+	baseCtx context.Context // handlers' ctx; cancelled when Stop gives up waiting
+	cancel  context.CancelFunc
+	jobs    chan *job // worker queue; nil in inline mode
+
+	// Completion of the goroutines Start starts.
+	runDone     chan struct{} // closed when gnet.Run has returned
+	runErr      error         // gnet.Run's result; read after runDone
+	workersDone chan struct{} // closed when the last worker has exited
+	workersLeft atomic.Int32
+
+	// Shared by loops, workers and Stop.
+	stopping atomic.Bool   // Stop began: refuse new requests
+	forced   atomic.Bool   // Stop gave up waiting: drop queued jobs
+	inflight atomic.Int64  // requests handed to workers whose replies are not yet written
+	idle     chan struct{} // signalled when inflight drops to 0 while stopping
+
+	loopsMu sync.Mutex               // guards loops
+	loops   map[gnet.EventLoop]*loop // per-event-loop state, created on first connection
+
+	// engineMu orders workers' EventLoop.Execute calls before gnet closes the loops'
+	// pollers: Execute on a closed poller would write to a stale eventfd number.
+	engineMu   sync.RWMutex
+	engineDown bool // OnShutdown ran: Execute no more
+
+	shutdownOnce  sync.Once
+	closeJobsOnce sync.Once
+}
+
+// New returns a Server configured by opts. It starts nothing: Start does.
+func New(opts ...Option) *Server {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	return &Server{
+		opts:        o,
+		log:         o.logger.Named("server"),
+		servants:    make(map[string]funcs),
+		ready:       make(chan struct{}),
+		runDone:     make(chan struct{}),
+		workersDone: make(chan struct{}),
+		idle:        make(chan struct{}, 1),
+		loops:       make(map[gnet.EventLoop]*loop),
+	}
+}
+
+// Handle registers h as function fn of servant (for example "App.Server.GreeterObj" and
+// "SayHello"). Register every handler before Start; afterwards Handle returns ErrStarted.
+// Registering the same function twice is an error. `tars_ping` is answered on every
+// registered servant without a handler, unless one is registered for it.
+func (s *Server) Handle(servant, fn string, h HandlerFunc) error {
+	if servant == "" || fn == "" {
+		return fmt.Errorf("tarscomm/server: Handle(%q, %q): empty servant or function name", servant, fn)
+	}
+	if h == nil {
+		return fmt.Errorf("tarscomm/server: Handle(%q, %q): nil handler", servant, fn)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case stateRunning:
+		return ErrStarted
+	case stateStopped:
+		return ErrStopped
+	}
+	fs := s.servants[servant]
+	if fs == nil {
+		fs = make(funcs)
+		s.servants[servant] = fs
+	}
+	if _, dup := fs[fn]; dup {
+		return fmt.Errorf("tarscomm/server: Handle(%q, %q): function already registered", servant, fn)
+	}
+	fs[fn] = h
+	return nil
+}
+
+// Start listens on addr ("127.0.0.1:0" picks a free port; a gnet address such as
+// "tcp://:18015" or "unix:///tmp/s.sock" is used as is) and serves in the background. It
+// returns the bound address once the listener accepts connections. Start runs once; a failed
+// Start leaves the Server stopped.
+func (s *Server) Start(addr string) (net.Addr, error) {
+	s.mu.Lock()
+	switch s.state {
+	case stateRunning:
+		s.mu.Unlock()
+		return nil, ErrStarted
+	case stateStopped:
+		s.mu.Unlock()
+		return nil, ErrStopped
+	}
+	s.state = stateRunning
+	s.started = true
+	s.mu.Unlock()
+	defer close(s.ready)
+
+	protoAddr := addr
+	if !strings.Contains(addr, "://") {
+		protoAddr = "tcp://" + addr
+	}
+	loops := s.opts.numEventLoop
+	if loops <= 0 {
+		loops = runtime.GOMAXPROCS(0)
+	}
+
+	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	if n := s.opts.workers; n > 0 {
+		s.jobs = make(chan *job, s.opts.queueCap)
+		s.workersLeft.Store(int32(n))
+		for range n {
+			go s.work()
+		}
+	} else {
+		close(s.workersDone)
+	}
+
+	booted := make(chan error, 1)
+	ev := &events{s: s, booted: booted}
+	go func() {
+		defer close(s.runDone)
+		s.runErr = gnet.Run(ev, protoAddr,
+			gnet.WithLogger(gnetLogger{s.opts.logger.Named("gnet").Sugar()}),
+			gnet.WithNumEventLoop(loops),
+			gnet.WithReuseAddr(true),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		)
+	}()
+
+	var err error
+	select {
+	case err = <-booted:
+		if err == nil {
+			s.booted = true
+			s.log.Debug("listening", zap.Stringer("addr", s.addr), zap.Int("loops", loops),
+				zap.Int("workers", s.opts.workers))
+			return s.addr, nil
+		}
+		<-s.runDone
+	case <-s.runDone:
+		err = s.runErr
+		if err == nil {
+			err = errors.New("engine exited before it booted")
+		}
+	}
+	// The engine never ran: release what Start started.
+	s.closeJobsOnce.Do(s.closeJobs)
+	<-s.workersDone
+	s.cancel()
+	s.mu.Lock()
+	s.state = stateStopped
+	s.mu.Unlock()
+	return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, err)
+}
+
+// Addr returns the address Start bound, or nil before Start succeeded.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Stop shuts the server down gracefully: it refuses new connections and new requests (they are
+// answered with codec.RetOverload), waits for the handlers in flight and the writing of their
+// replies, then closes every connection and waits until every goroutine the Server started has
+// exited. If ctx ends first, Stop cancels the ctx handed to handlers, drops queued requests,
+// and returns ctx.Err() as soon as it can no longer wait; calling Stop again waits for the
+// rest. Stop on a Server that never started returns nil.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	started := s.started
+	s.state = stateStopped
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !s.booted {
+		return nil // Start failed and cleaned up
+	}
+
+	s.stopping.Store(true)
+	var idleErr error
+	if !s.forced.Load() { // a Stop that gave up already stopped counting replies
+		if idleErr = s.waitIdle(ctx); idleErr != nil {
+			s.force()
+		}
+	}
+	s.shutdownOnce.Do(s.shutdownEngine)
+	if err := wait(ctx, s.runDone); err != nil {
+		s.force()
+		return err
+	}
+	// The loops have exited: nothing sends on jobs any more.
+	s.closeJobsOnce.Do(s.closeJobs)
+	if err := wait(ctx, s.workersDone); err != nil {
+		s.force()
+		return err
+	}
+	s.cancel()
+	if idleErr != nil {
+		return idleErr
+	}
+	if s.runErr != nil {
+		return fmt.Errorf("tarscomm/server: engine: %w", s.runErr)
+	}
+	return nil
+}
+
+// force makes Stop stop waiting for handlers: queued jobs are dropped, handlers' ctx cancelled.
+func (s *Server) force() {
+	s.forced.Store(true)
+	s.cancel()
+}
+
+// waitIdle waits until no request handed to a worker awaits its reply.
+func (s *Server) waitIdle(ctx context.Context) error {
+	for s.inflight.Load() != 0 {
+		select {
+		case <-s.idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// done records that n requests handed to workers are finished (replied or dropped).
+func (s *Server) done(n int64) {
+	if s.inflight.Add(-n) == 0 && s.stopping.Load() {
+		select {
+		case s.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// shutdownEngine asks the gnet engine to stop without waiting: Engine.Stop polls for the end
+// every 500 ms, so it is called with a context that is already done, and Stop waits for
+// gnet.Run to return instead.
+func (s *Server) shutdownEngine() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.eng.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Debug("engine stop", zap.Error(err))
+	}
+}
+
+func (s *Server) closeJobs() {
+	if s.jobs != nil {
+		close(s.jobs)
+	}
+}
+
+// wait waits for ch to be closed or ctx to end.
+func wait(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// route finds the handler of req. With no handler it returns the code and description of the
+// reply to send instead (RetOK for tars_ping).
+func (s *Server) route(req *codec.RequestPacket) (h HandlerFunc, ret int32, desc string) {
+	fs := s.servants[req.ServantName]
+	if fs == nil {
+		return nil, codec.RetNoServant, "no such servant: " + req.ServantName
+	}
+	if h = fs[req.FuncName]; h != nil {
+		return h, codec.RetOK, ""
+	}
+	if req.FuncName == codec.FuncPing {
+		return nil, codec.RetOK, ""
+	}
+	return nil, codec.RetNoFunc, "no such function: " + req.ServantName + "." + req.FuncName
+}
+
+// invoke runs h, turning its error or panic into a return code and description.
+func (s *Server) invoke(h HandlerFunc, cur *Current, req, rsp []byte) (body []byte, ret int32, desc string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panicked", zap.String("servant", cur.Servant),
+				zap.String("func", cur.Func), zap.Any("panic", r), zap.StackSkip("stack", 2))
+			body, ret, desc = nil, codec.RetUnknown, fmt.Sprintf("handler panicked: %v", r)
+		}
+	}()
+	body, err := h(s.baseCtx, cur, req, rsp)
+	if err != nil {
+		if e, ok := errors.AsType[*Error](err); ok {
+			return nil, e.Code, e.Desc
+		}
+		return nil, codec.RetUnknown, err.Error()
+	}
+	return body, codec.RetOK, ""
+}
+
+// fillCurrent describes req (decoded from a connection to remote) in cur.
+func fillCurrent(cur *Current, req *codec.RequestPacket, remote net.Addr) {
+	*cur = Current{
+		Servant:     req.ServantName,
+		Func:        req.FuncName,
+		RequestID:   req.RequestID,
+		Version:     req.Version,
+		PacketType:  req.PacketType,
+		MessageType: req.MessageType,
+		Timeout:     req.Timeout,
+		Context:     req.Context,
+		Status:      req.Status,
+		RemoteAddr:  remote,
+	}
+}
+
+// appendReply appends the whole frame answering req to b, using rp as scratch.
+func appendReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
+	body []byte, cur *Current) []byte {
+	*rp = codec.ResponsePacket{
+		Version:     req.Version,
+		PacketType:  req.PacketType,
+		RequestID:   req.RequestID,
+		MessageType: req.MessageType,
+		Ret:         ret,
+		Buffer:      body,
+		ResultDesc:  desc,
+	}
+	if cur != nil {
+		rp.Status, rp.Context = cur.ResponseStatus, cur.ResponseContext
+	}
+	b = codec.AppendResponse(b, rp)
+	*rp = codec.ResponsePacket{}
+	return b
+}

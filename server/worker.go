@@ -1,0 +1,68 @@
+package server
+
+import (
+	"sync"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+// job is one request handed from an event loop to a worker. The loop fills it; the worker
+// owns it until it returns it with putJob.
+type job struct {
+	cs   *conn
+	h    HandlerFunc
+	req  codec.RequestPacket // Buffer points into body
+	cur  Current
+	body []byte // the worker's copy of the request body
+}
+
+var jobPool = sync.Pool{New: func() any { return new(job) }}
+
+func getJob() *job { return jobPool.Get().(*job) }
+
+// putJob recycles j, keeping its body buffer unless it grew large.
+func putJob(j *job) {
+	body := j.body[:0]
+	if cap(body) > maxKeptBuffer {
+		body = nil
+	}
+	*j = job{body: body}
+	jobPool.Put(j)
+}
+
+// work runs jobs until the queue is closed (by Stop, after the loops exited).
+func (s *Server) work() {
+	defer func() {
+		if s.workersLeft.Add(-1) == 0 {
+			close(s.workersDone)
+		}
+	}()
+	var (
+		rsp  = make([]byte, 0, initialScratch) // reply-body scratch
+		resp codec.ResponsePacket
+	)
+	for j := range s.jobs {
+		if s.forced.Load() {
+			s.done(1) // Stop gave up waiting: drop what is still queued
+			putJob(j)
+			continue
+		}
+		body, ret, desc := s.invoke(j.h, &j.cur, j.req.Buffer, rsp[:0])
+		if j.req.PacketType == codec.PacketOneway {
+			s.done(1)
+		} else {
+			cs := j.cs
+			cs.mu.Lock()
+			cs.out = appendReply(cs.out, &resp, &j.req, ret, desc, body, &j.cur)
+			cs.n++
+			wake := !cs.queued
+			cs.queued = true
+			cs.mu.Unlock()
+			if wake {
+				cs.loop.enqueue(cs)
+			}
+		}
+		rsp = growScratch(rsp, len(body))
+		putJob(j)
+	}
+}
