@@ -26,6 +26,8 @@ type Loop interface {
 	Wheel() *call.Wheel
 	// Now is the loop's clock (call.Now), read once per batch.
 	Now() int64
+	// NextID returns a request id unique on this loop.
+	NextID() int32
 }
 
 // Options are the settings of an AdapterProxy.
@@ -37,7 +39,11 @@ type Options struct {
 	// whichever is larger.
 	SendBufferLimit int
 	Health          Health // when the endpoint is taken out of rotation
-	Log             *zap.Logger
+	// KeepAlive, when positive, sends tars_ping on a connection idle that long, and closes a
+	// connection whose ping is not answered within KeepAlive: a peer that vanished silently is
+	// noticed. When 0, a connection idle for longer than the endpoint's -t is closed.
+	KeepAlive time.Duration
+	Log       *zap.Logger
 }
 
 type connState uint8
@@ -51,11 +57,12 @@ const (
 // AdapterProxy is one endpoint's connection on one net thread.
 type AdapterProxy struct {
 	// Immutable after New.
-	ep   endpoint.Endpoint
-	addr string
-	loop Loop
-	opts Options
-	log  *zap.Logger
+	ep      endpoint.Endpoint
+	addr    string
+	servant string
+	loop    Loop
+	opts    Options
+	log     *zap.Logger
 
 	// Owned by the loop goroutine.
 	state     connState
@@ -69,6 +76,8 @@ type AdapterProxy struct {
 	retryAt   int64                // no dial before this (call.Now clock) after failures
 	lastErr   error                // why the last dial failed
 	lastWarn  int64                // rate limit of warnings
+	lastIO    int64                // last write or read on the connection
+	ping      *call.Call           // the keepalive ping in flight, if any
 	resp      codec.ResponsePacket // scratch for decoding replies
 	health    health
 	stats     Stats
@@ -85,8 +94,9 @@ type Stats struct {
 	Deactivated uint64 // times the health rules took the endpoint out of rotation
 }
 
-// New returns an AdapterProxy for ep owned by loop. It does not connect until the first Send.
-func New(ep endpoint.Endpoint, loop Loop, opts Options) *AdapterProxy {
+// New returns the AdapterProxy of servant's endpoint ep, owned by loop. It does not connect
+// until the first Send.
+func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *AdapterProxy {
 	if opts.MaxPacketSize <= 0 {
 		opts.MaxPacketSize = codec.DefaultMaxPacketSize
 	}
@@ -100,6 +110,7 @@ func New(ep endpoint.Endpoint, loop Loop, opts Options) *AdapterProxy {
 	return &AdapterProxy{
 		ep:      ep,
 		addr:    addr,
+		servant: servant,
 		loop:    loop,
 		opts:    opts,
 		log:     opts.Log.With(zap.String("endpoint", addr)),
@@ -196,6 +207,7 @@ func (a *AdapterProxy) Flush() {
 			data = a.wbuf
 		}
 		conn := a.conn
+		a.lastIO = a.loop.Now()
 		if _, err := conn.Write(data); err != nil {
 			// gnet wrote nothing of data (a failed write is its first syscall) and has usually
 			// run OnClose already; make sure the calls are failed or retried.
@@ -237,6 +249,15 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 	}
 	a.stats.Timeouts++
 	a.health.fail(a.loop.Now())
+	if c == a.ping {
+		a.ping = nil
+		if a.state == stateConnected {
+			// The peer did not answer a ping within the keepalive interval: the connection is
+			// dead though no error said so. Closing it fails its calls now.
+			a.warn("keepalive ping unanswered, closing connection")
+			_ = a.conn.Close()
+		}
+	}
 	c.Complete(call.ErrTimeout)
 }
 

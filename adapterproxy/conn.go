@@ -24,6 +24,7 @@ const (
 func (a *AdapterProxy) OnOpen(c gnet.Conn) {
 	a.conn = c
 	a.state = stateConnected
+	a.lastIO = a.loop.Now()
 	a.dialFails = 0
 	a.retryAt = 0
 	a.health.connected()
@@ -78,6 +79,7 @@ func (a *AdapterProxy) closed(err error) {
 // called on the loop goroutine.
 func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
 	buf, _ := c.Peek(-1)
+	a.lastIO = a.loop.Now()
 	off := 0
 	for {
 		frame, n, err := codec.NextFrame(buf[off:], a.opts.MaxPacketSize)
@@ -117,6 +119,9 @@ func (a *AdapterProxy) reply(frame []byte) error {
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
 	a.health.ok(a.loop.Now())
+	if c == a.ping {
+		a.ping = nil
+	}
 	if !c.Abandoned() {
 		c.Ret = r.Ret
 		c.Desc = r.ResultDesc

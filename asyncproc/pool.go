@@ -2,6 +2,7 @@ package asyncproc
 
 import (
 	"sync"
+	"time"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -85,10 +86,15 @@ func (p *Pool) run(c *call.Call) {
 	c.Finish(c)
 }
 
-// Close runs the callbacks already queued and stops the workers, waiting for them. Nothing may
-// call Deliver once Close has started: the Communicator stops its net threads first. Calling
-// Close again does nothing.
+// Close waits until every reserved slot has been delivered and run, then stops the workers and
+// waits for them. The owner must first make sure every reservation ends (the Communicator
+// closes its net threads, which completes every call). Calling Close again does nothing.
 func (p *Pool) Close() {
-	p.closeOnce.Do(func() { close(p.queue) })
+	p.closeOnce.Do(func() {
+		for p.reserved.Load() > 0 {
+			time.Sleep(200 * time.Microsecond)
+		}
+		close(p.queue)
+	})
 	p.wg.Wait()
 }

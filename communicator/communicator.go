@@ -81,6 +81,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 			ConnectTimeout: cfg.ConnectTimeout,
 			MaxPacketSize:  cfg.MaxPacketSize,
 			Health:         adapterproxy.Health(cfg.Health),
+			KeepAlive:      cfg.KeepAliveInterval,
 			Log:            o.log,
 		})
 		if err != nil {

@@ -235,7 +235,7 @@ func TestValidate(t *testing.T) {
 		{"timeout-check-interval low", func(c *Config) { c.TimeoutCheckInterval = time.Microsecond }, `conf: timeout-check-interval = "1µs": must be between 1ms and 1s`},
 		{"timeout-check-interval high", func(c *Config) { c.TimeoutCheckInterval = 2 * time.Second }, `conf: timeout-check-interval = "2s": must be between 1ms and 1s`},
 		{"refresh-endpoint-interval", func(c *Config) { c.RefreshEndpointInterval = 10 * time.Millisecond }, `conf: refresh-endpoint-interval = "10ms": must be between 1s and 24h`},
-		{"keep-alive-interval", func(c *Config) { c.KeepAliveInterval = 100 * time.Millisecond }, `conf: keep-alive-interval = "100ms": must be between 1s and 1h`},
+		{"keep-alive-interval", func(c *Config) { c.KeepAliveInterval = 5 * time.Millisecond }, `conf: keep-alive-interval = "5ms": must be between 10ms and 1h`},
 		{"queue-cap", func(c *Config) { c.QueueCap = -1 }, "conf: queue-cap = -1: must be between 1 and 16777216"},
 		{"max-packet-size low", func(c *Config) { c.MaxPacketSize = 63 }, "conf: max-packet-size = 63: must be between 64 and 1073741824"},
 		{"max-packet-size high", func(c *Config) { c.MaxPacketSize = 1<<30 + 1 }, "conf: max-packet-size = 1073741825: must be between 64 and 1073741824"},

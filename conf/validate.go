@@ -44,7 +44,7 @@ func (c *Config) Validate() error {
 	v.durRange("timeout-check-interval", c.TimeoutCheckInterval, time.Millisecond, time.Second)
 	v.durRange("refresh-endpoint-interval", c.RefreshEndpointInterval, time.Second, 24*time.Hour)
 	if c.KeepAliveInterval != 0 {
-		v.durRange("keep-alive-interval", c.KeepAliveInterval, time.Second, time.Hour)
+		v.durRange("keep-alive-interval", c.KeepAliveInterval, 10*time.Millisecond, time.Hour)
 	}
 	v.intRange("queue-cap", c.QueueCap, 1, maxQueueCap)
 	v.intRange("max-packet-size", c.MaxPacketSize, minPacketSize, maxPacketSize)

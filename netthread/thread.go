@@ -30,6 +30,7 @@ type Options struct {
 	ConnectTimeout time.Duration // limit for one dial
 	MaxPacketSize  int           // largest reply frame accepted
 	Health         adapterproxy.Health
+	KeepAlive      time.Duration // tars_ping idle connections this often; 0: off
 	Log            *zap.Logger
 }
 
@@ -60,9 +61,10 @@ type Thread struct {
 	objs   []*objectproxy.ObjectProxy // every ObjectProxy built on this thread
 
 	// Owned by the loop goroutine.
-	wheel *call.Wheel
-	now   int64
-	dirty []*adapterproxy.AdapterProxy
+	wheel     *call.Wheel
+	now       int64
+	dirty     []*adapterproxy.AdapterProxy
+	nextChore int64 // when connection chores (keepalive, idle close) run next
 
 	// Lifetimes.
 	dialMu     sync.RWMutex // held for reading while a dialer enrolls a connection
@@ -100,6 +102,7 @@ func New(opts Options) (*Thread, error) {
 		MaxPacketSize:  opts.MaxPacketSize,
 		ConnectTimeout: opts.ConnectTimeout,
 		Health:         opts.Health,
+		KeepAlive:      opts.KeepAlive,
 		Log:            t.log,
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
@@ -233,6 +236,9 @@ func (t *Thread) run() {
 	if t.tickDue.Load() {
 		t.tickDue.Store(false)
 		t.wheel.Advance(t.now)
+		if t.now >= t.nextChore {
+			t.chores()
+		}
 	}
 	n := int64(0)
 	for c := t.queue.Drain(); c != nil; {
@@ -250,6 +256,22 @@ func (t *Thread) run() {
 	}
 	t.flush()
 }
+
+// chores runs the connections' periodic work, at most every choreInterval (or every keepalive
+// interval / 4 when that is shorter).
+func (t *Thread) chores() {
+	every := int64(choreInterval)
+	if ka := int64(t.opts.KeepAlive) / 4; ka > 0 && ka < every {
+		every = ka
+	}
+	t.nextChore = t.now + every
+	for _, o := range t.objects() {
+		o.Tick(t.now)
+	}
+}
+
+// choreInterval is how often connection chores run at most.
+const choreInterval = 100 * time.Millisecond
 
 func (t *Thread) flush() {
 	for i, a := range t.dirty {

@@ -46,7 +46,7 @@ func New(target endpoint.Target, balancer string, retries int, loop adapterproxy
 	}
 	o := &ObjectProxy{name: target.Object, loop: loop, lb: lb, hash: hash, retries: retries}
 	for _, ep := range target.Endpoints {
-		o.adapters = append(o.adapters, adapterproxy.New(ep, loop, opts))
+		o.adapters = append(o.adapters, adapterproxy.New(ep, target.Object, loop, opts))
 		o.nodes = append(o.nodes, endpoint.Node{Endpoint: ep, Active: true})
 	}
 	return o, nil
@@ -142,6 +142,14 @@ func (o *ObjectProxy) refresh() {
 	now := o.loop.Now()
 	for i, a := range o.adapters {
 		o.nodes[i].Active = a.Active(now)
+	}
+}
+
+// Tick runs the periodic chores of every endpoint's connection (keepalive, idle close). Must be
+// called on the loop goroutine.
+func (o *ObjectProxy) Tick(now int64) {
+	for _, a := range o.adapters {
+		a.Tick(now)
 	}
 }
 

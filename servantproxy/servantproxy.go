@@ -206,7 +206,19 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	c.Rsp, c.Callback, c.RawCallback = rsp, cb, rawCB
 	c.Finish = finishAsync
 	c.Notify = p.notify
+	if ctx.Done() != nil {
+		// Cancelling ctx ends the call at once. Watching it costs a few allocations, paid only
+		// by contexts that can be cancelled.
+		gen := c.Gen()
+		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, rsp, cb, rawCB) })
+	}
 	if err := t.Submit(c); err != nil {
+		if c.StopCancel != nil && !c.StopCancel() {
+			// ctx ended meanwhile and the watcher took the call over: it delivers the callback,
+			// which AsyncInvoke must not promise. Wait for nothing: just report the error; the
+			// callback will still run once with ctx's error.
+			return nil
+		}
 		call.Put(c)
 		p.async.Release()
 		return err
@@ -214,8 +226,29 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	return nil
 }
 
+// cancelAsync runs when an async call's context ends: if the call is still pending, it is
+// abandoned (the loop recycles it when it meets it) and its callback runs on an async worker
+// with the context's error, through a fresh carrier that inherits the call's queue slot.
+func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
+	if !c.AbandonGen(gen) {
+		return // completed first: its callback has run or will run
+	}
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = ErrTimeout
+	}
+	carrier := call.Get()
+	carrier.Rsp, carrier.Callback, carrier.RawCallback = rsp, cb, rawCB
+	carrier.Finish = finishAsync
+	carrier.Err = err
+	p.async.Deliver(carrier)
+}
+
 // finishAsync runs on an async worker: it decodes the reply and runs the user's callback.
 func finishAsync(c *call.Call) {
+	if c.StopCancel != nil {
+		c.StopCancel()
+	}
 	if c.RawCallback != nil {
 		cb := c.RawCallback
 		err := resultErr(c)

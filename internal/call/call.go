@@ -26,11 +26,14 @@ type Owner interface {
 	Expire(c *Call)
 }
 
-// States of a Call. A Call leaves statePending exactly once.
+// States of a Call, in the low two bits of its state word; the bits above count the Call's
+// uses (its generation), so that a stale reference to a recycled Call cannot abandon its next
+// use. A Call leaves statePending exactly once per generation.
 const (
-	statePending uint32 = iota
+	statePending uint64 = iota
 	stateDone
 	stateAbandoned
+	stateMask uint64 = 3
 )
 
 // Call is one request in flight. Get one with Get, give it back with Put.
@@ -53,6 +56,9 @@ type Call struct {
 	Rsp         proto.Message
 	Callback    func(error)
 	RawCallback func([]byte, error)
+	// StopCancel, when set, detaches the context watcher of an async call (context.AfterFunc's
+	// stop); the finisher calls it.
+	StopCancel func() bool
 
 	// Owned by the loop goroutine while the call is pending.
 	Owner      Owner
@@ -73,7 +79,7 @@ type Call struct {
 	RspCtx map[string]string
 	RspSt  map[string]string
 
-	state atomic.Uint32
+	state atomic.Uint64   // generation<<2 | state
 	done  chan struct{} // capacity 1: signalled once per use by Complete for sync calls
 }
 
@@ -92,6 +98,7 @@ const maxKeep = 64 << 10
 // may call it, once.
 func Put(c *Call) {
 	frame, body, done := c.Frame[:0], c.Body[:0], c.done
+	gen := c.state.Load()>>2 + 1
 	if cap(frame) > maxKeep {
 		frame = nil
 	}
@@ -99,6 +106,7 @@ func Put(c *Call) {
 		body = nil
 	}
 	*c = Call{Frame: frame, Body: body, done: done}
+	c.state.Store(gen << 2)
 	pool.Put(c)
 }
 
@@ -109,7 +117,8 @@ func Put(c *Call) {
 // delivered to a waiter.
 func (c *Call) Complete(err error) bool {
 	c.Err = err
-	if !c.state.CompareAndSwap(statePending, stateDone) {
+	s := c.state.Load()
+	if s&stateMask != statePending || !c.state.CompareAndSwap(s, s|stateDone) {
 		Put(c)
 		return false
 	}
@@ -125,12 +134,22 @@ func (c *Call) Complete(err error) bool {
 // the call was still pending: the loop now owns it and will recycle it. False means Complete
 // already ran or is about to signal: the caller must still Wait.
 func (c *Call) Abandon() bool {
-	return c.state.CompareAndSwap(statePending, stateAbandoned)
+	return c.AbandonGen(c.Gen())
+}
+
+// Gen returns the call's generation: it changes every time the Call is recycled.
+func (c *Call) Gen() uint64 { return c.state.Load() >> 2 }
+
+// AbandonGen is Abandon for a caller that may hold a stale reference: it abandons the call only
+// if it is still the use numbered gen and still pending.
+func (c *Call) AbandonGen(gen uint64) bool {
+	s := c.state.Load()
+	return s>>2 == gen && s&stateMask == statePending && c.state.CompareAndSwap(s, s|stateAbandoned)
 }
 
 // Abandoned reports whether the caller gave up on the call. The loop uses it to skip work for
 // calls nobody waits for.
-func (c *Call) Abandoned() bool { return c.state.Load() == stateAbandoned }
+func (c *Call) Abandoned() bool { return c.state.Load()&stateMask == stateAbandoned }
 
 // Done returns the channel a sync caller waits on; it receives once, after Complete.
 func (c *Call) Done() <-chan struct{} { return c.done }
