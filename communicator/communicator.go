@@ -102,7 +102,8 @@ func (c *Communicator) Config() conf.Config { return c.cfg }
 // StringToProxy binds prx to the servant named by proxy, a TARS proxy string
 // ("Obj@tcp -h host -p port:tcp -h ..."). prx is a *servantproxy.ServantProxy or a generated
 // proxy (anything implementing servantproxy.Setter). The same object name always gets the same
-// underlying proxy: the endpoints of the first call win, as in TARS.
+// underlying proxy: the endpoints of the first call win, as in TARS; "Obj#tag@..." gets a proxy
+// of its own per tag.
 func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	sp, err := c.Proxy(proxy)
 	if err != nil {
@@ -138,7 +139,11 @@ func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 	if c.closed {
 		return nil, ErrClosed
 	}
-	if sp, ok := c.proxies[target.Object]; ok {
+	key := target.Object
+	if target.Tag != "" {
+		key += "#" + target.Tag // TARS: a tag gives the same servant a proxy of its own
+	}
+	if sp, ok := c.proxies[key]; ok {
 		return sp, nil
 	}
 	s := c.cfg.ForServant(target.Object)
@@ -153,7 +158,7 @@ func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.proxies[target.Object] = sp
+	c.proxies[key] = sp
 	return sp, nil
 }
 
