@@ -14,19 +14,20 @@ const module = "github.com/tarscomm/tarscomm"
 
 // allowed lists, for each library package, the packages of this module it may import.
 var allowed = map[string][]string{
-	"codec":             {},
-	"endpoint":          {},
-	"conf":              {},
-	"internal/call":     {"codec"},
-	"internal/gnetlog":  {},
-	"asyncproc":         {"internal/call"},
-	"adapterproxy":      {"codec", "endpoint", "internal/call"},
-	"objectproxy":       {"adapterproxy", "endpoint", "internal/call"},
-	"netthread":         {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog"},
-	"servantproxy":      {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call"},
-	"communicator":      {"servantproxy", "netthread", "adapterproxy", "asyncproc", "conf", "endpoint", "internal/call"},
-	"server":            {"codec", "internal/gnetlog"},
-	"internal/archtest": {},
+	"codec":               {},
+	"endpoint":            {},
+	"conf":                {},
+	"internal/call":       {"codec"},
+	"internal/gnetlog":    {},
+	"asyncproc":           {"internal/call"},
+	"adapterproxy":        {"codec", "endpoint", "internal/call"},
+	"objectproxy":         {"adapterproxy", "endpoint", "internal/call"},
+	"netthread":           {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog"},
+	"servantproxy":        {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call"},
+	"communicator":        {"servantproxy", "netthread", "adapterproxy", "asyncproc", "conf", "endpoint", "internal/call"},
+	"server":              {"codec", "internal/gnetlog"},
+	"internal/archtest":   {},
+	"internal/faultproxy": {},
 }
 
 type pkg struct {
