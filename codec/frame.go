@@ -1,0 +1,126 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// HeaderLen is the size of a frame header: a big-endian uint32 holding the
+// length of the whole frame, header included.
+const HeaderLen = 4
+
+// DefaultMaxPacketSize is the default largest frame accepted, 10 MiB, as
+// in TarsGo.
+const DefaultMaxPacketSize = 10 << 20
+
+// ErrFrameTooSmall reports a frame header whose length is less than
+// HeaderLen. The stream is corrupt: close the connection and fail the calls
+// pending on it.
+var ErrFrameTooSmall = errors.New("codec: frame length too small")
+
+// ErrFrameTooLarge reports a frame header whose length exceeds the maximum
+// packet size. The stream is corrupt or the peer's packets are larger than
+// configured: close the connection and fail the calls pending on it.
+var ErrFrameTooLarge = errors.New("codec: frame length too large")
+
+// BeginFrame appends a HeaderLen-byte length placeholder to b and returns
+// the result and the offset where the frame starts. Encode the packet by
+// appending to the result, then call EndFrame.
+func BeginFrame(b []byte) ([]byte, int) {
+	return append(b, 0, 0, 0, 0), len(b)
+}
+
+// EndFrame writes the length of the frame that starts at offset start of b
+// and runs to the end of b into the frame's header.
+func EndFrame(b []byte, start int) {
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start))
+}
+
+// NextFrame returns the first complete frame at the start of buf, header
+// included, and its length n; the frame's capacity is clipped to n. It
+// returns (nil, 0, nil) when buf does not yet hold a whole frame. A length
+// below HeaderLen is an error wrapping ErrFrameTooSmall, one above maxSize an
+// error wrapping ErrFrameTooLarge; both are reported as soon as the header
+// is in buf. A maxSize of 0 or less means DefaultMaxPacketSize.
+func NextFrame(buf []byte, maxSize int) (frame []byte, n int, err error) {
+	if len(buf) < HeaderLen {
+		return nil, 0, nil
+	}
+	l, err := frameLen(buf, maxSize)
+	if err != nil || len(buf) < l {
+		return nil, 0, err
+	}
+	return buf[:l:l], l, nil
+}
+
+// frameLen reads and checks the length in the frame header at the start of
+// b, which holds at least HeaderLen bytes.
+func frameLen(b []byte, maxSize int) (int, error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxPacketSize
+	}
+	l := binary.BigEndian.Uint32(b)
+	if l < HeaderLen {
+		return 0, fmt.Errorf("%w: %d bytes", ErrFrameTooSmall, l)
+	}
+	if uint64(l) > uint64(maxSize) {
+		return 0, fmt.Errorf("%w: %d bytes, max %d", ErrFrameTooLarge, l, maxSize)
+	}
+	return int(l), nil
+}
+
+// frameBody checks that frame is one whole frame and returns its packet.
+func frameBody(frame []byte) ([]byte, error) {
+	if len(frame) < HeaderLen {
+		return nil, fmt.Errorf("%w: %d bytes", ErrFrameTooSmall, len(frame))
+	}
+	if l := binary.BigEndian.Uint32(frame); uint64(l) != uint64(len(frame)) {
+		return nil, malformed(0, "frame header says %d bytes, frame has %d", l, len(frame))
+	}
+	return frame[HeaderLen:], nil
+}
+
+// AppendRequest appends one whole frame holding p to b and returns the
+// result.
+func AppendRequest(b []byte, p *RequestPacket) []byte {
+	b, start := BeginFrame(b)
+	e := Encoder{Buf: b}
+	p.Encode(&e)
+	EndFrame(e.Buf, start)
+	return e.Buf
+}
+
+// AppendResponse appends one whole frame holding p to b and returns the
+// result.
+func AppendResponse(b []byte, p *ResponsePacket) []byte {
+	b, start := BeginFrame(b)
+	e := Encoder{Buf: b}
+	p.Encode(&e)
+	EndFrame(e.Buf, start)
+	return e.Buf
+}
+
+// DecodeRequest decodes one frame, as returned by NextFrame (header
+// included), into p. p.Buffer is a view into frame, as RequestPacket.Decode
+// documents.
+func DecodeRequest(frame []byte, p *RequestPacket) error {
+	body, err := frameBody(frame)
+	if err != nil {
+		return err
+	}
+	d := Decoder{buf: body}
+	return p.Decode(&d)
+}
+
+// DecodeResponse decodes one frame, as returned by NextFrame (header
+// included), into p. p.Buffer is a view into frame, as
+// ResponsePacket.Decode documents.
+func DecodeResponse(frame []byte, p *ResponsePacket) error {
+	body, err := frameBody(frame)
+	if err != nil {
+		return err
+	}
+	d := Decoder{buf: body}
+	return p.Decode(&d)
+}
