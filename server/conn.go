@@ -43,12 +43,13 @@ type loop struct {
 	flushTask gnet.Runnable
 
 	// Owned by the loop goroutine.
-	out   []byte // replies produced by one OnTraffic
-	rsp   []byte // reply-body scratch for inline handlers
-	req   codec.RequestPacket
-	cur   Current
-	resp  codec.ResponsePacket
-	batch []*conn // spare for dirty
+	out    []byte // replies produced by one OnTraffic
+	rsp    []byte // reply-body scratch for inline handlers
+	req    codec.RequestPacket
+	cur    Current
+	resp   codec.ResponsePacket
+	batch  []*conn    // spare for dirty
+	routes routeCache // last servant and function routed to
 
 	mu        sync.Mutex // guards the following: conns with replies from workers
 	dirty     []*conn
@@ -191,24 +192,11 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 
-	action := gnet.None
-	off := 0
 	l.out = l.out[:0]
-	for off < len(buf) {
-		frame, n, err := codec.NextFrame(buf[off:], maxSize)
-		if err != nil {
-			l.s.log.Debug("bad frame, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
-			action = gnet.Close
-			break
-		}
-		if n == 0 {
-			break
-		}
-		off += n
-		if !l.serve(cs, frame) {
-			action = gnet.Close
-			break
-		}
+	off, ok := l.serveFrames(cs, buf)
+	action := gnet.None
+	if !ok {
+		action = gnet.Close
 	}
 	if len(l.out) > 0 {
 		_, err := c.Write(l.out)
@@ -225,6 +213,29 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 	return action
 }
 
+// serveFrames serves every complete frame at the start of buf, appending immediate replies to
+// l.out. It returns the number of bytes consumed, and false if the connection must be closed
+// (bad frame length or undecodable request).
+func (l *loop) serveFrames(cs *conn, buf []byte) (int, bool) {
+	maxSize := l.s.opts.maxPacketSize
+	off := 0
+	for off < len(buf) {
+		frame, n, err := codec.NextFrame(buf[off:], maxSize)
+		if err != nil {
+			l.s.log.Debug("bad frame, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+			return off, false
+		}
+		if n == 0 {
+			break
+		}
+		off += n
+		if !l.serve(cs, frame) {
+			return off, false
+		}
+	}
+	return off, true
+}
+
 // serve handles one frame: it answers it at once (inline handler, error, ping) into l.out, or
 // hands it to a worker. It returns false if the frame is not a decodable request.
 func (l *loop) serve(cs *conn, frame []byte) bool {
@@ -234,12 +245,13 @@ func (l *loop) serve(cs *conn, frame []byte) bool {
 	}
 	req := &l.req
 	*req = codec.RequestPacket{}
-	if err := codec.DecodeRequest(frame, req); err != nil {
+	servantName, fn, err := decodeRequest(frame, req)
+	if err != nil {
 		s.log.Debug("undecodable request, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
 		return false
 	}
 	oneway := req.PacketType == codec.PacketOneway
-	h, ret, desc := s.route(req)
+	h, ret, desc := s.route(req, servantName, fn, &l.routes)
 	if h != nil && s.stopping.Load() {
 		h, ret, desc = nil, codec.RetOverload, stoppingDesc
 	}
@@ -279,15 +291,16 @@ func (l *loop) dispatch(cs *conn, frame []byte) bool {
 	s := l.s
 	j := getJob()
 	req := &j.req
-	if err := codec.DecodeRequest(frame, req); err != nil {
+	servantName, fn, err := decodeRequest(frame, req)
+	if err != nil {
 		putJob(j)
 		s.log.Debug("undecodable request, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
 		return false
 	}
+	h, ret, desc := s.route(req, servantName, fn, &l.routes)
 	// The body is a view into gnet's buffer, which is reused when OnTraffic returns.
 	j.body = append(j.body[:0], req.Buffer...)
 	req.Buffer = j.body
-	h, ret, desc := s.route(req)
 	if h != nil {
 		// Count before checking stopping, so that Stop either sees the request in flight or
 		// the request sees Stop.

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/gnetlog"
 )
 
 var (
@@ -32,8 +33,17 @@ const (
 	stateStopped
 )
 
-// funcs are the handlers of one servant by function name. Immutable after Start.
-type funcs map[string]HandlerFunc
+// servant is one registered servant. Immutable after Start.
+type servant struct {
+	name  string
+	funcs map[string]*function
+}
+
+// function is one registered function of a servant. Immutable after Start.
+type function struct {
+	name string
+	h    HandlerFunc
+}
 
 // Server is a TARS server on gnet event loops. Create it with New, register handlers with
 // Handle or HandleProto, then Start it; Stop shuts it down. A Server runs once.
@@ -46,8 +56,8 @@ type Server struct {
 
 	mu       sync.Mutex // guards the following
 	state    int
-	started  bool             // Start was called
-	servants map[string]funcs // read without mu by loops and workers once started
+	started  bool                // Start was called
+	servants map[string]*servant // read without mu by loops and workers once started
 	addr     net.Addr
 
 	// Set by Start before it closes ready; read-only afterwards.
@@ -91,7 +101,7 @@ func New(opts ...Option) *Server {
 	return &Server{
 		opts:        o,
 		log:         o.logger.Named("server"),
-		servants:    make(map[string]funcs),
+		servants:    make(map[string]*servant),
 		ready:       make(chan struct{}),
 		runDone:     make(chan struct{}),
 		workersDone: make(chan struct{}),
@@ -104,12 +114,12 @@ func New(opts ...Option) *Server {
 // "SayHello"). Register every handler before Start; afterwards Handle returns ErrStarted.
 // Registering the same function twice is an error. `tars_ping` is answered on every
 // registered servant without a handler, unless one is registered for it.
-func (s *Server) Handle(servant, fn string, h HandlerFunc) error {
-	if servant == "" || fn == "" {
-		return fmt.Errorf("tarscomm/server: Handle(%q, %q): empty servant or function name", servant, fn)
+func (s *Server) Handle(servantName, fn string, h HandlerFunc) error {
+	if servantName == "" || fn == "" {
+		return fmt.Errorf("tarscomm/server: Handle(%q, %q): empty servant or function name", servantName, fn)
 	}
 	if h == nil {
-		return fmt.Errorf("tarscomm/server: Handle(%q, %q): nil handler", servant, fn)
+		return fmt.Errorf("tarscomm/server: Handle(%q, %q): nil handler", servantName, fn)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,15 +129,15 @@ func (s *Server) Handle(servant, fn string, h HandlerFunc) error {
 	case stateStopped:
 		return ErrStopped
 	}
-	fs := s.servants[servant]
-	if fs == nil {
-		fs = make(funcs)
-		s.servants[servant] = fs
+	sv := s.servants[servantName]
+	if sv == nil {
+		sv = &servant{name: servantName, funcs: make(map[string]*function)}
+		s.servants[servantName] = sv
 	}
-	if _, dup := fs[fn]; dup {
-		return fmt.Errorf("tarscomm/server: Handle(%q, %q): function already registered", servant, fn)
+	if _, dup := sv.funcs[fn]; dup {
+		return fmt.Errorf("tarscomm/server: Handle(%q, %q): function already registered", servantName, fn)
 	}
-	fs[fn] = h
+	sv.funcs[fn] = &function{name: fn, h: h}
 	return nil
 }
 
@@ -175,7 +185,7 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	go func() {
 		defer close(s.runDone)
 		s.runErr = gnet.Run(ev, protoAddr,
-			gnet.WithLogger(gnetLogger{s.opts.logger.Named("gnet").Sugar()}),
+			gnet.WithLogger(gnetlog.New(s.opts.logger)),
 			gnet.WithNumEventLoop(loops),
 			gnet.WithReuseAddr(true),
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
@@ -321,20 +331,41 @@ func wait(ctx context.Context, ch <-chan struct{}) error {
 	}
 }
 
-// route finds the handler of req. With no handler it returns the code and description of the
-// reply to send instead (RetOK for tars_ping).
-func (s *Server) route(req *codec.RequestPacket) (h HandlerFunc, ret int32, desc string) {
-	fs := s.servants[req.ServantName]
-	if fs == nil {
-		return nil, codec.RetNoServant, "no such servant: " + req.ServantName
+// routeCache remembers the last servant and function a loop routed to: pipelined requests
+// mostly call the same function, and comparing names is cheaper than hashing them.
+type routeCache struct {
+	sv *servant
+	f  *function // a function of sv, or nil
+}
+
+// route finds the handler of the request named servantName.fn and sets req's names (the
+// registered strings, so that known names cost no allocation). With no handler it returns the
+// code and description of the reply to send instead (RetOK for tars_ping). rc is the calling
+// loop's cache.
+func (s *Server) route(req *codec.RequestPacket, servantName, fn []byte, rc *routeCache) (h HandlerFunc, ret int32, desc string) {
+	sv := rc.sv
+	if sv == nil || sv.name != string(servantName) {
+		if sv = s.servants[string(servantName)]; sv == nil {
+			req.ServantName, req.FuncName = string(servantName), string(fn)
+			return nil, codec.RetNoServant, "no such servant: " + req.ServantName
+		}
+		rc.sv, rc.f = sv, nil
 	}
-	if h = fs[req.FuncName]; h != nil {
-		return h, codec.RetOK, ""
+	req.ServantName = sv.name
+	f := rc.f
+	if f == nil || f.name != string(fn) {
+		if f = sv.funcs[string(fn)]; f == nil {
+			if string(fn) == codec.FuncPing {
+				req.FuncName = codec.FuncPing
+				return nil, codec.RetOK, ""
+			}
+			req.FuncName = string(fn)
+			return nil, codec.RetNoFunc, "no such function: " + req.ServantName + "." + req.FuncName
+		}
+		rc.f = f
 	}
-	if req.FuncName == codec.FuncPing {
-		return nil, codec.RetOK, ""
-	}
-	return nil, codec.RetNoFunc, "no such function: " + req.ServantName + "." + req.FuncName
+	req.FuncName = f.name
+	return f.h, codec.RetOK, ""
 }
 
 // invoke runs h, turning its error or panic into a return code and description.
@@ -358,36 +389,31 @@ func (s *Server) invoke(h HandlerFunc, cur *Current, req, rsp []byte) (body []by
 
 // fillCurrent describes req (decoded from a connection to remote) in cur.
 func fillCurrent(cur *Current, req *codec.RequestPacket, remote net.Addr) {
-	*cur = Current{
-		Servant:     req.ServantName,
-		Func:        req.FuncName,
-		RequestID:   req.RequestID,
-		Version:     req.Version,
-		PacketType:  req.PacketType,
-		MessageType: req.MessageType,
-		Timeout:     req.Timeout,
-		Context:     req.Context,
-		Status:      req.Status,
-		RemoteAddr:  remote,
-	}
+	cur.Servant, cur.Func = req.ServantName, req.FuncName
+	cur.RequestID = req.RequestID
+	cur.Version = req.Version
+	cur.PacketType = req.PacketType
+	cur.MessageType = req.MessageType
+	cur.Timeout = req.Timeout
+	cur.Context, cur.Status = req.Context, req.Status
+	cur.RemoteAddr = remote
+	cur.ResponseContext, cur.ResponseStatus = nil, nil
 }
 
-// appendReply appends the whole frame answering req to b, using rp as scratch.
+// appendReply appends the whole frame answering req to b, using rp as scratch (it keeps
+// references until its next use).
 func appendReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
 	body []byte, cur *Current) []byte {
-	*rp = codec.ResponsePacket{
-		Version:     req.Version,
-		PacketType:  req.PacketType,
-		RequestID:   req.RequestID,
-		MessageType: req.MessageType,
-		Ret:         ret,
-		Buffer:      body,
-		ResultDesc:  desc,
-	}
+	rp.Version = req.Version
+	rp.PacketType = req.PacketType
+	rp.RequestID = req.RequestID
+	rp.MessageType = req.MessageType
+	rp.Ret = ret
+	rp.Buffer = body
+	rp.ResultDesc = desc
+	rp.Status, rp.Context = nil, nil
 	if cur != nil {
 		rp.Status, rp.Context = cur.ResponseStatus, cur.ResponseContext
 	}
-	b = codec.AppendResponse(b, rp)
-	*rp = codec.ResponsePacket{}
-	return b
+	return codec.AppendResponse(b, rp)
 }

@@ -22,6 +22,8 @@ import (
 const (
 	pbServant   = "Anchor.EchoServer.EchoPbObj"
 	tarsServant = "Anchor.EchoServer.EchoTarsObj"
+	// otherServant has functions named like pbServant's.
+	otherServant = "Anchor.OtherServer.OtherObj"
 )
 
 // modes runs a test body in inline and in worker mode.
@@ -218,6 +220,9 @@ func TestReturnCodes(t *testing.T) {
 		{name: "alive after panic", servant: pbServant, fn: "Echo", wantRet: codec.RetOK, wantBody: "hi", emptyDesc: true},
 		{name: "ping", servant: pbServant, fn: codec.FuncPing, wantRet: codec.RetOK, emptyDesc: true},
 		{name: "ping unknown servant", servant: "No.Such.Obj", fn: codec.FuncPing, wantRet: codec.RetNoServant, wantDesc: "No.Such.Obj"},
+		{name: "same function, other servant", servant: otherServant, fn: "Echo", wantRet: codec.RetOK, wantBody: "other", emptyDesc: true},
+		{name: "back to the first servant", servant: pbServant, fn: "Echo", wantRet: codec.RetOK, wantBody: "hi", emptyDesc: true},
+		{name: "function of the other servant only", servant: pbServant, fn: "OnlyOther", wantRet: codec.RetNoFunc, wantDesc: "OnlyOther"},
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -225,6 +230,11 @@ func TestReturnCodes(t *testing.T) {
 				for fn, h := range handlers {
 					mustHandle(t, s, pbServant, fn, h)
 				}
+				other := func(_ context.Context, _ *Current, _, rsp []byte) ([]byte, error) {
+					return append(rsp, "other"...), nil
+				}
+				mustHandle(t, s, otherServant, "Echo", other)
+				mustHandle(t, s, otherServant, "OnlyOther", other)
 			}, m.opts...)
 			c := dial(t, addr)
 			for i, tt := range tests {
