@@ -1,0 +1,91 @@
+// Command loadgen drives one framework's echo client, closed-loop, against running echo
+// servers, and prints one RESULT line (see internal/result) for the measured phase.
+//
+//	go run ./cmd/loadgen -fw tarscomm -addr 127.0.0.1:18000 -c 64 -d 10s -size 128 -srvpid 1234
+//	go run ./cmd/loadgen -fw tarscomm -async -addr 127.0.0.1:18000 -c 512 -d 3s
+//	go run ./cmd/loadgen -fw kitex -mux -addr 127.0.0.1:18002 -c 64 -n 100000
+//
+// -fw is tarscomm, tarsgo, grpc, kitex, or stdlib (the minimal pipelined TARS client, the
+// baseline); TARS clients (tarscomm, tarsgo, stdlib) can call either TARS server. -async
+// (tarscomm) keeps -c calls in flight with callbacks instead of -c goroutines; -mux (kitex)
+// uses Kitex's multiplexed transport instead of its connection pool, against a server started
+// with -mux. The result line names the mode: fw=tarscomm-async, fw=kitex-mux.
+//
+// Errors (failed calls, replies that do not echo the request) are counted in errs= and
+// described on stderr; the exit status is 0 whenever a result was measured, 2 if some
+// calls failed, 1 if nothing could be measured.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tarscomm/tarscomm/benchmarks/internal/loadgen"
+	"github.com/tarscomm/tarscomm/benchmarks/internal/peer"
+)
+
+func main() {
+	fw := flag.String("fw", "tarscomm", "client framework: tarscomm, tarsgo, grpc, kitex or stdlib")
+	addr := flag.String("addr", "127.0.0.1:18000", "server host:port, or a comma-separated list")
+	servant := flag.String("servant", peer.Servant, "TARS object name (TARS clients)")
+	c := flag.Int("c", 64, "concurrent callers (calls in flight with -async)")
+	d := flag.Duration("d", 10*time.Second, "length of the measured phase (its upper bound with -n)")
+	n := flag.Uint64("n", 0, "end the measured phase after this many calls (0: run for -d)")
+	size := flag.Int("size", 128, "payload bytes")
+	timeout := flag.Duration("timeout", time.Second, "timeout of each call")
+	warmup := flag.Duration("warmup", time.Second, "warm-up before the measured phase")
+	srvpid := flag.Int("srvpid", 0, "server process id, to measure its CPU (0: not measured)")
+	netthreads := flag.Int("netthreads", 0, "tarscomm: net threads (0: the configuration's default)")
+	async := flag.Bool("async", false, "tarscomm: asynchronous calls, -c in flight")
+	mux := flag.Bool("mux", false, "kitex: multiplexed transport (server must run with -mux)")
+	conns := flag.Int("conns", 1, "kitex -mux: connections per address")
+	flag.Parse()
+
+	name := *fw
+	switch {
+	case !slices.Contains([]string{"tarscomm", "tarsgo", "grpc", "kitex", "stdlib"}, name):
+		fatal(fmt.Sprintf("unknown -fw %q: want tarscomm, tarsgo, grpc, kitex or stdlib", name))
+	case *async && name != "tarscomm":
+		fatal("-async is for -fw tarscomm")
+	case *mux && name != "kitex":
+		fatal("-mux is for -fw kitex")
+	case *async:
+		name = "tarscomm-async"
+	case *mux:
+		name = "kitex-mux"
+	}
+	res, err := loadgen.Run(loadgen.Config{
+		Client: name,
+		Peer: peer.ClientConfig{
+			Addrs:      strings.Split(*addr, ","),
+			Servant:    *servant,
+			Timeout:    *timeout,
+			NetThreads: *netthreads,
+			Conns:      *conns,
+		},
+		C:        *c,
+		Duration: *d,
+		N:        *n,
+		Size:     *size,
+		Warmup:   *warmup,
+		SrvPID:   *srvpid,
+		Log:      os.Stderr,
+	})
+	if err != nil {
+		fatal(err.Error())
+	}
+	fmt.Println(res.String())
+	if res.Errs > 0 {
+		os.Exit(2)
+	}
+	os.Exit(0) // without waiting for frameworks' background goroutines
+}
+
+func fatal(msg string) {
+	fmt.Fprintln(os.Stderr, "loadgen:", msg)
+	os.Exit(1)
+}

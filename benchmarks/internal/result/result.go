@@ -1,0 +1,170 @@
+// Package result is the one-line summary a load generator prints for a run, and its parser:
+//
+//	RESULT fw=tarscomm c=64 size=128 calls=612345 errs=0 secs=3.000 qps=204115 p50_us=301.1
+//	p90_us=402.2 p99_us=650.0 p999_us=1200.5 max_us=5400.0 allocs_per_call=4.01
+//	bytes_per_call=402 client_cpu_us_per_call=4.10 server_cpu_us_per_call=3.20
+//
+// (one line). A value that could not be measured (no -srvpid, no calls) is written NA.
+package result
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Prefix starts every result line.
+const Prefix = "RESULT "
+
+// Result is the summary of one load-generator run over its measured phase.
+type Result struct {
+	FW    string  // client framework (and mode): tarscomm, tarscomm-async, kitex-mux, ...
+	C     int     // concurrent callers (in-flight window for async clients)
+	Size  int     // payload bytes
+	Calls uint64  // calls that completed in the measured phase, successful or not
+	Errs  uint64  // calls among them that failed or whose echo did not match
+	Secs  float64 // length of the measured phase
+
+	QPS float64 // successful calls per second
+
+	// Latency percentiles and maximum of the successful calls, in microseconds.
+	P50, P90, P99, P999, Max float64
+
+	AllocsPerCall float64 // heap allocations of the client process per call (runtime.MemStats)
+	BytesPerCall  float64 // heap bytes allocated by the client process per call
+	ClientCPU     float64 // client process CPU (user+system) per call, µs
+	ServerCPU     float64 // server process CPU per call, µs (from /proc/PID/stat); NaN if unknown
+}
+
+// fields lists the keys of a result line in order, with how to print and where to parse each.
+func (r *Result) fields() []field {
+	return []field{
+		{"fw", strField(&r.FW)},
+		{"c", intField(&r.C)},
+		{"size", intField(&r.Size)},
+		{"calls", uintField(&r.Calls)},
+		{"errs", uintField(&r.Errs)},
+		{"secs", floatField(&r.Secs, 3)},
+		{"qps", floatField(&r.QPS, 0)},
+		{"p50_us", floatField(&r.P50, 1)},
+		{"p90_us", floatField(&r.P90, 1)},
+		{"p99_us", floatField(&r.P99, 1)},
+		{"p999_us", floatField(&r.P999, 1)},
+		{"max_us", floatField(&r.Max, 1)},
+		{"allocs_per_call", floatField(&r.AllocsPerCall, 2)},
+		{"bytes_per_call", floatField(&r.BytesPerCall, 0)},
+		{"client_cpu_us_per_call", floatField(&r.ClientCPU, 2)},
+		{"server_cpu_us_per_call", floatField(&r.ServerCPU, 2)},
+	}
+}
+
+// String formats r as a result line, without a trailing newline.
+func (r Result) String() string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(Prefix))
+	for _, f := range r.fields() {
+		b.WriteByte(' ')
+		b.WriteString(f.key)
+		b.WriteByte('=')
+		b.WriteString(f.val.format())
+	}
+	return b.String()
+}
+
+// Parse reads a result line (as printed by String; leading text before "RESULT " is
+// ignored). Every key must be present exactly once.
+func Parse(line string) (Result, error) {
+	i := strings.Index(line, Prefix)
+	if i < 0 {
+		return Result{}, fmt.Errorf("result: no %q in %q", Prefix, line)
+	}
+	kv := make(map[string]string)
+	for _, tok := range strings.Fields(line[i+len(Prefix):]) {
+		k, v, ok := strings.Cut(tok, "=")
+		if !ok {
+			return Result{}, fmt.Errorf("result: %q is not key=value", tok)
+		}
+		if _, dup := kv[k]; dup {
+			return Result{}, fmt.Errorf("result: key %q twice", k)
+		}
+		kv[k] = v
+	}
+	var r Result
+	for _, f := range r.fields() {
+		v, ok := kv[f.key]
+		if !ok {
+			return Result{}, fmt.Errorf("result: missing %s in %q", f.key, line)
+		}
+		if err := f.val.parse(v); err != nil {
+			return Result{}, fmt.Errorf("result: %s=%s: %w", f.key, v, err)
+		}
+		delete(kv, f.key)
+	}
+	for k := range kv {
+		return Result{}, fmt.Errorf("result: unknown key %q", k)
+	}
+	return r, nil
+}
+
+type field struct {
+	key string
+	val value
+}
+
+type value interface {
+	format() string
+	parse(string) error
+}
+
+type fl struct {
+	p    *float64
+	prec int
+}
+
+func floatField(p *float64, prec int) value { return fl{p, prec} }
+
+func (f fl) format() string {
+	if math.IsNaN(*f.p) || math.IsInf(*f.p, 0) {
+		return "NA"
+	}
+	return strconv.FormatFloat(*f.p, 'f', f.prec, 64)
+}
+
+func (f fl) parse(s string) error {
+	if s == "NA" {
+		*f.p = math.NaN()
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	*f.p = v
+	return err
+}
+
+type sv struct{ p *string }
+type iv struct{ p *int }
+type uv struct{ p *uint64 }
+
+func strField(p *string) value  { return sv{p} }
+func intField(p *int) value     { return iv{p} }
+func uintField(p *uint64) value { return uv{p} }
+
+func (v sv) format() string { return *v.p }
+func (v sv) parse(s string) error {
+	if s == "" {
+		return errors.New("empty")
+	}
+	*v.p = s
+	return nil
+}
+func (v iv) format() string { return strconv.Itoa(*v.p) }
+func (v iv) parse(s string) (err error) {
+	*v.p, err = strconv.Atoi(s)
+	return err
+}
+func (v uv) format() string { return strconv.FormatUint(*v.p, 10) }
+func (v uv) parse(s string) (err error) {
+	*v.p, err = strconv.ParseUint(s, 10, 64)
+	return err
+}
