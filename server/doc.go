@@ -33,6 +33,13 @@
 //
 // The Current and the request body handed to a handler are valid only during the call.
 //
+// # Stopping
+//
+// Stop refuses new connections (closed on accept) and new requests (answered with RetOverload
+// -9, "server is stopping"), waits for the handlers in flight and the writing of their
+// replies, closes the connections, and waits for every goroutine it started: the gnet loops
+// and the workers. gnet.Run blocks, so Start runs it on a goroutine that Stop waits for.
+//
 // # Example
 //
 //	s := server.New(server.WithWorkers(0)) // inline: echo never blocks

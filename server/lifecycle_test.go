@@ -96,6 +96,7 @@ func TestStopWaitsForInflight(t *testing.T) {
 	b := newBlocker()
 	s := New(WithWorkers(2))
 	mustHandle(t, s, pbServant, "Block", b.handle)
+	stopOnCleanup(t, s)
 	mustHandle(t, s, pbServant, "Echo", echo)
 	addr, err := s.Start("127.0.0.1:0")
 	if err != nil {
@@ -105,12 +106,15 @@ func TestStopWaitsForInflight(t *testing.T) {
 	c.write(codec.AppendRequest(nil, request(1, pbServant, "Block", []byte("inflight"))))
 	b.waitStarted(t)
 
-	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		stopped <- s.Stop(ctx)
-	}()
+	// Two concurrent Stops: both wait, both succeed.
+	stopped := make(chan error, 2)
+	for range 2 {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			stopped <- s.Stop(ctx)
+		}()
+	}
 	for !s.stopping.Load() {
 		time.Sleep(time.Millisecond)
 	}
@@ -127,8 +131,10 @@ func TestStopWaitsForInflight(t *testing.T) {
 	if rsp := c.recv(); rsp.RequestID != 1 || string(rsp.Buffer) != "inflight" {
 		t.Errorf("in-flight reply: id %d body %q", rsp.RequestID, rsp.Buffer)
 	}
-	if err := <-stopped; err != nil {
-		t.Errorf("Stop: %v", err)
+	for range 2 {
+		if err := <-stopped; err != nil {
+			t.Errorf("Stop: %v", err)
+		}
 	}
 	c.expectClosed()
 	if _, err := s.Start("127.0.0.1:0"); !errors.Is(err, ErrStopped) {
@@ -142,6 +148,7 @@ func TestStopTimeout(t *testing.T) {
 	b := newBlocker()
 	s := New(WithWorkers(1))
 	mustHandle(t, s, pbServant, "Block", b.handle)
+	stopOnCleanup(t, s)
 	addr, err := s.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +177,7 @@ func TestStopTimeout(t *testing.T) {
 
 func TestStopInline(t *testing.T) {
 	s := New()
+	stopOnCleanup(t, s)
 	mustHandle(t, s, pbServant, "Echo", echo)
 	addr, err := s.Start("127.0.0.1:0")
 	if err != nil {
@@ -195,6 +203,8 @@ func TestStopInline(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
 	s := New()
 	h := HandlerFunc(echo)
 	if err := s.Handle("", "F", h); err == nil {
@@ -234,14 +244,26 @@ func TestAPIErrors(t *testing.T) {
 	if _, err := s2.Start(addr.String()); err == nil {
 		t.Error("Start on a busy address: nil error")
 	}
-	if err := s2.Stop(context.Background()); err != nil {
+	if err := s2.Stop(ctx); err != nil {
 		t.Errorf("Stop after failed Start: %v", err)
 	}
 
-	if err := s.Stop(context.Background()); err != nil {
+	if err := s.Stop(ctx); err != nil {
 		t.Errorf("Stop: %v", err)
 	}
-	if err := New().Stop(context.Background()); err != nil {
+	if err := s.Handle("S", "H", h); !errors.Is(err, ErrStopped) {
+		t.Errorf("Handle after Stop: %v, want ErrStopped", err)
+	}
+	if err := New().Stop(ctx); err != nil {
 		t.Errorf("Stop of a server never started: %v", err)
 	}
+}
+
+// stopOnCleanup stops s when the test ends, in case the test failed before it did.
+func stopOnCleanup(t *testing.T, s *Server) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		_ = s.Stop(ctx)
+	})
 }

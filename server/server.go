@@ -78,7 +78,8 @@ type Server struct {
 	stopping atomic.Bool   // Stop began: refuse new requests
 	forced   atomic.Bool   // Stop gave up waiting: drop queued jobs
 	inflight atomic.Int64  // requests handed to workers whose replies are not yet written
-	idle     chan struct{} // signalled when inflight drops to 0 while stopping
+	idle     chan struct{} // closed when inflight drops to 0 while stopping
+	idleOnce sync.Once
 
 	loopsMu sync.Mutex               // guards loops
 	loops   map[gnet.EventLoop]*loop // per-event-loop state, created on first connection
@@ -105,15 +106,16 @@ func New(opts ...Option) *Server {
 		ready:       make(chan struct{}),
 		runDone:     make(chan struct{}),
 		workersDone: make(chan struct{}),
-		idle:        make(chan struct{}, 1),
+		idle:        make(chan struct{}),
 		loops:       make(map[gnet.EventLoop]*loop),
 	}
 }
 
-// Handle registers h as function fn of servant (for example "App.Server.GreeterObj" and
-// "SayHello"). Register every handler before Start; afterwards Handle returns ErrStarted.
-// Registering the same function twice is an error. `tars_ping` is answered on every
-// registered servant without a handler, unless one is registered for it.
+// Handle registers h as function fn of servant servantName (for example
+// "App.Server.GreeterObj" and "SayHello"). Register every handler before Start; afterwards
+// Handle returns ErrStarted (ErrStopped after Stop). Registering the same function twice is an
+// error. `tars_ping` is answered with RetOK and an empty body on every registered servant,
+// unless a handler is registered for it.
 func (s *Server) Handle(servantName, fn string, h HandlerFunc) error {
 	if servantName == "" || fn == "" {
 		return fmt.Errorf("tarscomm/server: Handle(%q, %q): empty servant or function name", servantName, fn)
@@ -283,26 +285,25 @@ func (s *Server) force() {
 }
 
 // waitIdle waits until no request handed to a worker awaits its reply.
+//
+// Once stopping is set, a request counts in inflight only briefly before it is refused
+// (dispatch counts it before it checks stopping), so when inflight reaches 0 after stopping
+// was set, no handler runs or will run: done closes idle then.
 func (s *Server) waitIdle(ctx context.Context) error {
-	for s.inflight.Load() != 0 {
-		select {
-		case <-s.idle:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if s.inflight.Load() == 0 {
+		return nil
 	}
-	return nil
+	return wait(ctx, s.idle)
 }
 
 // done records that n requests handed to workers are finished (replied or dropped).
 func (s *Server) done(n int64) {
 	if s.inflight.Add(-n) == 0 && s.stopping.Load() {
-		select {
-		case s.idle <- struct{}{}:
-		default:
-		}
+		s.idleOnce.Do(s.closeIdle)
 	}
 }
+
+func (s *Server) closeIdle() { close(s.idle) }
 
 // shutdownEngine asks the gnet engine to stop without waiting: Engine.Stop polls for the end
 // every 500 ms, so it is called with a context that is already done, and Stop waits for
