@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/tarscomm/tarscomm/codec"
 )
@@ -146,19 +150,43 @@ func cpuTime(b *testing.B) time.Duration {
 
 // BenchmarkServeFrames measures the server's own work per request, without the network: it
 // hands batches of 32 pipelined echo requests to the loop's frame parser, as OnTraffic does,
-// and encodes the replies. One op is one request.
+// and encodes the replies. One op is one request. "raw" echoes the body with a HandlerFunc,
+// "proto" unmarshals and marshals a protobuf message through HandleProto.
 func BenchmarkServeFrames(b *testing.B) {
+	payload := bytes.Repeat([]byte("x"), 128)
+	pb, err := proto.Marshal(wrapperspb.Bytes(payload))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("raw", func(b *testing.B) {
+		benchServeFrames(b, payload, func(s *Server) { mustHandle(b, s, pbServant, "Echo", echo) })
+	})
+	b.Run("proto", func(b *testing.B) {
+		benchServeFrames(b, pb, func(s *Server) {
+			err := HandleProto(s, pbServant, "Echo",
+				func(_ context.Context, _ *Current, req *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
+					return req, nil
+				})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+func benchServeFrames(b *testing.B, body []byte, setup func(s *Server)) {
 	const batch = 32
 	s := New()
-	mustHandle(b, s, pbServant, "Echo", echo)
+	setup(s)
 	s.mu.Lock()
 	s.state = stateRunning // handlers frozen, as after Start
 	s.mu.Unlock()
+	s.baseCtx = context.Background()
 	l := &loop{s: s, rsp: make([]byte, 0, initialScratch)}
 	cs := &conn{loop: l}
 	var frames []byte
 	for i := range batch {
-		frames = codec.AppendRequest(frames, request(int32(i+1), pbServant, "Echo", bytes.Repeat([]byte("x"), 128)))
+		frames = codec.AppendRequest(frames, request(int32(i+1), pbServant, "Echo", body))
 	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frames) / batch))
