@@ -1,0 +1,155 @@
+package compare
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tarscomm/tarscomm/benchmarks/internal/procstat"
+)
+
+// Options configures a comparison.
+type Options struct {
+	Dir      string // the benchmarks module (where cmd/ is)
+	Bin      string // where the binaries are built; default Dir/bin
+	Go       string // the go command; default "go"
+	Plan     Plan
+	Duration time.Duration // measured phase of each run
+	Warmup   time.Duration // warm-up of each run
+	Timeout  time.Duration // per call
+	Out      string        // the report; default Dir/RESULTS.md
+	Charts   string        // directory of the PNG charts; default Dir
+	Command  string        // the command line, recorded in the report
+	Log      io.Writer     // progress; default os.Stdout
+}
+
+func (o *Options) defaults() {
+	if o.Bin == "" {
+		o.Bin = filepath.Join(o.Dir, "bin")
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join(o.Dir, "RESULTS.md")
+	}
+	if o.Charts == "" {
+		o.Charts = filepath.Dir(o.Out)
+	}
+	if o.Log == nil {
+		o.Log = os.Stdout
+	}
+}
+
+// Estimate is how long the runs should take, from the plan and per-run durations (builds
+// not included).
+func Estimate(o Options) time.Duration {
+	const perRunOverhead = 700 * time.Millisecond // process start, connect, exit
+	n := len(o.Plan.Runs())
+	return time.Duration(n) * (o.Warmup + o.Duration + perRunOverhead)
+}
+
+// Main builds the commands, starts the servers, runs the plan and writes the report and
+// charts. Servers are stopped when it returns, or when the driver is interrupted.
+func Main(o Options) error {
+	o.defaults()
+	rep := &Report{Options: o, Start: time.Now()}
+	rep.LoadStart, _ = procstat.LoadAvg()
+	runs := o.Plan.Runs()
+	fmt.Fprintf(o.Log, "compare: %d runs (%d pairs × %d cells × %d rounds), about %v plus builds\n",
+		len(runs), len(o.Plan.Rows), len(o.Plan.Cs)*len(o.Plan.Sizes), o.Plan.Rounds, Estimate(o).Round(time.Second))
+
+	fmt.Fprintf(o.Log, "compare: building echoserver and loadgen into %s\n", o.Bin)
+	if err := build(o.Go, o.Dir, o.Bin, o.Log); err != nil {
+		return err
+	}
+
+	// Servers outlive nothing: they exit by themselves after this, whatever happens here.
+	lifetime := 2*Estimate(o) + 10*time.Minute
+	var mu sync.Mutex
+	servers := make(map[string]*serverProc)
+	stopAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range servers {
+			s.stop()
+		}
+	}
+	defer stopAll()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		if _, ok := <-sig; ok {
+			fmt.Fprintln(o.Log, "compare: interrupted; stopping the servers")
+			stopAll()
+			os.Exit(1)
+		}
+	}()
+	start := func(name string) (*serverProc, error) {
+		s, err := startServer(o.Bin, name, lifetime, os.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		servers[name] = s
+		mu.Unlock()
+		fmt.Fprintf(o.Log, "compare: server %-9s on %s (pid %d)\n", name, s.addr, s.pid)
+		return s, nil
+	}
+	for _, name := range o.Plan.Servers() {
+		if _, err := start(name); err != nil {
+			return err
+		}
+	}
+
+	began := time.Now()
+	for i, run := range runs {
+		mu.Lock()
+		srv := servers[run.Row.Server]
+		mu.Unlock()
+		if !srv.alive() {
+			note := fmt.Sprintf("server %s (pid %d) had exited before run %d (round %d, %s, c=%d, %d B); restarted",
+				srv.name, srv.pid, i+1, run.Round, run.Row.Name(), run.Cell.C, run.Cell.Size)
+			rep.Notes = append(rep.Notes, note)
+			fmt.Fprintln(o.Log, "compare:", note)
+			var err error
+			if srv, err = start(run.Row.Server); err != nil {
+				return err
+			}
+		}
+		out := runLoadgen(o, run, srv)
+		rep.Outcomes = append(rep.Outcomes, out)
+		left := time.Duration(float64(time.Since(began)) / float64(i+1) * float64(len(runs)-i-1))
+		fmt.Fprintf(o.Log, "[%3d/%d] round %d c=%-4d %4d B %-26s %s  (about %v left)\n",
+			i+1, len(runs), run.Round, run.Cell.C, run.Cell.Size, run.Row.Name(), brief(out), left.Round(time.Second))
+	}
+	stopAll()
+	rep.End = time.Now()
+	rep.LoadEnd, _ = procstat.LoadAvg()
+	if err := rep.WriteCharts(); err != nil {
+		return err
+	}
+	if err := rep.Write(); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "compare: wrote %s and charts in %v\n", o.Out, rep.End.Sub(rep.Start).Round(time.Second))
+	return nil
+}
+
+func brief(o Outcome) string {
+	if !o.OK {
+		return "FAILED: " + firstLine(o.Note)
+	}
+	r := o.Result
+	s := fmt.Sprintf("qps=%-8.0f p50=%7.0fµs p99=%7.0fµs allocs=%5.1f", r.QPS, r.P50, r.P99, r.AllocsPerCall)
+	if r.Errs > 0 {
+		s += fmt.Sprintf(" ERRORS=%d", r.Errs)
+	}
+	return s
+}

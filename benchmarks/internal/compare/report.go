@@ -1,0 +1,405 @@
+package compare
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Report is everything a comparison writes down.
+type Report struct {
+	Options   Options
+	Start     time.Time
+	End       time.Time
+	LoadStart [3]float64
+	LoadEnd   [3]float64
+	Outcomes  []Outcome
+	Notes     []string // server restarts and the like
+}
+
+// logHeading starts the section of RESULTS.md that the driver keeps from one run to the next.
+const logHeading = "## Log"
+
+const defaultLog = logHeading + `
+
+What each change to the hot path bought, newest first: date, commit, the change, and its
+effect on the table above (the same cells, same machine, noted load). This section is kept
+as it is when ` + "`make bench-compare`" + ` rewrites the rest of the file.
+`
+
+// keptLog returns the "## Log" section of the existing report at path, or a fresh one.
+func keptLog(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return defaultLog, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	if strings.HasPrefix(s, logHeading+"\n") {
+		return s, nil
+	}
+	if i := strings.Index(s, "\n"+logHeading+"\n"); i >= 0 {
+		return s[i+1:], nil
+	}
+	return defaultLog, nil
+}
+
+// reference is the row a row's ratios are taken against: tarscomm's sync client on the same
+// server when that server speaks TARS, else tarscomm's client on tarscomm's server.
+func reference(r Row) Row {
+	if r.Server == "tarscomm" || r.Server == "tarsgo" {
+		return Row{"tarscomm", r.Server}
+	}
+	return Row{"tarscomm", "tarscomm"}
+}
+
+// Write writes the report to Options.Out, keeping its "## Log" section.
+func (rep *Report) Write() error {
+	o := rep.Options
+	log, err := keptLog(o.Out)
+	if err != nil {
+		return err
+	}
+	stats := Aggregate(rep.Outcomes)
+	var b bytes.Buffer
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	w("# Benchmarks: tarscomm against TarsGo, gRPC-go and Kitex\n\n")
+	w("Written by `make bench-compare` (`benchmarks/cmd/compare`); everything above \"%s\" is rewritten\n", logHeading)
+	w("by the next run. Each framework's echo server and the load generator run as separate\n")
+	w("processes on this machine, over loopback; see benchmarks/README.md for what each client does.\n\n")
+	w("- Command: `%s`\n", o.Command)
+	w("- When: %s, %v in all\n", rep.Start.UTC().Format("2006-01-02 15:04 MST"), rep.End.Sub(rep.Start).Round(time.Second))
+	w("- Machine: %s, %d cores, Linux %s, %s\n", cpuModel(), runtime.NumCPU(), kernel(), runtime.Version())
+	w("- Load average (1, 5, 15 min): %s at the start, %s at the end", fmtLoad(rep.LoadStart), fmtLoad(rep.LoadEnd))
+	if rep.LoadStart[0] > 1 || rep.LoadEnd[0] > 1 {
+		w(" (other work was running: numbers are noisy)")
+	}
+	w("\n")
+	w("- Each cell: %v measured after %v of warm-up, %v timeout per call; %s, the pairs\n", o.Duration, o.Warmup, o.Timeout, roundsText(o.Plan.Rounds))
+	w("  interleaved round-robin within each cell; medians over the rounds, errors summed\n")
+	for _, n := range rep.Notes {
+		w("- Note: %s\n", n)
+	}
+	w("\n")
+	w("Columns: QPS of successful calls; latency percentiles in µs; heap allocations per call in\n")
+	w("the client process (runtime.MemStats); CPU per call (user + system) of the client process\n")
+	w("(getrusage) and of the server process (/proc/PID/stat); errors = failed calls plus replies\n")
+	w("that did not echo the request, summed over the rounds. ×tc = ratio to tarscomm's sync client\n")
+	w("on the same server (TARS servers) or on tarscomm's server (gRPC, Kitex).\n\n")
+
+	w("## Targets (issue 5, 128 B unless said)\n\n")
+	w("| target | measured | met |\n|---|---|---|\n")
+	for _, c := range targets(stats) {
+		w("| %s | %s | %s |\n", c.target, c.measured, c.verdict())
+	}
+	w("\n")
+
+	for _, size := range o.Plan.Sizes {
+		w("## %s payload\n\n", fmtSize(size))
+		w("| c | client → server | QPS | ×tc | p50 µs | p99 µs | p99 ×tc | allocs/call | client CPU µs/call | CPU ×tc | server CPU µs/call | errors |\n")
+		w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, c := range o.Plan.Cs {
+			for _, row := range o.Plan.Rows {
+				st := stats.Get(row, Cell{c, size})
+				if st == nil {
+					continue
+				}
+				ref := stats.Get(reference(row), Cell{c, size})
+				w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+					c, row.Name(), fmtQPS(st.QPS), ratio(st, ref, func(s *Stat) float64 { return s.QPS }),
+					fmtUS(st.P50), fmtUS(st.P99), ratio(st, ref, func(s *Stat) float64 { return s.P99 }),
+					fmtNum(st.Allocs, 1), fmtNum(st.ClientCPU, 1), ratio(st, ref, func(s *Stat) float64 { return s.ClientCPU }),
+					fmtNum(st.ServerCPU, 1), fmtErrs(st))
+			}
+		}
+		w("\n")
+	}
+
+	w("## Charts (128 B)\n\n")
+	w("![QPS against concurrency](%s)\n\n![p99 latency against concurrency](%s)\n\n", chartQPS, chartP99)
+
+	w("## Every run\n\n<details><summary>%d RESULT lines, in the order they ran</summary>\n\n```\n", len(rep.Outcomes))
+	for _, out := range rep.Outcomes {
+		if out.OK {
+			w("round=%d server=%s %s\n", out.Run.Round, out.Run.Row.Server, out.Result.String())
+		} else {
+			w("round=%d server=%s client=%s c=%d size=%d FAILED: %s\n", out.Run.Round, out.Run.Row.Server,
+				out.Run.Row.Client, out.Run.Cell.C, out.Run.Cell.Size, firstLine(out.Note))
+		}
+	}
+	w("```\n\n</details>\n\n")
+	var noted []Outcome
+	for _, out := range rep.Outcomes {
+		if out.Note != "" {
+			noted = append(noted, out)
+		}
+	}
+	if len(noted) > 0 {
+		w("<details><summary>What the load generator said about errors (%d runs)</summary>\n\n```\n", len(noted))
+		for _, out := range noted {
+			w("round %d, %s, c=%d, %d B:\n", out.Run.Round, out.Run.Row.Name(), out.Run.Cell.C, out.Run.Cell.Size)
+			for _, l := range firstLines(out.Note, 4) {
+				w("  %s\n", l)
+			}
+		}
+		w("```\n\n</details>\n\n")
+	}
+	b.WriteString(log)
+	return os.WriteFile(o.Out, b.Bytes(), 0o644)
+}
+
+// check is one of the issue's targets with what was measured.
+type check struct {
+	target   string
+	measured string
+	met      int // 1 met, 0 not met, -1 not measured
+}
+
+func (c check) verdict() string {
+	switch c.met {
+	case 1:
+		return "yes"
+	case 0:
+		return "**no**"
+	}
+	return "not measured"
+}
+
+func verdict(ok bool) int {
+	if ok {
+		return 1
+	}
+	return 0
+}
+
+var (
+	rowTC      = Row{"tarscomm", "tarscomm"}
+	rowTCAsync = Row{"tarscomm-async", "tarscomm"}
+	rowStdlib  = Row{"stdlib", "tarscomm"}
+	rowTG      = Row{"tarsgo", "tarsgo"}
+	rowTCOnTG  = Row{"tarscomm", "tarsgo"}
+	rowKitex   = Row{"kitex", "kitex"}
+	rowKitexMx = Row{"kitex-mux", "kitex-mux"}
+)
+
+// kitexBest returns the Kitex mode with the higher QPS in cell.
+func kitexBest(s Stats, cell Cell) *Stat {
+	a, b := s.Get(rowKitex, cell), s.Get(rowKitexMx, cell)
+	if a == nil || b != nil && b.QPS > a.QPS {
+		return b
+	}
+	return a
+}
+
+func kitexLabel(st *Stat) string {
+	if st.Row.Client == "kitex-mux" {
+		return "Kitex mux"
+	}
+	return "Kitex pool"
+}
+
+// targets evaluates the issue's targets on the medians.
+func targets(s Stats) []check {
+	var out []check
+	missing := func(t string) { out = append(out, check{t, "not in this run", -1}) }
+	for _, c := range []int{64, 512} {
+		cell := Cell{c, 128}
+		tc, kb, tg := s.Get(rowTC, cell), kitexBest(s, cell), s.Get(rowTG, cell)
+		t := fmt.Sprintf("c=%d: QPS ≥ 2× Kitex's best mode", c)
+		if tc == nil || kb == nil {
+			missing(t)
+		} else {
+			r := tc.QPS / kb.QPS
+			out = append(out, check{t, fmt.Sprintf("%s vs %s %s: %.2f×", fmtQPS(tc.QPS), kitexLabel(kb), fmtQPS(kb.QPS), r), verdict(r >= 2)})
+		}
+		t = fmt.Sprintf("c=%d: QPS ≥ 3× TarsGo", c)
+		if tc == nil || tg == nil {
+			missing(t)
+		} else {
+			r := tc.QPS / tg.QPS
+			out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×", fmtQPS(tc.QPS), fmtQPS(tg.QPS), r), verdict(r >= 3)})
+		}
+	}
+	for _, c := range []int{64, 512} {
+		cell := Cell{c, 4096}
+		tc, kb := s.Get(rowTC, cell), kitexBest(s, cell)
+		t := fmt.Sprintf("4 KiB, c=%d: QPS ≥ 1.5× Kitex's best mode", c)
+		if tc == nil || kb == nil {
+			missing(t)
+			continue
+		}
+		r := tc.QPS / kb.QPS
+		out = append(out, check{t, fmt.Sprintf("%s vs %s %s: %.2f×", fmtQPS(tc.QPS), kitexLabel(kb), fmtQPS(kb.QPS), r), verdict(r >= 1.5)})
+	}
+	{
+		cell := Cell{512, 128}
+		tc, kb := s.Get(rowTC, cell), kitexBest(s, cell)
+		t := "c=512: p99 ≤ 0.5× Kitex's (best mode)"
+		if tc == nil || kb == nil {
+			missing(t)
+		} else {
+			r := tc.P99 / kb.P99
+			out = append(out, check{t, fmt.Sprintf("%s µs vs %s %s µs: %.2f×", fmtUS(tc.P99), kitexLabel(kb), fmtUS(kb.P99), r), verdict(r <= 0.5)})
+		}
+	}
+	{
+		cell := Cell{1, 128}
+		tc, sl := s.Get(rowTC, cell), s.Get(rowStdlib, cell)
+		t := "c=1: p50 ≤ 1.2× the stdlib client's"
+		if tc == nil || sl == nil {
+			missing(t)
+		} else {
+			r := tc.P50 / sl.P50
+			out = append(out, check{t, fmt.Sprintf("%s µs vs %s µs: %.2f×", fmtUS(tc.P50), fmtUS(sl.P50), r), verdict(r <= 1.2)})
+		}
+	}
+	for _, a := range []struct {
+		row   Row
+		limit float64
+		what  string
+	}{{rowTC, 4, "sync"}, {rowTCAsync, 5, "async"}} {
+		t := fmt.Sprintf("allocations ≤ %.0f per %s call (every cell)", a.limit, a.what)
+		worst, where := math.NaN(), ""
+		for k, st := range s {
+			if k.row == a.row && !math.IsNaN(st.Allocs) && !(st.Allocs <= worst) {
+				worst, where = st.Allocs, fmt.Sprintf("c=%d, %s", k.cell.C, fmtSize(k.cell.Size))
+			}
+		}
+		if math.IsNaN(worst) {
+			missing(t)
+			continue
+		}
+		out = append(out, check{t, fmt.Sprintf("at most %.2f (%s)", worst, where), verdict(worst <= a.limit)})
+	}
+	for _, c := range []int{64, 512} {
+		cell := Cell{c, 128}
+		tc, kb := s.Get(rowTC, cell), kitexBest(s, cell)
+		t := fmt.Sprintf("c=%d: client CPU per call ≤ 0.5× Kitex's (best mode)", c)
+		if tc == nil || kb == nil {
+			missing(t)
+			continue
+		}
+		r := tc.ClientCPU / kb.ClientCPU
+		out = append(out, check{t, fmt.Sprintf("%.1f µs vs %s %.1f µs: %.2f×", tc.ClientCPU, kitexLabel(kb), kb.ClientCPU, r), verdict(r <= 0.5)})
+	}
+	for _, c := range []int{64, 512} {
+		cell := Cell{c, 128}
+		tc, tg := s.Get(rowTCOnTG, cell), s.Get(rowTG, cell)
+		t := fmt.Sprintf("c=%d, TarsGo server: tarscomm client CPU ≤ 1/3 of TarsGo's client", c)
+		if tc == nil || tg == nil {
+			missing(t)
+			continue
+		}
+		r := tc.ClientCPU / tg.ClientCPU
+		out = append(out, check{t, fmt.Sprintf("%.1f µs vs %.1f µs: %.2f×", tc.ClientCPU, tg.ClientCPU, r), verdict(r <= 1.0/3)})
+	}
+	{
+		t := "c=4096 without errors (tarscomm sync and async, both sizes)"
+		var errs, calls uint64
+		failed, cells := 0, 0
+		for k, st := range s {
+			if k.cell.C == 4096 && (k.row == rowTC || k.row == rowTCAsync) {
+				errs += st.Errs
+				calls += st.Calls
+				failed += st.Failed
+				cells++
+			}
+		}
+		if cells == 0 {
+			missing(t)
+		} else {
+			out = append(out, check{t, fmt.Sprintf("%d errors in %d calls, %d failed runs", errs, calls, failed), verdict(errs == 0 && failed == 0)})
+		}
+	}
+	out = append(out, check{"c=4096: no memory growth beyond the in-flight calls", "not measured by this driver (see allocs/call and bytes/call)", -1})
+	return out
+}
+
+func ratio(st, ref *Stat, f func(*Stat) float64) string {
+	if ref == nil {
+		return "–"
+	}
+	a, b := f(st), f(ref)
+	if math.IsNaN(a) || math.IsNaN(b) || b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func fmtQPS(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case v >= 1000:
+		return fmt.Sprintf("%.1fk", v/1000)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func fmtUS(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func fmtNum(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+func fmtErrs(st *Stat) string {
+	s := fmt.Sprintf("%d", st.Errs)
+	if st.Errs > 0 {
+		s = fmt.Sprintf("**%d** of %d", st.Errs, st.Calls)
+	}
+	if st.Failed > 0 {
+		s += fmt.Sprintf(", **%d run(s) failed**", st.Failed)
+	}
+	return s
+}
+
+func fmtSize(n int) string {
+	if n >= 1024 && n%1024 == 0 {
+		return fmt.Sprintf("%d KiB", n/1024)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func fmtLoad(l [3]float64) string { return fmt.Sprintf("%.2f %.2f %.2f", l[0], l[1], l[2]) }
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func kernel() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return strings.TrimSpace(string(b))
+}
+
+func firstLine(s string) string { return firstLines(s, 1)[0] }
+
+func firstLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[:min(n, len(lines))]
+}
