@@ -34,6 +34,13 @@ bench:
 bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime 100x $(PKGS)
 
+## bench-compare: side-by-side benchmark of tarscomm, TarsGo, gRPC-go and Kitex (benchmarks/,
+## its own Go module): writes benchmarks/RESULTS.md and two charts; about 12 minutes on 2 cores.
+## BENCH_ARGS passes flags to benchmarks/cmd/compare, e.g. make bench-compare BENCH_ARGS=-quick.
+.PHONY: bench-compare
+bench-compare:
+	cd benchmarks && GO=$(GO) $(GO) run ./cmd/compare $(BENCH_ARGS)
+
 ## fuzz: run each fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s
 fuzz:
