@@ -4,7 +4,13 @@
 GO            ?= go
 BIN           := $(CURDIR)/bin
 PKGS          := ./...
+MODULE        := github.com/tarscomm/tarscomm
+PROTOC_VERSION := 3.21.12
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC        := PATH="$(BIN):$$PATH" protoc
+GEN_TARS_TESTDATA := cmd/protoc-gen-go-tars/testdata
+# What `make proto` writes; proto-check looks there only.
+PROTO_PATHS   := examples/hello/hellopb cmd/protoc-gen-go-tars/testdata cmd/protoc-gen-go-tars/internal/testpb interop/echopb
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@2025.1.1
 
 .PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check tidy-check depcheck clean
@@ -61,16 +67,36 @@ vet:
 lint: vet
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-## proto: regenerate all generated code (needs protoc on PATH).
+## proto: regenerate all generated code with pinned tools: protoc $(PROTOC_VERSION) (Debian's
+## protobuf-compiler), protoc-gen-go from PROTOC_GEN_GO, protoc-gen-go-tars built from this tree.
+## Outputs: the example's stubs, the generator's test data (code, which is also its golden files,
+## and descriptor sets), and the interop module's stubs.
 proto:
+	@v=$$(protoc --version 2>/dev/null); [ "$$v" = "libprotoc $(PROTOC_VERSION)" ] || \
+		{ echo "make proto: needs protoc $(PROTOC_VERSION) (Debian: apt-get install protobuf-compiler), found: $${v:-none}"; exit 1; }
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install $(PROTOC_GEN_GO)
-	PATH="$(BIN):$$PATH" protoc --proto_path=examples/hello/hellopb --go_out=. \
-		--go_opt=module=github.com/tarscomm/tarscomm examples/hello/hellopb/hello.proto
+	$(GO) build -o $(BIN)/protoc-gen-go-tars ./cmd/protoc-gen-go-tars
+	$(PROTOC) --proto_path=examples/hello/hellopb \
+		--go_out=. --go_opt=module=$(MODULE) --go-tars_out=. --go-tars_opt=module=$(MODULE) \
+		examples/hello/hellopb/hello.proto
+	$(PROTOC) --proto_path=$(GEN_TARS_TESTDATA) \
+		--go_out=. --go_opt=module=$(MODULE) --go-tars_out=. --go-tars_opt=module=$(MODULE) \
+		$(GEN_TARS_TESTDATA)/common/common.proto $(GEN_TARS_TESTDATA)/greet/greet.proto
+	for f in greet/greet bad/streaming bad/collide; do \
+		protoc --proto_path=$(GEN_TARS_TESTDATA) --include_imports --include_source_info \
+			--descriptor_set_out=$(GEN_TARS_TESTDATA)/$$(basename $$f).protoset $$f.proto || exit 1; \
+	done
+	$(PROTOC) --proto_path=interop/echopb \
+		--go_out=interop --go_opt=module=$(MODULE)/interop \
+		--go-tars_out=interop --go-tars_opt=module=$(MODULE)/interop \
+		interop/echopb/echo.proto
 
-## proto-check: fail if `make proto` changes anything.
+## proto-check: fail if `make proto` changes or adds anything under the generated paths.
 proto-check: proto
-	@git diff --exit-code -- '*.pb.go' || { echo "generated code is stale: run make proto"; exit 1; }
+	@out=$$(git status --porcelain -- $(PROTO_PATHS)); if [ -n "$$out" ]; then \
+		echo "$$out"; git --no-pager diff --stat -- $(PROTO_PATHS); \
+		echo "generated code is stale: run make proto and commit the result"; exit 1; fi
 
 tidy-check:
 	$(GO) mod tidy -diff
