@@ -121,6 +121,47 @@ func TestTarsGoServerVectors(t *testing.T) {
 	}
 }
 
+// TestTarsGoServerShortRequest sends a request with only tags 1 to 7: TarsGo's RequestPacket
+// reader requires tags 8 to 10 too, but its server ignores the reader's error and serves what
+// it decoded (with no iTimeout, hence no deadline). TARS_PROTOCOL.md says "8 to 10 are
+// optional"; more exactly, TarsGo's server ignores every decode error of the packet.
+func TestTarsGoServerShortRequest(t *testing.T) {
+	s := sharedTarsGoServer(t)
+	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.pbPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body, _ := hex.DecodeString("0a0568656c6c6f1007") // EchoReq{data: "hello", seq: 7}
+	var e codec.Encoder
+	var start int
+	e.Buf, start = codec.BeginFrame(e.Buf)
+	e.WriteInt16(1, codec.VersionTars)
+	e.WriteInt8(2, codec.PacketNormal)
+	e.WriteInt32(3, 0)
+	e.WriteInt32(4, 11)
+	e.WriteString(5, tarsgoPbObj)
+	e.WriteString(6, "Echo")
+	e.WriteBytes(7, body)
+	codec.EndFrame(e.Buf, start)
+	if _, err := conn.Write(e.Buf); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(3 * time.Second))
+	fr := codec.NewFrameReader(conn, codec.DefaultMaxPacketSize)
+	frame, err := fr.Next()
+	if err != nil {
+		t.Fatalf("no reply: %v", err)
+	}
+	var rsp codec.ResponsePacket
+	if err := codec.DecodeResponse(frame, &rsp); err != nil {
+		t.Fatal(err)
+	}
+	if rsp.RequestID != 11 || rsp.Ret != 0 || !bytes.Equal(rsp.Buffer, body) {
+		t.Errorf("reply id %d, ret %d, body %x; want 11, 0, %x", rsp.RequestID, rsp.Ret, rsp.Buffer, body)
+	}
+}
+
 func TestTarsGoServerSync(t *testing.T) {
 	s := sharedTarsGoServer(t)
 	prx := echoProxy(t, newComm(t), s)
