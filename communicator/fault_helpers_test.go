@@ -428,3 +428,8 @@ func startLoad(t *testing.T, sp *servantproxy.ServantProxy, callers int, opts ..
 		return res
 	}
 }
+
+// withTimeout is the call options of a call with timeout d.
+func withTimeout(d time.Duration) []servantproxy.CallOption {
+	return []servantproxy.CallOption{servantproxy.WithTimeout(d)}
+}

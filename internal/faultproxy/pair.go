@@ -85,19 +85,14 @@ func (c *pair) read(dir Direction, out chan<- chunk) {
 	}
 	buf := make([]byte, readBuf)
 	for {
-		// Stalled: wait for the switch to change (or the pair to end) before reading.
-		for {
-			changed := p.changes()
-			if Direction(p.stall.Load())&dir == 0 {
-				break
-			}
-			select {
-			case <-changed:
-			case <-c.done:
-				return
-			}
+		if !c.waitUnstalled(dir) {
+			return
 		}
 		n, err := src.Read(buf)
+		// A read that was under way when the stall began is held too.
+		if n > 0 && !c.waitUnstalled(dir) {
+			return
+		}
 		if n > 0 {
 			ck := chunk{b: buf[:n]}
 			replaced := false
@@ -127,6 +122,22 @@ func (c *pair) read(dir Direction, out chan<- chunk) {
 				ended.Add(1)
 			}
 			return
+		}
+	}
+}
+
+// waitUnstalled waits while dir is stalled; it reports false if the pair ended meanwhile.
+func (c *pair) waitUnstalled(dir Direction) bool {
+	p := c.p
+	for {
+		changed := p.changes()
+		if Direction(p.stall.Load())&dir == 0 {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-c.done:
+			return false
 		}
 	}
 }

@@ -153,8 +153,8 @@ func (p *Proxy) BlackHole(dir Direction) {
 }
 
 // Stall makes the Proxy stop reading from the sides in dir (0: none), on current and new
-// connections: unread bytes fill the socket buffers until the sender's writes block. A chunk
-// already being read is still forwarded.
+// connections: unread bytes fill the socket buffers until the sender's writes block. Nothing read
+// from those sides is forwarded until the stall ends.
 func (p *Proxy) Stall(dir Direction) {
 	p.stall.Store(uint32(dir & Both))
 	p.notify()
