@@ -9,8 +9,9 @@ PROTOC_VERSION := 3.21.12
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC        := PATH="$(BIN):$$PATH" protoc
 GEN_TARS_TESTDATA := cmd/protoc-gen-go-tars/testdata
-# What `make proto` writes; proto-check looks there only.
-PROTO_PATHS   := examples/hello/hellopb cmd/protoc-gen-go-tars/testdata cmd/protoc-gen-go-tars/internal/testpb interop/echopb
+# What `make proto` writes (git pathspecs); proto-check looks at these files only.
+PROTO_PATHS   := ':(glob)examples/hello/hellopb/*.pb.go' ':(glob)cmd/protoc-gen-go-tars/internal/testpb/**/*.pb.go' \
+                 ':(glob)cmd/protoc-gen-go-tars/testdata/*.protoset' ':(glob)interop/echopb/*.pb.go'
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@2025.1.1
 
 .PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check tidy-check depcheck clean

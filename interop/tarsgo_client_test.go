@@ -186,6 +186,14 @@ func TestTarsGoClientErrors(t *testing.T) {
 			job:      job.Job{Proxy: s.pbProxy(), Op: job.OpFail, Code: 1, Desc: "one"},
 			wantType: "*errors.errorString", wantCode: 1, wantErr: "one",
 		},
+		{
+			// TarsGo quirk: a non-zero iRet without a description comes out of TarsInvoke as a
+			// plain error "basef error code N": TarsGo's callers lose the code
+			// (GetErrorCode says 1). tarscomm's server always describes its own errors.
+			name:     "no description",
+			job:      job.Job{Proxy: s.pbProxy(), Op: job.OpFail, Code: 5},
+			wantType: "*errors.errorString", wantCode: 1, wantErr: "basef error code 5",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := runTarsGoClient(t, tc.job).Calls[0]

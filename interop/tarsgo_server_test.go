@@ -327,7 +327,7 @@ func TestTarsGoServerTimeout(t *testing.T) {
 	before := len(notes(t, prx, "sleep"))
 	start := time.Now()
 	sleep, err := prx.Sleep(ctx, &echopb.SleepReq{Ms: 5000}, servantproxy.WithTimeout(300*time.Millisecond))
-	if elapsed := time.Since(start); elapsed > 600*time.Millisecond {
+	if elapsed := time.Since(start); elapsed > time.Second {
 		t.Errorf("Sleep(5s) with a 300ms timeout took %v", elapsed)
 	}
 	if err != nil && !errors.Is(err, servantproxy.ErrTimeout) || err == nil && !sleep.GetInterrupted() {
@@ -349,7 +349,7 @@ func TestTarsGoServerTimeout(t *testing.T) {
 	if !errors.Is(err, servantproxy.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Sleep(1.5s, ignoring its deadline) with a 300ms timeout: %v, want ErrTimeout", err)
 	}
-	if elapsed < 290*time.Millisecond || elapsed > 600*time.Millisecond {
+	if elapsed < 290*time.Millisecond || elapsed > time.Second {
 		t.Errorf("the call timed out after %v, want about 300ms", elapsed)
 	}
 	// The connection is still good after the late reply.
@@ -492,7 +492,7 @@ func TestTarsGoServerTarsIDL(t *testing.T) {
 	// deadline passes: the call ends with it or with ErrTimeout, at about 200ms.
 	start := time.Now()
 	body, err = sp.InvokeRaw(ctx, tarsidl.FuncSleep, tarsidl.EncodeSleep(3000), servantproxy.WithTimeout(200*time.Millisecond))
-	if elapsed := time.Since(start); elapsed > 500*time.Millisecond {
+	if elapsed := time.Since(start); elapsed > time.Second {
 		t.Errorf("sleep(3000) with a 200ms timeout took %v", elapsed)
 	}
 	if err == nil {
