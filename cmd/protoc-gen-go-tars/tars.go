@@ -145,7 +145,7 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 	g.P()
 	g.P("var _ ", servantproxyPkg.Ident("Setter"), " = (*", proxy, ")(nil)")
 	g.P()
-	g.P("// New", proxy, " returns a ", proxy, " that calls through sp.")
+	g.P("// New", proxy, " returns a proxy that calls through sp.")
 	g.P("func New", proxy, "(sp *", sp, ") *", proxy, " {")
 	g.P("return &", proxy, "{sp: sp}")
 	g.P("}")

@@ -27,7 +27,7 @@ type EchoProxy struct {
 
 var _ servantproxy.Setter = (*EchoProxy)(nil)
 
-// NewEchoProxy returns a EchoProxy that calls through sp.
+// NewEchoProxy returns a proxy that calls through sp.
 func NewEchoProxy(sp *servantproxy.ServantProxy) *EchoProxy {
 	return &EchoProxy{sp: sp}
 }

@@ -26,7 +26,7 @@ type GreeterProxy struct {
 
 var _ servantproxy.Setter = (*GreeterProxy)(nil)
 
-// NewGreeterProxy returns a GreeterProxy that calls through sp.
+// NewGreeterProxy returns a proxy that calls through sp.
 func NewGreeterProxy(sp *servantproxy.ServantProxy) *GreeterProxy {
 	return &GreeterProxy{sp: sp}
 }

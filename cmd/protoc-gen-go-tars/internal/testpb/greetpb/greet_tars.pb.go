@@ -31,7 +31,7 @@ type GreeterProxy struct {
 
 var _ servantproxy.Setter = (*GreeterProxy)(nil)
 
-// NewGreeterProxy returns a GreeterProxy that calls through sp.
+// NewGreeterProxy returns a proxy that calls through sp.
 func NewGreeterProxy(sp *servantproxy.ServantProxy) *GreeterProxy {
 	return &GreeterProxy{sp: sp}
 }
@@ -378,7 +378,7 @@ type AdminProxy struct {
 
 var _ servantproxy.Setter = (*AdminProxy)(nil)
 
-// NewAdminProxy returns a AdminProxy that calls through sp.
+// NewAdminProxy returns a proxy that calls through sp.
 func NewAdminProxy(sp *servantproxy.ServantProxy) *AdminProxy {
 	return &AdminProxy{sp: sp}
 }
