@@ -12,7 +12,7 @@ GEN_TARS_TESTDATA := cmd/protoc-gen-go-tars/testdata
 # What `make proto` writes (git pathspecs); proto-check looks at these files only.
 PROTO_PATHS   := ':(glob)examples/hello/hellopb/*.pb.go' ':(glob)cmd/protoc-gen-go-tars/internal/testpb/**/*.pb.go' \
                  ':(glob)cmd/protoc-gen-go-tars/testdata/*.protoset' ':(glob)interop/echopb/*.pb.go'
-STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@2025.1.1
+STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check tidy-check depcheck clean
 

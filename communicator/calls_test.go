@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -335,6 +336,14 @@ func TestBadInput(t *testing.T) {
 	}
 	if err := sp.AsyncInvoke(ctx, "f", nil, nil, nil); err == nil {
 		t.Fatal("AsyncInvoke with a nil callback succeeded")
+	}
+	var unbound servantproxy.ServantProxy
+	if err := unbound.Invoke(ctx, "f", nil, nil); err == nil || !strings.Contains(err.Error(), "StringToProxy") {
+		t.Fatalf("call on an unbound proxy: err = %v, want an error naming StringToProxy", err)
+	}
+	var nilProxy *servantproxy.ServantProxy
+	if err := nilProxy.AsyncInvoke(ctx, "f", nil, nil, func(error) {}); err == nil {
+		t.Fatal("AsyncInvoke on a nil proxy succeeded")
 	}
 	same, err := comm.Proxy("Bare.Obj@tcp -h 127.0.0.1 -p 1")
 	if err != nil || same.Name() != "Bare.Obj" {

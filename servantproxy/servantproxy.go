@@ -28,7 +28,7 @@ type Options struct {
 }
 
 // ServantProxy calls one TARS servant. It is a small handle: copies share the same proxy. The
-// zero value is not usable; get one from Communicator.StringToProxy.
+// zero value is unbound: its calls fail with an error until Communicator.StringToProxy binds it.
 type ServantProxy struct {
 	p *proxy
 }
@@ -90,11 +90,26 @@ func defaultTimeout(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Name returns the servant (object) name, e.g. "Hello.Server.GreeterObj".
-func (s *ServantProxy) Name() string { return s.p.name }
+// Name returns the servant (object) name, e.g. "Hello.Server.GreeterObj"; "" for an unbound
+// proxy.
+func (s *ServantProxy) Name() string {
+	if s == nil || s.p == nil {
+		return ""
+	}
+	return s.p.name
+}
 
 // Target returns the parsed proxy string: the object and its endpoints.
-func (s *ServantProxy) Target() endpoint.Target { return s.p.target }
+func (s *ServantProxy) Target() endpoint.Target {
+	if s == nil || s.p == nil {
+		return endpoint.Target{}
+	}
+	return s.p.target
+}
+
+// errUnbound is returned by a ServantProxy (or a generated proxy) that was never bound with
+// Communicator.StringToProxy.
+var errUnbound = errors.New("tarscomm: proxy not bound to a servant: call Communicator.StringToProxy first")
 
 // noOptions is shared by calls without options, so that they allocate nothing for them.
 var noOptions callOptions
@@ -113,6 +128,9 @@ func collect(opts []CallOption) *callOptions {
 // Invoke calls fn synchronously: it sends req and unmarshals the reply into rsp. It returns when
 // the reply arrives, the deadline passes (ErrTimeout), ctx ends (ctx's error), or the call fails.
 func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Message, opts ...CallOption) error {
+	if s == nil || s.p == nil {
+		return errUnbound
+	}
 	o := collect(opts)
 	c, t, err := s.p.prepare(ctx, fn, o, s.p.syncTO, codec.PacketNormal, req, nil)
 	if err != nil {
@@ -132,6 +150,9 @@ func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Mes
 // InvokeRaw is Invoke for bodies the caller encodes itself (TARS-encoded .tars interfaces):
 // body is sent as sBuffer and the reply's sBuffer is returned (a copy the caller owns).
 func (s *ServantProxy) InvokeRaw(ctx context.Context, fn string, body []byte, opts ...CallOption) ([]byte, error) {
+	if s == nil || s.p == nil {
+		return nil, errUnbound
+	}
 	o := collect(opts)
 	c, t, err := s.p.prepare(ctx, fn, o, s.p.syncTO, codec.PacketNormal, nil, body)
 	if err != nil {
@@ -161,6 +182,9 @@ func (s *ServantProxy) Ping(ctx context.Context, opts ...CallOption) error {
 // InvokeOneway sends req as a one-way request: the server sends no reply. It returns once the
 // request has been written to a connection, or with the error that prevented it.
 func (s *ServantProxy) InvokeOneway(ctx context.Context, fn string, req proto.Message, opts ...CallOption) error {
+	if s == nil || s.p == nil {
+		return errUnbound
+	}
 	c, t, err := s.p.prepare(ctx, fn, collect(opts), s.p.syncTO, codec.PacketOneway, req, nil)
 	if err != nil {
 		return err
@@ -183,6 +207,9 @@ func (s *ServantProxy) AsyncInvoke(ctx context.Context, fn string, req, rsp prot
 	if cb == nil {
 		return errors.New("servantproxy: nil callback")
 	}
+	if s == nil || s.p == nil {
+		return errUnbound
+	}
 	return s.p.async1(ctx, fn, collect(opts), req, nil, rsp, cb, nil)
 }
 
@@ -190,6 +217,9 @@ func (s *ServantProxy) AsyncInvoke(ctx context.Context, fn string, req, rsp prot
 func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byte, cb func([]byte, error), opts ...CallOption) error {
 	if cb == nil {
 		return errors.New("servantproxy: nil callback")
+	}
+	if s == nil || s.p == nil {
+		return errUnbound
 	}
 	return s.p.async1(ctx, fn, collect(opts), nil, body, nil, nil, cb)
 }

@@ -181,7 +181,6 @@ func TestErrors(t *testing.T) {
 	ctx := testCtx(t)
 
 	// Old is not implemented: UnimplementedGreeterServer answers RetNoFunc.
-	//lint:ignore SA1019 the deprecated method is called on purpose
 	_, err := gp.Old(ctx, &greetpb.HelloRequest{})
 	var se *servantproxy.ServerError
 	if !errors.As(err, &se) || se.Code != codec.RetNoFunc || se.Desc != "method Old not implemented" {
