@@ -374,17 +374,6 @@ type loadResult struct {
 	errs map[string]int
 }
 
-func (r loadResult) calls() int {
-	n := 0
-	for _, v := range r.from {
-		n += v
-	}
-	for _, v := range r.errs {
-		n += v
-	}
-	return n
-}
-
 // startLoad makes sync SayHello calls from callers goroutines until the returned stop is called;
 // stop waits for them and returns what they saw.
 func startLoad(t *testing.T, sp *servantproxy.ServantProxy, callers int, opts ...servantproxy.CallOption) (stop func() loadResult) {
