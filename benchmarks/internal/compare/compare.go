@@ -49,7 +49,7 @@ func (o *Options) defaults() {
 // Estimate is how long the runs should take, from the plan and per-run durations (builds
 // not included).
 func Estimate(o Options) time.Duration {
-	const perRunOverhead = 700 * time.Millisecond // process start, connect, exit
+	const perRunOverhead = 300 * time.Millisecond // process start, connect, exit
 	n := len(o.Plan.Runs())
 	return time.Duration(n) * (o.Warmup + o.Duration + perRunOverhead)
 }
