@@ -72,7 +72,8 @@ type AdapterProxy struct {
 	wbuf      []byte               // scratch for writing a batch
 	scratch   []*call.Call         // scratch for failing or retrying calls
 	dirty     bool                 // registered with the loop for a Flush
-	dialFails int                  // consecutive failed dials
+	dialFails int                  // consecutive failed dials (or connections closed before a reply)
+	proven    bool                 // the current connection has delivered a reply
 	retryAt   int64                // no dial before this (call.Now clock) after failures
 	lastErr   error                // why the last dial failed
 	lastWarn  int64                // rate limit of warnings
@@ -269,6 +270,7 @@ func (a *AdapterProxy) FailAll(err error) {
 // drop ends every tracked call: calls never written are retried elsewhere when retry is set,
 // all others complete with err.
 func (a *AdapterProxy) drop(err error, retry bool) {
+	a.ping = nil // completed below with the rest
 	w := a.loop.Wheel()
 	fail := a.scratch[:0]
 	for _, c := range a.unsent {

@@ -25,9 +25,7 @@ func (a *AdapterProxy) OnOpen(c gnet.Conn) {
 	a.conn = c
 	a.state = stateConnected
 	a.lastIO = a.loop.Now()
-	a.dialFails = 0
-	a.retryAt = 0
-	a.health.connected()
+	a.proven = false // the backoff is reset by the first reply, not by the connect
 	a.log.Debug("connected")
 	a.Flush()
 }
@@ -64,11 +62,19 @@ func (a *AdapterProxy) closed(err error) {
 	if err == nil {
 		err = errClosedLocally
 	}
+	now := a.loop.Now()
 	a.state = stateIdle
 	a.conn = nil
 	a.stats.ConnLosses++
-	if len(a.pending) > 0 {
-		a.health.fail(a.loop.Now())
+	if !a.proven {
+		// Closed before any reply: to the client this is a failed connect (a proxy or load
+		// balancer that accepts and resets), so it backs off as after a refused dial.
+		a.dialFails++
+		a.lastErr = err
+		a.retryAt = now + int64(backoff(a.dialFails))
+		a.health.connectFailed(now)
+	} else if len(a.pending) > 0 {
+		a.health.fail(now)
 	}
 	a.log.Debug("connection closed", zap.Error(err))
 	a.drop(&call.ConnError{Addr: a.addr, Cause: err}, true)
@@ -119,6 +125,11 @@ func (a *AdapterProxy) reply(frame []byte) error {
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
 	a.health.ok(a.loop.Now())
+	if !a.proven {
+		a.proven = true
+		a.dialFails, a.retryAt = 0, 0
+		a.health.connected()
+	}
 	if c == a.ping {
 		a.ping = nil
 	}

@@ -12,6 +12,6 @@
 //
 //	p := asyncproc.New(3, 10000, logger)
 //	defer p.Close()
-//	if !p.Reserve() { return ErrQueueFull }
+//	if err := p.Reserve(); err != nil { return err } // ErrQueueFull or ErrClosed
 //	c.Notify = p.Deliver // the loop calls it when the reply is in
 package asyncproc

@@ -2,8 +2,8 @@ package asyncproc
 
 import (
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -19,6 +19,7 @@ type Pool struct {
 	wg       sync.WaitGroup
 
 	reserved  atomic.Int64 // slots taken by calls in flight or queued
+	closing   atomic.Bool  // Close has begun: Reserve refuses
 	panics    atomic.Int64
 	closeOnce sync.Once
 }
@@ -43,14 +44,18 @@ func New(workers, capacity int, log *zap.Logger) *Pool {
 	return p
 }
 
-// Reserve takes one queue slot for an async call about to be sent. It reports false when the
-// queue is full; the caller must then fail the call with ErrQueueFull. Safe for concurrent use.
-func (p *Pool) Reserve() bool {
+// Reserve takes one queue slot for an async call about to be sent. It fails with
+// call.ErrQueueFull when the queue is full and with call.ErrClosed once Close has begun. Safe for
+// concurrent use.
+func (p *Pool) Reserve() error {
+	if p.closing.Load() {
+		return call.ErrClosed
+	}
 	if p.reserved.Add(1) > p.capacity {
 		p.reserved.Add(-1)
-		return false
+		return call.ErrQueueFull
 	}
-	return true
+	return nil
 }
 
 // Release gives back a slot taken by Reserve for a call that was never submitted.
@@ -86,11 +91,13 @@ func (p *Pool) run(c *call.Call) {
 	c.Finish(c)
 }
 
-// Close waits until every reserved slot has been delivered and run, then stops the workers and
-// waits for them. The owner must first make sure every reservation ends (the Communicator
-// closes its net threads, which completes every call). Calling Close again does nothing.
+// Close refuses new reservations, waits until every reserved slot has been delivered and run,
+// then stops the workers and waits for them. The owner must first make sure every reservation
+// ends (the Communicator closes its net threads, which completes every call). Calling Close
+// again does nothing.
 func (p *Pool) Close() {
 	p.closeOnce.Do(func() {
+		p.closing.Store(true)
 		for p.reserved.Load() > 0 {
 			time.Sleep(200 * time.Microsecond)
 		}

@@ -1,6 +1,7 @@
 package asyncproc
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,16 +18,16 @@ func TestReserveBoundsTheQueue(t *testing.T) {
 	p := New(1, 3, zaptest.NewLogger(t))
 	defer p.Close()
 	for i := range 3 {
-		if !p.Reserve() {
-			t.Fatalf("Reserve %d of 3 failed", i+1)
+		if err := p.Reserve(); err != nil {
+			t.Fatalf("Reserve %d of 3: %v", i+1, err)
 		}
 	}
-	if p.Reserve() {
-		t.Fatal("Reserve beyond capacity succeeded")
+	if err := p.Reserve(); !errors.Is(err, call.ErrQueueFull) {
+		t.Fatalf("Reserve beyond capacity: %v, want ErrQueueFull", err)
 	}
 	p.Release()
-	if !p.Reserve() {
-		t.Fatal("Reserve after Release failed")
+	if err := p.Reserve(); err != nil {
+		t.Fatalf("Reserve after Release: %v", err)
 	}
 	if got := p.Pending(); got != 3 {
 		t.Fatalf("Pending() = %d, want 3", got)
@@ -42,8 +43,8 @@ func TestDeliverRunsEachFinishOnceAndCloseDrains(t *testing.T) {
 	var wg sync.WaitGroup
 	const n = 100
 	for range n {
-		if !p.Reserve() {
-			t.Fatal("Reserve failed")
+		if err := p.Reserve(); err != nil {
+			t.Fatal(err)
 		}
 		wg.Add(1)
 		c := &call.Call{Finish: func(*call.Call) { ran.Add(1); wg.Done() }}
@@ -57,15 +58,18 @@ func TestDeliverRunsEachFinishOnceAndCloseDrains(t *testing.T) {
 		t.Fatalf("Pending() after Close = %d, want 0", got)
 	}
 	p.Close() // twice is harmless
+	if err := p.Reserve(); !errors.Is(err, call.ErrClosed) {
+		t.Fatalf("Reserve after Close: %v, want ErrClosed", err)
+	}
 }
 
 func TestPanickingCallbackDoesNotKillWorker(t *testing.T) {
 	p := New(1, 10, zaptest.NewLogger(t, zaptest.Level(zapFatalOnly{})))
 	defer p.Close()
 	done := make(chan struct{})
-	p.Reserve()
+	_ = p.Reserve()
 	p.Deliver(&call.Call{Finish: func(*call.Call) { panic("boom") }})
-	p.Reserve()
+	_ = p.Reserve()
 	p.Deliver(&call.Call{Finish: func(*call.Call) { close(done) }})
 	<-done
 	if got := p.Panics(); got != 1 {

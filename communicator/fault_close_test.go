@@ -29,7 +29,6 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 // TestCloseUnderLoad is TestCloseWithCallsInFlight with the callers still calling (sync, async
 // and one-way, in a loop) while Close runs, and after it returned.
 func TestCloseUnderLoad(t *testing.T) {
-	t.Skip("engine: Communicator.Close spins in asyncproc.Pool.Close until no slot is reserved, but AsyncInvoke keeps reserving slots while it runs: Close takes seconds under load (see report)")
 	closeScenario(t, true)
 }
 

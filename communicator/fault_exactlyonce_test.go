@@ -103,7 +103,6 @@ func (l *stressLedger) late(d time.Duration) {
 // once and never after Close returned; calls started equal calls completed; calls made after
 // Close fail with ErrClosed; replies always answer their own request.
 func TestExactlyOnceStress(t *testing.T) {
-	t.Skip("engine: call.Put overwrites Call.state non-atomically while a stale async cancel watcher reads it: data race, duplicate callback, send on closed channel (see report)")
 	const (
 		callers  = 12
 		runFor   = 2500 * time.Millisecond

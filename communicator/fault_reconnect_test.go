@@ -24,7 +24,6 @@ const backoffMax = 5 * time.Second
 // often than it calls (exponential backoff, no reconnect storm), and once the server is back
 // calls succeed again within the backoff.
 func TestReconnectDialRateBounded(t *testing.T) {
-	t.Skip("engine: backoff is reset by a connect that succeeds, so a peer that accepts and resets at once is redialled for every batch of calls (see report)")
 	reconnectWhileDown(t, faultproxy.Reset)
 }
 

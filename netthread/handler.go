@@ -31,12 +31,17 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		h.t.run()
 		return gnet.None
 	}
-	return a.OnTraffic(c)
+	h.t.now = call.Now()
+	action := a.OnTraffic(c)
+	h.t.flush() // a protocol error may have retried calls on other connections
+	return action
 }
 
 func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	if a, ok := c.Context().(*adapterproxy.AdapterProxy); ok {
+		h.t.now = call.Now()
 		a.OnClose(c, err)
+		h.t.flush() // calls never written may have been retried on other connections
 	}
 	return gnet.None
 }

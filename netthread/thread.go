@@ -64,6 +64,7 @@ type Thread struct {
 	wheel     *call.Wheel
 	now       int64
 	dirty     []*adapterproxy.AdapterProxy
+	flushing  bool  // flush is running (it can be re-entered from a write error)
 	nextChore int64 // when connection chores (keepalive, idle close) run next
 
 	// Lifetimes.
@@ -273,12 +274,22 @@ func (t *Thread) chores() {
 // choreInterval is how often connection chores run at most.
 const choreInterval = 100 * time.Millisecond
 
+// flush writes every connection that got calls since the last flush. A flush can make more
+// connections dirty (a failed write retries its calls elsewhere), so the list is walked by index.
+// A failed write runs OnClose inside Flush, which flushes again: the inner call returns at once
+// and the outer loop picks up what it added.
 func (t *Thread) flush() {
-	for i, a := range t.dirty {
+	if t.flushing {
+		return
+	}
+	t.flushing = true
+	for i := 0; i < len(t.dirty); i++ {
+		a := t.dirty[i]
 		t.dirty[i] = nil
 		a.Flush()
 	}
 	t.dirty = t.dirty[:0]
+	t.flushing = false
 }
 
 // Dirty implements adapterproxy.Loop.

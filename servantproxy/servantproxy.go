@@ -201,8 +201,9 @@ func (s *ServantProxy) InvokeOneway(ctx context.Context, fn string, req proto.Me
 // AsyncInvoke sends req and returns at once; when the call ends, cb runs on one of the
 // Communicator's async workers with nil (the reply is in rsp) or the call's error. cb runs
 // exactly once if AsyncInvoke returns nil, and never if it returns an error (ErrQueueFull when
-// asyncqueuecap callbacks are already outstanding). The deadline is the earlier of ctx's and the
-// async invoke timeout; cancelling ctx without a deadline does not end an async call.
+// asyncqueuecap callbacks are already outstanding, ErrClosed after Close). The deadline is the
+// earlier of ctx's and the async invoke timeout; cancelling ctx ends the call at once and runs
+// cb with ctx's error (watching a cancellable ctx costs a few allocations per call).
 func (s *ServantProxy) AsyncInvoke(ctx context.Context, fn string, req, rsp proto.Message, cb func(error), opts ...CallOption) error {
 	if cb == nil {
 		return errors.New("servantproxy: nil callback")
@@ -225,8 +226,8 @@ func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byt
 }
 
 func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
-	if !p.async.Reserve() {
-		return ErrQueueFull
+	if err := p.async.Reserve(); err != nil {
+		return err
 	}
 	c, t, err := p.prepare(ctx, fn, o, p.asyncTO, codec.PacketNormal, req, body)
 	if err != nil {
@@ -303,6 +304,9 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		return nil, nil, errors.New("servantproxy: empty function name")
 	}
 	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, nil, ErrTimeout // the same error as a deadline that passes in flight
+		}
 		return nil, nil, fmt.Errorf("tarscomm: %s.%s not sent: %w", p.name, fn, err)
 	}
 	now := call.Now()

@@ -79,11 +79,15 @@ type Call struct {
 	RspCtx map[string]string
 	RspSt  map[string]string
 
-	state atomic.Uint64   // generation<<2 | state
+	state atomic.Uint64 // generation<<2 | state
 	done  chan struct{} // capacity 1: signalled once per use by Complete for sync calls
 }
 
-var pool = sync.Pool{New: func() any { return &Call{done: make(chan struct{}, 1)} }}
+var pool = sync.Pool{New: func() any {
+	c := &Call{done: make(chan struct{}, 1)}
+	c.state.Store(1 << 2) // generation 1: a zero state word is never a live call
+	return c
+}}
 
 // Get returns a Call ready to be filled: all fields zero but its reusable buffers.
 func Get() *Call {
@@ -96,17 +100,24 @@ const maxKeep = 64 << 10
 
 // Put resets c and returns it to the pool. Only the final owner of a finished or abandoned call
 // may call it, once.
+//
+// The state word is never written non-atomically: a context watcher of an earlier use may still
+// read it (AbandonGen), and must see either the old generation or the next one.
 func Put(c *Call) {
-	frame, body, done := c.Frame[:0], c.Body[:0], c.done
-	gen := c.state.Load()>>2 + 1
+	frame, body := c.Frame[:0], c.Body[:0]
 	if cap(frame) > maxKeep {
 		frame = nil
 	}
 	if cap(body) > maxKeep {
 		body = nil
 	}
-	*c = Call{Frame: frame, Body: body, done: done}
-	c.state.Store(gen << 2)
+	c.ID, c.Oneway, c.Hashed, c.Hash, c.Deadline = 0, false, false, 0, 0
+	c.Frame, c.Dest = frame, nil
+	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel = nil, nil, nil, nil, nil, nil
+	c.Owner, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, 0
+	c.Tries, c.Tried, c.Unsent, c.timerArmed = 0, 0, false, false
+	c.Ret, c.Desc, c.Body, c.Err, c.RspCtx, c.RspSt = 0, "", body, nil, nil, nil
+	c.state.Store((c.state.Load()>>2 + 1) << 2)
 	pool.Put(c)
 }
 

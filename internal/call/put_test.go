@@ -1,0 +1,44 @@
+package call
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// TestPutResetsEveryField guards Put, which resets the fields one by one (it may not assign the
+// whole struct, see Put): a field added to Call must be added to Put, and to this list.
+func TestPutResetsEveryField(t *testing.T) {
+	want := []string{"ID", "Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Finish", "Notify",
+		"Rsp", "Callback", "RawCallback", "StopCancel", "Owner", "next", "tprev", "tnext", "tslot",
+		"Tries", "Tried", "Unsent", "timerArmed", "Ret", "Desc", "Body", "Err", "RspCtx", "RspSt",
+		"state", "done"}
+	typ := reflect.TypeFor[Call]()
+	var got []string
+	for i := range typ.NumField() {
+		got = append(got, typ.Field(i).Name)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Call's fields changed:\n got %v\nwant %v\nupdate Put and this test", got, want)
+	}
+
+	c := Get()
+	gen := c.Gen()
+	c.ID, c.Oneway, c.Hashed, c.Hash, c.Deadline = 7, true, true, 9, 11
+	c.Frame = append(c.Frame, 1, 2, 3)
+	c.Tries, c.Tried, c.Unsent, c.Ret, c.Desc, c.Err = 2, 3, true, -1, "x", errors.New("e")
+	c.Callback = func(error) {}
+	c.Body = append(c.Body, 4)
+	Put(c)
+	if c.ID != 0 || c.Oneway || c.Hashed || c.Hash != 0 || c.Deadline != 0 || len(c.Frame) != 0 ||
+		c.Tries != 0 || c.Tried != 0 || c.Unsent || c.Ret != 0 || c.Desc != "" || c.Err != nil ||
+		c.Callback != nil || len(c.Body) != 0 {
+		t.Fatalf("Put left fields set: %+v", c)
+	}
+	if c.Gen() != gen+1 || c.Abandoned() {
+		t.Fatalf("after Put: generation %d (want %d), abandoned %v", c.Gen(), gen+1, c.Abandoned())
+	}
+	if c.AbandonGen(gen) {
+		t.Fatal("a stale generation abandoned the recycled call")
+	}
+}
