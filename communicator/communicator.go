@@ -82,6 +82,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 			MaxPacketSize:  cfg.MaxPacketSize,
 			Health:         adapterproxy.Health(cfg.Health),
 			KeepAlive:      cfg.KeepAliveInterval,
+			SendBuffer:     cfg.SendBufferLimit,
 			Log:            o.log,
 		})
 		if err != nil {

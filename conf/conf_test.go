@@ -25,6 +25,7 @@ func TestDefault(t *testing.T) {
 		KeepAliveInterval:       0,
 		QueueCap:                100000,
 		MaxPacketSize:           10 << 20,
+		SendBufferLimit:         32 << 20,
 		LogLevel:                "info",
 		LoadBalance:             "roundrobin",
 		Health: Health{

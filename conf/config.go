@@ -53,6 +53,11 @@ type Config struct {
 	// closes the connection. Default 10 MiB (TarsGo's MaxPackageLength), 64..1 GiB.
 	MaxPacketSize int `toml:"max-packet-size"`
 
+	// SendBufferLimit bounds the bytes one connection may hold unsent while its server does not
+	// read; beyond it calls to that endpoint fail at once with ErrQueueFull instead of growing
+	// memory. Default 32 MiB; at least 64 KiB.
+	SendBufferLimit int `toml:"send-buffer-limit"`
+
 	// LogLevel is the lowest level logged: debug, info, warn or error. Default "info".
 	LogLevel string `toml:"log-level"`
 
@@ -91,6 +96,7 @@ func Default() Config {
 		KeepAliveInterval:       0,
 		QueueCap:                100000,
 		MaxPacketSize:           defaultMaxPacketSize,
+		SendBufferLimit:         32 << 20,
 		LogLevel:                "info",
 		LoadBalance:             defaultLoadBalance,
 		Health:                  defaultHealth(),

@@ -48,6 +48,7 @@ func (c *Config) Validate() error {
 	}
 	v.intRange("queue-cap", c.QueueCap, 1, maxQueueCap)
 	v.intRange("max-packet-size", c.MaxPacketSize, minPacketSize, maxPacketSize)
+	v.intRange("send-buffer-limit", c.SendBufferLimit, 64<<10, 1<<30)
 	v.oneOf("log-level", c.LogLevel, logLevels)
 	v.oneOf("load-balance", c.LoadBalance, balancerNames)
 

@@ -31,6 +31,7 @@ type Options struct {
 	MaxPacketSize  int           // largest reply frame accepted
 	Health         adapterproxy.Health
 	KeepAlive      time.Duration // tars_ping idle connections this often; 0: off
+	SendBuffer     int           // unsent bytes per connection before calls fail; 0: default
 	Log            *zap.Logger
 }
 
@@ -100,11 +101,12 @@ func New(opts Options) (*Thread, error) {
 		tickerDone: make(chan struct{}),
 	}
 	t.apOptions = adapterproxy.Options{
-		MaxPacketSize:  opts.MaxPacketSize,
-		ConnectTimeout: opts.ConnectTimeout,
-		Health:         opts.Health,
-		KeepAlive:      opts.KeepAlive,
-		Log:            t.log,
+		MaxPacketSize:   opts.MaxPacketSize,
+		ConnectTimeout:  opts.ConnectTimeout,
+		Health:          opts.Health,
+		KeepAlive:       opts.KeepAlive,
+		SendBufferLimit: opts.SendBuffer,
+		Log:             t.log,
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.wheel = call.NewWheel(int64(opts.CheckInterval), call.Now())
