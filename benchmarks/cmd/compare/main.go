@@ -8,8 +8,8 @@
 //
 // Run it from benchmarks/:
 //
-//	go run ./cmd/compare                  # the full matrix, 3 rounds: about 11 minutes on 2 cores
-//	go run ./cmd/compare -quick           # 1 round, shorter runs: about 3 minutes
+//	go run ./cmd/compare                  # the full matrix, 3 rounds: about 10 minutes on 2 cores
+//	go run ./cmd/compare -quick           # 1 round, shorter runs: about 2 minutes
 //	go run ./cmd/compare -rows tarscomm@tarscomm,kitex-mux@kitex-mux -c 64,512 -sizes 128 -rounds 5
 package main
 
@@ -82,11 +82,24 @@ func main() {
 		Warmup:   *warmup,
 		Timeout:  *timeout,
 		Out:      *out,
-		Command:  strings.TrimSpace("cd benchmarks && go run ./cmd/compare " + strings.Join(os.Args[1:], " ")),
+		Command:  command(),
 	})
 	if err != nil {
 		fatal(err)
 	}
+}
+
+// command is how this run was started, as Markdown for the report.
+func command() string {
+	args := strings.Join(os.Args[1:], " ")
+	direct := "`" + strings.TrimSpace("cd benchmarks && go run ./cmd/compare "+args) + "`"
+	switch {
+	case os.Getenv("MAKELEVEL") == "":
+		return direct
+	case args == "":
+		return "`make bench-compare`, which runs " + direct
+	}
+	return "`make bench-compare BENCH_ARGS='" + args + "'`, which runs " + direct
 }
 
 func ints(s string) ([]int, error) {

@@ -67,7 +67,7 @@ func (rep *Report) chart(stats Stats, path, ylabel string, logY bool, f func(*St
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
-	p.Legend.Left = !logY
+	p.Legend.Left = true // low c is at the bottom left on both charts: the top left is free
 	drawn := 0
 	for i, row := range o.Plan.Rows {
 		var pts plotter.XYs

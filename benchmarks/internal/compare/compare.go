@@ -24,7 +24,7 @@ type Options struct {
 	Timeout  time.Duration // per call
 	Out      string        // the report; default Dir/RESULTS.md
 	Charts   string        // directory of the PNG charts; default Dir
-	Command  string        // the command line, recorded in the report
+	Command  string        // how the run was started, as Markdown, recorded in the report
 	Log      io.Writer     // progress; default os.Stdout
 }
 

@@ -76,7 +76,7 @@ func (rep *Report) Write() error {
 	w("Written by `make bench-compare` (`benchmarks/cmd/compare`); everything above \"%s\" is rewritten\n", logHeading)
 	w("by the next run. Each framework's echo server and the load generator run as separate\n")
 	w("processes on this machine, over loopback; see benchmarks/README.md for what each client does.\n\n")
-	w("- Command: `%s`\n", o.Command)
+	w("- Command: %s\n", o.Command)
 	w("- When: %s, %v in all\n", rep.Start.UTC().Format("2006-01-02 15:04 MST"), rep.End.Sub(rep.Start).Round(time.Second))
 	w("- Machine: %s, %d cores, Linux %s, %s\n", cpuModel(), runtime.NumCPU(), kernel(), runtime.Version())
 	w("- Load average (1, 5, 15 min): %s at the start, %s at the end", fmtLoad(rep.LoadStart), fmtLoad(rep.LoadEnd))
@@ -84,8 +84,8 @@ func (rep *Report) Write() error {
 		w(" (other work was running: numbers are noisy)")
 	}
 	w("\n")
-	w("- Each cell: %v measured after %v of warm-up, %v timeout per call; %s, the pairs\n", o.Duration, o.Warmup, o.Timeout, roundsText(o.Plan.Rounds))
-	w("  interleaved round-robin within each cell; medians over the rounds, errors summed\n")
+	w("- Each run: %v measured after %v of warm-up, %v timeout per call. %d round(s) over the\n", o.Duration, o.Warmup, o.Timeout, o.Plan.Rounds)
+	w("  matrix, the pairs interleaved round-robin within each cell; medians over the rounds, errors summed\n")
 	for _, n := range rep.Notes {
 		w("- Note: %s\n", n)
 	}
