@@ -71,6 +71,7 @@ type AdapterProxy struct {
 	unsent    []*call.Call         // calls (two-way and one-way) not written yet, in order
 	wbuf      []byte               // scratch for writing a batch
 	scratch   []*call.Call         // scratch for failing or retrying calls
+	written   []*call.Call         // scratch for the one-way calls of a written batch
 	dirty     bool                 // registered with the loop for a Flush
 	dialFails int                  // consecutive failed dials (or connections closed before a reply)
 	proven    bool                 // the current connection has delivered a reply
@@ -211,28 +212,34 @@ func (a *AdapterProxy) Flush() {
 		a.lastIO = a.loop.Now()
 		if _, err := conn.Write(data); err != nil {
 			// gnet wrote nothing of data (a failed write is its first syscall) and has usually
-			// run OnClose already; make sure the calls are failed or retried.
+			// run OnClose already, which retried or failed every unsent call.
 			if a.conn == conn {
 				a.closed(err)
 			}
 			return
 		}
-		w := a.loop.Wheel()
-		for i, c := range a.unsent[:n] {
-			a.unsent[i] = nil
+		// Take the written calls out of unsent before completing any of them, keeping the rest
+		// at the front of the same array (the next Send appends without allocating).
+		written := a.written[:0]
+		for _, c := range a.unsent[:n] {
 			c.Unsent = false
 			if c.Oneway {
-				w.Remove(c)
-				c.Complete(nil)
+				written = append(written, c)
 			}
 		}
-		a.unsent = a.unsent[n:]
-	}
-	if len(a.unsent) == 0 {
-		a.unsent = a.unsent[:0:cap(a.unsent)]
-		if cap(a.unsent) > 1024 {
-			a.unsent = nil
+		left := copy(a.unsent, a.unsent[n:])
+		clear(a.unsent[left:])
+		a.unsent = a.unsent[:left]
+		w := a.loop.Wheel()
+		for i, c := range written {
+			written[i] = nil
+			w.Remove(c)
+			c.Complete(nil)
 		}
+		a.written = written[:0]
+	}
+	if len(a.unsent) == 0 && cap(a.unsent) > 4096 {
+		a.unsent = nil
 	}
 	if cap(a.wbuf) > 4*maxBatch {
 		a.wbuf = nil
