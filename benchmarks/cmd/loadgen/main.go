@@ -79,6 +79,7 @@ func main() {
 		fatal(err.Error())
 	}
 	fmt.Println(res.String())
+	fmt.Println(res.Mem())
 	if res.Errs > 0 {
 		os.Exit(2)
 	}

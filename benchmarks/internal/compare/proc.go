@@ -153,6 +153,13 @@ func runLoadgen(o Options, run Run, srv *serverProc) Outcome {
 			out.OK, out.Result = true, r
 		}
 	}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if out.OK && strings.HasPrefix(line, result.MemPrefix) {
+			if perr := out.Result.ParseMem(line); perr != nil {
+				out.Note = strings.TrimSpace(out.Note + "\n" + perr.Error())
+			}
+		}
+	}
 	if !out.OK {
 		why := "no result line"
 		if err != nil {

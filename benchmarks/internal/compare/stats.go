@@ -16,6 +16,9 @@ type Stat struct {
 	QPS, P50, P90, P99, P999, Max       float64
 	Allocs, Bytes, ClientCPU, ServerCPU float64
 
+	// Client memory (medians, KiB): heap in use at the start and end of the measured phase, peak RSS.
+	HeapStartKB, HeapEndKB, MaxRSSKB float64
+
 	Calls, Errs uint64
 }
 
@@ -34,7 +37,7 @@ func (s Stats) Get(row Row, cell Cell) *Stat { return s[statKey{row, cell}] }
 func Aggregate(outs []Outcome) Stats {
 	type acc struct {
 		st   *Stat
-		vals [12][]float64
+		vals [16][]float64
 	}
 	accs := make(map[statKey]*acc)
 	var order []statKey
@@ -54,7 +57,8 @@ func Aggregate(outs []Outcome) Stats {
 		a.st.Runs++
 		a.st.Calls += r.Calls
 		a.st.Errs += r.Errs
-		for i, v := range []float64{r.QPS, r.P50, r.P90, r.P99, r.P999, r.Max, r.AllocsPerCall, r.BytesPerCall, r.ClientCPU, r.ServerCPU} {
+		for i, v := range []float64{r.QPS, r.P50, r.P90, r.P99, r.P999, r.Max, r.AllocsPerCall, r.BytesPerCall, r.ClientCPU, r.ServerCPU,
+			memKB(r.HeapStartKB), memKB(r.HeapEndKB), memKB(r.MaxRSSKB)} {
 			a.vals[i] = append(a.vals[i], v)
 		}
 	}
@@ -62,12 +66,21 @@ func Aggregate(outs []Outcome) Stats {
 	for _, k := range order {
 		a := accs[k]
 		st := a.st
-		for i, p := range []*float64{&st.QPS, &st.P50, &st.P90, &st.P99, &st.P999, &st.Max, &st.Allocs, &st.Bytes, &st.ClientCPU, &st.ServerCPU} {
+		for i, p := range []*float64{&st.QPS, &st.P50, &st.P90, &st.P99, &st.P999, &st.Max, &st.Allocs, &st.Bytes, &st.ClientCPU, &st.ServerCPU,
+			&st.HeapStartKB, &st.HeapEndKB, &st.MaxRSSKB} {
 			*p = median(a.vals[i])
 		}
 		out[k] = st
 	}
 	return out
+}
+
+// memKB turns a memory figure into a sample; 0 (a loadgen that printed no MEM line) is NaN.
+func memKB(v uint64) float64 {
+	if v == 0 {
+		return math.NaN()
+	}
+	return float64(v)
 }
 
 // median returns the median of the values that are numbers; NaN if there are none.

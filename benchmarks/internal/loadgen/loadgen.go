@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tarscomm/tarscomm/benchmarks/internal/hist"
@@ -106,6 +107,15 @@ type snapshot struct {
 	serverOK  bool
 }
 
+// liveHeap collects garbage and returns the bytes of live heap objects: unlike HeapInuse at a
+// random moment, it does not swing with the GC cycle.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
 func take(srvPID int, memFirst bool) (snapshot, error) {
 	var s snapshot
 	var ms runtime.MemStats
@@ -169,6 +179,7 @@ func Run(cfg Config) (result.Result, error) {
 	}
 
 	time.Sleep(cfg.Warmup)
+	heapStart := liveHeap() // before the measured phase: its GC is not measured
 	start, err := take(cfg.SrvPID, true)
 	if err != nil {
 		return result.Result{}, err
@@ -185,6 +196,7 @@ func Run(cfg Config) (result.Result, error) {
 	if err != nil {
 		return result.Result{}, err
 	}
+	heapEnd := liveHeap() // after the measured phase, calls still in flight
 
 	// Workers stop after their call in flight, which ends by its timeout at the latest.
 	stopped := make(chan struct{})
@@ -195,7 +207,13 @@ func Run(cfg Config) (result.Result, error) {
 	case <-time.After(grace):
 		fmt.Fprintf(cfg.Log, "loadgen: some workers still busy %v after the end; reporting anyway\n", grace)
 	}
-	return summarize(cfg, workers, start, end), nil
+	res := summarize(cfg, workers, start, end)
+	res.HeapStartKB, res.HeapEndKB = heapStart>>10, heapEnd>>10
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		res.MaxRSSKB = uint64(ru.Maxrss) // kilobytes on Linux
+	}
+	return res, nil
 }
 
 func isAsync(client string) bool { return client == "tarscomm-async" }

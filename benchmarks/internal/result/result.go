@@ -36,6 +36,52 @@ type Result struct {
 	BytesPerCall  float64 // heap bytes allocated by the client process per call
 	ClientCPU     float64 // client process CPU (user+system) per call, µs
 	ServerCPU     float64 // server process CPU per call, µs (from /proc/PID/stat); NaN if unknown
+
+	// Memory of the client process, reported on a separate MEM line (see Mem) so that the
+	// RESULT line keeps the issue's format: live heap (HeapAlloc right after a GC) at the start
+	// and at the end of the measured phase, and the peak resident set size.
+	HeapStartKB, HeapEndKB, MaxRSSKB uint64
+}
+
+// MemPrefix starts the memory line printed after a result line.
+const MemPrefix = "MEM "
+
+// Mem formats r's memory figures as a MEM line: "MEM fw=.. c=.. size=.. heap_start_kb=..
+// heap_end_kb=.. max_rss_kb=..".
+func (r Result) Mem() string {
+	return fmt.Sprintf("MEM fw=%s c=%d size=%d heap_start_kb=%d heap_end_kb=%d max_rss_kb=%d",
+		r.FW, r.C, r.Size, r.HeapStartKB, r.HeapEndKB, r.MaxRSSKB)
+}
+
+// ParseMem reads a MEM line into r's memory fields.
+func (r *Result) ParseMem(line string) error {
+	i := strings.Index(line, MemPrefix)
+	if i < 0 {
+		return fmt.Errorf("result: no %q in %q", MemPrefix, line)
+	}
+	for _, tok := range strings.Fields(line[i+len(MemPrefix):]) {
+		k, v, ok := strings.Cut(tok, "=")
+		if !ok {
+			return fmt.Errorf("result: %q is not key=value", tok)
+		}
+		var dst *uint64
+		switch k {
+		case "heap_start_kb":
+			dst = &r.HeapStartKB
+		case "heap_end_kb":
+			dst = &r.HeapEndKB
+		case "max_rss_kb":
+			dst = &r.MaxRSSKB
+		default:
+			continue
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("result: %s=%s: %w", k, v, err)
+		}
+		*dst = n
+	}
+	return nil
 }
 
 // fields lists the keys of a result line in order, with how to print and where to parse each.

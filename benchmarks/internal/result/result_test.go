@@ -52,3 +52,18 @@ func TestParseRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestMemLineRoundTrip(t *testing.T) {
+	r := Result{FW: "tarscomm", C: 4096, Size: 128, HeapStartKB: 10240, HeapEndKB: 11000, MaxRSSKB: 65536}
+	line := r.Mem()
+	var got Result
+	if err := got.ParseMem("noise " + line); err != nil {
+		t.Fatal(err)
+	}
+	if got.HeapStartKB != r.HeapStartKB || got.HeapEndKB != r.HeapEndKB || got.MaxRSSKB != r.MaxRSSKB {
+		t.Fatalf("ParseMem(%q) = %+v, want the figures of %+v", line, got, r)
+	}
+	if err := got.ParseMem("MEM heap_end_kb=x"); err == nil {
+		t.Fatal("ParseMem accepted a bad number")
+	}
+}
