@@ -137,10 +137,6 @@ func (a *AdapterProxy) Stats() Stats {
 	return s
 }
 
-// Replies returns how many replies were matched to calls so far. Must be called on the loop
-// goroutine.
-func (a *AdapterProxy) Replies() uint64 { return a.stats.Replies }
-
 // Pending returns the number of two-way calls waiting for a reply. Must be called on the loop
 // goroutine.
 func (a *AdapterProxy) Pending() int { return len(a.pending) }

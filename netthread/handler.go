@@ -32,12 +32,8 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	h.t.now = call.Now()
-	replies := a.Replies()
 	action := a.OnTraffic(c)
 	h.t.flush() // a protocol error may have retried calls on other connections
-	if a.Replies() != replies && h.t.wheel.Len() == 0 {
-		h.t.linger() // every call of this thread is answered: the callers will be back soon
-	}
 	return action
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -259,27 +258,6 @@ func (t *Thread) run() {
 		t.queued.Add(-n)
 	}
 	t.flush()
-}
-
-// lingerFor bounds how long the loop waits for the next call after it has completed some.
-const lingerFor = 50 * time.Microsecond
-
-// linger runs after the loop completed calls and has none left in flight (low concurrency):
-// callers it just woke usually submit their next call within microseconds. Rather than go back to epoll and be woken
-// again through the anchor (a write, a wakeup from epoll_wait and a read: three syscalls and a
-// cross-CPU wakeup), the loop claims the wakeup flag (so callers skip the anchor write), yields
-// its P so a woken caller can run at once, and takes the next calls as soon as they are queued,
-// for at most lingerFor. Under load calls are always in flight and the loop never lingers, so
-// batching is untouched.
-func (t *Thread) linger() {
-	if !t.queue.Empty() || !t.notified.CompareAndSwap(false, true) {
-		return // calls are queued or a wakeup is on its way: the anchor will run them
-	}
-	until := call.Now() + int64(lingerFor)
-	for t.queue.Empty() && call.Now() < until {
-		runtime.Gosched()
-	}
-	t.run() // resets the flag first: calls queued after that wake the loop as usual
 }
 
 // chores runs the connections' periodic work, at most every choreInterval (or every keepalive

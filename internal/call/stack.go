@@ -21,9 +21,6 @@ func (s *Stack) Push(c *Call) (wasEmpty bool) {
 	}
 }
 
-// Empty reports whether the stack holds no call. Safe for concurrent use.
-func (s *Stack) Empty() bool { return s.head.Load() == nil }
-
 // Drain removes every call and returns them as a list in push order (oldest first), linked by
 // Next. Must be called by the single consumer.
 func (s *Stack) Drain() *Call {
