@@ -346,29 +346,28 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	if ms < 1 {
 		ms = 1
 	}
-	e := codec.Encoder{Buf: c.Frame[:0]}
-	var start int
-	e.Buf, start = codec.BeginFrame(e.Buf)
-	e.WriteInt16(1, codec.VersionTars)
-	e.WriteInt8(2, pt)
-	e.WriteInt32(3, mt)
-	e.WriteInt32(4, c.ID)
-	e.WriteString(5, p.name)
-	e.WriteString(6, fn)
-	if req != nil {
-		if err := e.WriteProto(7, req); err != nil {
-			c.Frame = e.Buf
-			call.Put(c)
-			return nil, nil, fmt.Errorf("tarscomm: marshal %s.%s request: %w", p.name, fn, err)
-		}
-	} else {
-		e.WriteBytes(7, body)
+	pkt := codec.RequestPacket{
+		Version:     codec.VersionTars,
+		PacketType:  pt,
+		MessageType: mt,
+		RequestID:   c.ID,
+		ServantName: p.name,
+		FuncName:    fn,
+		Buffer:      body,
+		Timeout:     int32(min(ms, int64(1<<31-1))),
+		Context:     o.context,
+		Status:      o.status,
 	}
-	e.WriteInt32(8, int32(min(ms, int64(1<<31-1))))
-	e.WriteStringMap(9, o.context)
-	e.WriteStringMap(10, o.status)
-	codec.EndFrame(e.Buf, start)
-	c.Frame = e.Buf
+	if req == nil {
+		c.Frame = codec.AppendRequest(c.Frame[:0], &pkt)
+		return c, t, nil
+	}
+	frame, err := codec.AppendRequestProto(c.Frame[:0], &pkt, req) // marshalled in place
+	c.Frame = frame
+	if err != nil {
+		call.Put(c)
+		return nil, nil, fmt.Errorf("tarscomm: marshal %s.%s request: %w", p.name, fn, err)
+	}
 	return c, t, nil
 }
 
