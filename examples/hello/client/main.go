@@ -37,38 +37,41 @@ func main() {
 	}
 }
 
-func runSoak(path, obj string, callers int, d time.Duration) error {
+// connect starts a Communicator configured from the TOML file at path and binds a generated
+// proxy to obj. The caller closes the Communicator.
+func connect(path, obj string) (*communicator.Communicator, *hellopb.GreeterProxy, error) {
 	cfg, err := conf.Load(path)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	comm, err := communicator.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	prx := new(hellopb.GreeterProxy)
+	if err := comm.StringToProxy(obj, prx); err != nil {
+		_ = comm.Close()
+		return nil, nil, err
+	}
+	return comm, prx, nil
+}
+
+func runSoak(path, obj string, callers int, d time.Duration) error {
+	comm, prx, err := connect(path, obj)
 	if err != nil {
 		return err
 	}
 	defer comm.Close()
-	prx := new(hellopb.GreeterProxy)
-	if err := comm.StringToProxy(obj, prx); err != nil {
-		return err
-	}
 	return soak(prx, comm, callers, d)
 }
 
 func run(path, obj string, callers, calls int) error {
-	cfg, err := conf.Load(path)
-	if err != nil {
-		return err
-	}
-	comm, err := communicator.New(cfg)
+	comm, prx, err := connect(path, obj)
 	if err != nil {
 		return err
 	}
 	defer comm.Close()
-
-	prx := new(hellopb.GreeterProxy)
-	if err := comm.StringToProxy(obj, prx); err != nil {
-		return err
-	}
+	cfg := comm.Config()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
