@@ -13,11 +13,14 @@
 //     listener, so connects are refused by the kernel; Refuse(Accept) listens again on the same
 //     port;
 //   - CorruptNext replaces the next bytes the server sends with garbage, optionally closing the
-//     connection after them (a truncated frame).
+//     connection after them (a truncated frame);
+//   - Throttle limits one or both directions to some bytes per second (a slow link);
+//   - Hangup closes every current connection with a FIN (a server closing idle connections).
 //
 // Pass undoes all of them. Stats counts accepts, connections and bytes, so tests can assert dial
 // rates and traffic. ListenStalled gives an address whose connects hang (a full accept queue), for
-// tests of connect timeouts.
+// tests of connect timeouts; ListenHeld gives one whose connects hang until Release and are then
+// forwarded, for tests of calls queued while a connect is under way.
 //
 // # Goroutines
 //

@@ -172,7 +172,7 @@ func (c *pair) write(dir Direction, in <-chan chunk) {
 				return
 			}
 		}
-		n, err := dst.Write(ck.b)
+		n, err := c.writeChunk(dir, dst, ck.b)
 		sent.Add(int64(n))
 		if err != nil || ck.closeAfter {
 			c.close(false)

@@ -96,6 +96,7 @@ type Proxy struct {
 	stall     atomic.Uint32 // Direction
 	replace   atomic.Pointer[replacement]
 	refusal   atomic.Uint32 // Refusal
+	throttle  [2]atomic.Int64 // bytes per second forwarded Up ([0]) and Down ([1]); 0: unlimited
 
 	mu      sync.Mutex
 	ln      net.Listener       // guarded by mu; nil while refusing with Closed, or after Close
@@ -234,13 +235,15 @@ func (p *Proxy) Cut() int {
 	return n
 }
 
-// Pass makes the Proxy a plain forwarder again: no delay, black hole, stall or pending
+// Pass makes the Proxy a plain forwarder again: no delay, black hole, stall, throttle or pending
 // corruption, and new connections accepted.
 func (p *Proxy) Pass() error {
 	p.delay.Store(0)
 	p.blackhole.Store(0)
 	p.stall.Store(0)
 	p.replace.Store(nil)
+	p.throttle[0].Store(0)
+	p.throttle[1].Store(0)
 	p.notify()
 	return p.Refuse(Accept)
 }

@@ -1,0 +1,136 @@
+package faultproxy_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/internal/faultproxy"
+)
+
+// TestThrottleDown limits the upstream-to-client half to 2 MiB/s: a 1 MiB echo takes about half
+// a second, arrives intact, and the up half is not slowed. Pass lifts the limit.
+func TestThrottleDown(t *testing.T) {
+	e := startEcho(t)
+	p := newProxy(t, e.addr())
+	c := dial(t, p.Addr())
+	const rate = 2 << 20
+	p.Throttle(faultproxy.Down, rate)
+	msg := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	start := time.Now()
+	got, err := roundTrip(c, msg, 10*time.Second)
+	took := time.Since(start)
+	if err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("throttled round trip: err = %v, equal = %v", err, bytes.Equal(got, msg))
+	}
+	want := time.Duration(len(msg)) * time.Second / rate
+	t.Logf("1 MiB down at 2 MiB/s took %v (want about %v)", took, want)
+	if took < want*8/10 || took > want*3 {
+		t.Fatalf("1 MiB through a 2 MiB/s throttle took %v, want about %v", took, want)
+	}
+	if e.received.Load() != int64(len(msg)) {
+		t.Fatalf("upstream received %d bytes, want %d", e.received.Load(), len(msg))
+	}
+	if err := p.Pass(); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if _, err := roundTrip(c, msg, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > want/2 {
+		t.Fatalf("1 MiB after Pass took %v, want well under %v", took, want)
+	}
+}
+
+// TestThrottleOffMidChunk lifts a very slow throttle while a chunk trickles: the rest flows at once.
+func TestThrottleOffMidChunk(t *testing.T) {
+	e := startEcho(t)
+	p := newProxy(t, e.addr())
+	c := dial(t, p.Addr())
+	p.Throttle(faultproxy.Both, 1000)
+	msg := bytes.Repeat([]byte("x"), 20000)
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	p.Throttle(faultproxy.Both, 0)
+	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.ReadFull(c, make([]byte, len(msg))); err != nil {
+		t.Fatalf("reading the echo after the throttle was lifted: %v", err)
+	}
+}
+
+// TestHangup closes forwarded connections with a FIN: the client reads EOF, not a reset, and new
+// connections are forwarded.
+func TestHangup(t *testing.T) {
+	e := startEcho(t)
+	p := newProxy(t, e.addr())
+	c := dial(t, p.Addr())
+	if _, err := roundTrip(c, []byte("a"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Hangup(); n != 1 {
+		t.Fatalf("Hangup() = %d, want 1", n)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("read on a hung-up connection: err = %v, want io.EOF", err)
+	}
+	c2 := dial(t, p.Addr())
+	if _, err := roundTrip(c2, []byte("b"), time.Second); err != nil {
+		t.Fatalf("after Hangup: %v", err)
+	}
+}
+
+// TestHeld: a connect to a Held address hangs until Release, then completes (at its SYN
+// retransmission) and is forwarded; later connects complete at once.
+func TestHeld(t *testing.T) {
+	e := startEcho(t)
+	h, err := faultproxy.ListenHeld(e.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := net.DialTimeout("tcp", h.Addr(), 200*time.Millisecond); err == nil {
+		t.Fatal("connect to a held address succeeded before Release")
+	}
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	dialed := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		c, err := net.DialTimeout("tcp", h.Addr(), 5*time.Second)
+		dialed <- result{c, err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case r := <-dialed:
+		t.Fatalf("connect completed before Release: %v", r.err)
+	default:
+	}
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-dialed
+	if r.err != nil {
+		t.Fatalf("connect hanging at Release: %v", r.err)
+	}
+	defer r.c.Close()
+	t.Logf("the hanging connect completed %v after it began", time.Since(start))
+	if got, err := roundTrip(r.c, []byte("held"), time.Second); err != nil || string(got) != "held" {
+		t.Fatalf("round trip through a released address: %q, %v", got, err)
+	}
+	c := dial(t, h.Addr())
+	if got, err := roundTrip(c, []byte("next"), time.Second); err != nil || string(got) != "next" {
+		t.Fatalf("round trip on a new connection: %q, %v", got, err)
+	}
+	if n := h.Accepts(); n != 2 {
+		t.Fatalf("Accepts() = %d, want 2", n)
+	}
+}
