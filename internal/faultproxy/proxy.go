@@ -95,7 +95,7 @@ type Proxy struct {
 	blackhole atomic.Uint32 // Direction
 	stall     atomic.Uint32 // Direction
 	replace   atomic.Pointer[replacement]
-	refusal   atomic.Uint32 // Refusal
+	refusal   atomic.Uint32   // Refusal
 	throttle  [2]atomic.Int64 // bytes per second forwarded Up ([0]) and Down ([1]); 0: unlimited
 
 	mu      sync.Mutex
