@@ -12,7 +12,7 @@
 // with -mux. The result line names the mode: fw=tarscomm-async, fw=kitex-mux.
 //
 // Errors (failed calls, replies that do not echo the request) are counted in errs= and
-// described on stderr; the exit status is 0 whenever a result was measured, 2 if some
+// described on stderr; -cpuprofile FILE writes the client's CPU profile. The exit status is 0 whenever a result was measured, 2 if some
 // calls failed, 1 if nothing could be measured.
 package main
 
@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -43,6 +44,7 @@ func main() {
 	async := flag.Bool("async", false, "tarscomm: asynchronous calls, -c in flight")
 	mux := flag.Bool("mux", false, "kitex: multiplexed transport (server must run with -mux)")
 	conns := flag.Int("conns", 1, "kitex -mux: connections per address")
+	cpuprofile := flag.String("cpuprofile", "", "write the client's CPU profile of the whole run (warm-up included) to this file")
 	flag.Parse()
 
 	name := *fw
@@ -57,6 +59,16 @@ func main() {
 		name = "tarscomm-async"
 	case *mux:
 		name = "kitex-mux"
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fatal(err.Error())
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatal(err.Error())
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 	}
 	res, err := loadgen.Run(loadgen.Config{
 		Client: name,
@@ -80,13 +92,19 @@ func main() {
 	}
 	fmt.Println(res.String())
 	fmt.Println(res.Mem())
+	code := 0
 	if res.Errs > 0 {
-		os.Exit(2)
+		code = 2
 	}
-	os.Exit(0) // without waiting for frameworks' background goroutines
+	stopProfile()
+	os.Exit(code) // without waiting for frameworks' background goroutines
 }
 
+// stopProfile ends the -cpuprofile profile, if any, before the process exits.
+var stopProfile = func() {}
+
 func fatal(msg string) {
+	stopProfile()
 	fmt.Fprintln(os.Stderr, "loadgen:", msg)
 	os.Exit(1)
 }

@@ -143,13 +143,15 @@ func take(srvPID int, memFirst bool) (snapshot, error) {
 // Run runs one load test and returns its result. Errors of calls are counted in the result,
 // not returned; Run fails only if the client cannot be made or measured.
 func Run(cfg Config) (result.Result, error) {
-	if cfg.C <= 0 || cfg.Size < 0 || cfg.Duration <= 0 {
-		return result.Result{}, fmt.Errorf("loadgen: need c > 0, size >= 0, d > 0 (have %d, %d, %v)", cfg.C, cfg.Size, cfg.Duration)
+	if cfg.C <= 0 || cfg.Size < 0 || cfg.Size > peer.MaxPayload || cfg.Duration <= 0 {
+		return result.Result{}, fmt.Errorf("loadgen: need c > 0, 0 <= size <= %d, d > 0 (have %d, %d, %v)",
+			peer.MaxPayload, cfg.C, cfg.Size, cfg.Duration)
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
 	cfg.Peer.Concurrency = cfg.C
+	cfg.Peer.Payload = cfg.Size
 	cl, err := peer.NewClient(cfg.Client, cfg.Peer)
 	if err != nil {
 		return result.Result{}, err

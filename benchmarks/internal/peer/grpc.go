@@ -54,7 +54,7 @@ func startGRPCServer(addr string, _ ServerConfig) (Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := grpc.NewServer()
+	s := grpc.NewServer(grpc.MaxRecvMsgSize(MaxFrame), grpc.MaxSendMsgSize(MaxFrame))
 	s.RegisterService(&grpcServiceDesc, grpcEcho{})
 	go func() { _ = s.Serve(ln) }()
 	return &grpcServer{s: s, addr: ln.Addr().String()}, nil
@@ -74,6 +74,8 @@ func (g *grpcServer) Stop() {
 
 // grpcClient has one ClientConn (one HTTP/2 connection) per address; callers take them in
 // turn. Each call carries its deadline in a context, gRPC's only way to time a call out.
+// Message limits are raised to MaxFrame on both sides (gRPC-go receives 4 MiB by default);
+// flow control keeps gRPC-go's defaults (dynamic windows from its BDP estimate).
 type grpcClient struct {
 	conns   []*grpc.ClientConn
 	timeout time.Duration
@@ -82,7 +84,8 @@ type grpcClient struct {
 func newGRPCClient(cfg ClientConfig) (Client, error) {
 	c := &grpcClient{timeout: cfg.Timeout}
 	for _, a := range cfg.Addrs {
-		cc, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		cc, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxFrame), grpc.MaxCallSendMsgSize(MaxFrame)))
 		if err != nil {
 			c.Close()
 			return nil, err

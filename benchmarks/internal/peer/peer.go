@@ -30,6 +30,15 @@ const (
 	Method  = "Echo"                     // TARS function and gRPC/Kitex method
 )
 
+// MaxPayload is the largest payload every client and server here accepts. Each framework's
+// message or packet limit is raised to MaxFrame where its default is lower (gRPC-go's 4 MiB
+// receive limit) or close (the TARS frameworks' 10 MiB), on both sides.
+const MaxPayload = 16 << 20
+
+// MaxFrame is the message or packet limit given to every framework: MaxPayload plus room for
+// the protobuf and TARS headers around it.
+const MaxFrame = MaxPayload + 64<<10
+
 // ErrMismatch reports a reply whose sequence number or payload differs from the request's.
 var ErrMismatch = errors.New("peer: reply does not echo the request")
 
@@ -50,6 +59,7 @@ type ClientConfig struct {
 	Servant     string        // TARS object name (TARS clients only); default Servant
 	Timeout     time.Duration // per call
 	Concurrency int           // callers that will share the client (sizes Kitex's pool)
+	Payload     int           // payload bytes of each call, at most MaxPayload (sizes tarscomm's send-buffer-limit)
 	NetThreads  int           // tarscomm: net threads; 0 keeps the configuration's default
 	Conns       int           // Kitex mux: connections per address; 0 means 1
 }

@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -21,13 +20,23 @@ import (
 // goroutine decodes the replies and hands each to its caller by request id (a caller's id is
 // its worker number: one call in flight each). Timeouts use one reusable timer per caller.
 // It has no reconnect, no load balancing and no pooling beyond that.
+//
+// Large messages cost one copy each way in the client: a body of stdlibInlineMax bytes or more
+// is not copied into the output buffer but written from the caller's own buffer, between its
+// frame's head and tail, in one vectored write (writev) with the rest of the batch; a reply
+// is read straight into a buffer that holds whole frames (grown once to the largest), and
+// proto.Unmarshal copies its payload out.
 
 var (
 	errStdlibTimeout = errors.New("stdlib: call timed out")
 	errStdlibClosed  = errors.New("stdlib: connection closed")
 )
 
-const stdlibMaxFrame = 10 << 20
+const stdlibMaxFrame = MaxFrame
+
+// stdlibInlineMax is the body size from which a request's body is written from the caller's
+// buffer instead of being copied into the connection's output buffer.
+const stdlibInlineMax = 16 << 10
 
 type stdlibClient struct {
 	conns     []*stdConn
@@ -85,8 +94,13 @@ type stdConn struct {
 	closed  atomic.Bool
 	callers []atomic.Pointer[stdCaller] // by request id
 
-	mu  sync.Mutex
-	out []byte // framed requests not yet written; guarded by mu
+	// What the writer has still to write, in order: segs, then out[mark:]. Small requests are
+	// framed whole into out; a large one puts its head in out, then out[mark:] and its body
+	// (the caller's buffer) go to segs, and its tail starts the next part of out.
+	mu   sync.Mutex
+	out  []byte   // guarded by mu
+	mark int      // guarded by mu: out[:mark] is in segs
+	segs [][]byte // guarded by mu
 }
 
 func (sc *stdConn) close() {
@@ -97,14 +111,23 @@ func (sc *stdConn) close() {
 	})
 }
 
-// send queues one request and wakes the writer if the buffer was empty.
+// send queues one request and wakes the writer if nothing was queued. A large body is
+// written from body itself, which must not change until the reply (or, if none comes, must
+// be left to the writer: the caller then drops it).
 func (sc *stdConn) send(id int32, servant string, body []byte, timeoutMS int32) error {
 	if sc.closed.Load() {
 		return errStdlibClosed
 	}
 	sc.mu.Lock()
-	wasEmpty := len(sc.out) == 0
-	sc.out = tarswire.AppendRequest(sc.out, id, servant, Method, body, timeoutMS)
+	wasEmpty := len(sc.out) == 0 && len(sc.segs) == 0
+	if len(body) < stdlibInlineMax {
+		sc.out = tarswire.AppendRequest(sc.out, id, servant, Method, body, timeoutMS)
+	} else {
+		sc.out = tarswire.AppendRequestHead(sc.out, id, servant, Method, len(body), timeoutMS)
+		sc.segs = append(sc.segs, sc.out[sc.mark:], body)
+		sc.mark = len(sc.out)
+		sc.out = tarswire.AppendRequestTail(sc.out, timeoutMS)
+	}
 	sc.mu.Unlock()
 	if wasEmpty {
 		select {
@@ -115,8 +138,11 @@ func (sc *stdConn) send(id int32, servant string, body []byte, timeoutMS int32) 
 	return nil
 }
 
+// writeLoop writes each batch queued since the last in one write, or one writev if it holds
+// large bodies. Two output buffers take turns: callers fill one while the other is written.
 func (sc *stdConn) writeLoop() {
 	var spare []byte
+	var spareSegs, iov [][]byte
 	for {
 		select {
 		case <-sc.wake:
@@ -124,16 +150,24 @@ func (sc *stdConn) writeLoop() {
 			return
 		}
 		sc.mu.Lock()
-		buf := sc.out
-		sc.out = spare[:0]
+		buf, mark, segs := sc.out, sc.mark, sc.segs
+		sc.out, sc.mark, sc.segs = spare[:0], 0, spareSegs[:0]
 		sc.mu.Unlock()
-		if len(buf) > 0 {
-			if _, err := sc.nc.Write(buf); err != nil {
-				sc.close()
-				return
-			}
+		var err error
+		switch {
+		case len(segs) > 0:
+			iov = append(append(iov[:0], segs...), buf[mark:])
+			bufs := net.Buffers(iov)
+			_, err = bufs.WriteTo(sc.nc)
+			clear(segs) // drop the references to the callers' bodies
+		case len(buf) > 0:
+			_, err = sc.nc.Write(buf)
 		}
-		spare = buf
+		if err != nil {
+			sc.close()
+			return
+		}
+		spare, spareSegs = buf, segs
 	}
 }
 
@@ -192,10 +226,8 @@ func (sc *stdConn) deliver(frame []byte, r *tarswire.Response, rsp *echopb.EchoR
 			rep.err = err
 			rep.seq = cl.seq.Load()
 		} else {
-			rep.seq = rsp.Seq
-			if !bytes.Equal(rsp.Data, cl.payload) {
-				rep.err = fmt.Errorf("%w: %d payload bytes differ from the %d sent", ErrMismatch, len(rsp.Data), len(cl.payload))
-			}
+			// Unmarshal gave Data its own array: the caller compares it, off the reader.
+			rep.seq, rep.data = rsp.Seq, rsp.Data
 		}
 	}
 	select {
@@ -205,8 +237,9 @@ func (sc *stdConn) deliver(frame []byte, r *tarswire.Response, rsp *echopb.EchoR
 }
 
 type stdReply struct {
-	seq uint64
-	err error
+	seq  uint64
+	data []byte // the echoed payload, if err is nil
+	err  error
 }
 
 type stdCaller struct {
@@ -240,13 +273,15 @@ func (cl *stdCaller) Call(seq uint64) error {
 			if rep.seq < seq && rep.err == nil {
 				continue // the late reply of a call that timed out
 			}
-			if rep.err == nil && rep.seq != seq {
-				return fmt.Errorf("%w: seq %d, want %d", ErrMismatch, rep.seq, seq)
+			if rep.err != nil {
+				return rep.err
 			}
-			return rep.err
+			return check(seq, cl.payload, rep.seq, rep.data)
 		case <-cl.timer.C:
+			cl.body = nil // the writer may still be writing it
 			return errStdlibTimeout
 		case <-cl.sc.done:
+			cl.body = nil
 			return errStdlibClosed
 		}
 	}

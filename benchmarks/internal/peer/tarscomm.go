@@ -27,6 +27,11 @@ func newTarscommClient(cfg ClientConfig) (Client, error) {
 	c.SyncInvokeTimeout = cfg.Timeout
 	c.AsyncInvokeTimeout = cfg.Timeout
 	c.AsyncQueueCap = max(c.AsyncQueueCap, 2*cfg.Concurrency)
+	c.MaxPacketSize = MaxFrame
+	// send-buffer-limit fails calls at once when a connection holds more unsent bytes than
+	// this (its default, 32 MiB, is four 8 MiB requests): let every caller's request wait, as
+	// a user sending such calls would, and as the other clients do (they have no such limit).
+	c.SendBufferLimit = min(max(c.SendBufferLimit, cfg.Concurrency*(cfg.Payload+4<<10)), 1<<30)
 	comm, err := communicator.New(c)
 	if err != nil {
 		return nil, err
@@ -97,7 +102,7 @@ func (s *tarscommSlot) Start(seq uint64) error {
 type tarscommServer struct{ s *server.Server }
 
 func startTarscommServer(addr string, cfg ServerConfig) (Server, error) {
-	s := server.New(server.WithNumEventLoop(cfg.Loops))
+	s := server.New(server.WithNumEventLoop(cfg.Loops), server.WithMaxPacketSize(MaxFrame))
 	if err := server.HandleProto(s, Servant, Method, echoTarscomm); err != nil {
 		return nil, err
 	}

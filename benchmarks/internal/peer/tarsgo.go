@@ -10,6 +10,7 @@ import (
 
 	"github.com/TarsCloud/TarsGo/tars"
 	"github.com/TarsCloud/TarsGo/tars/model"
+	"github.com/TarsCloud/TarsGo/tars/protocol"
 	"github.com/TarsCloud/TarsGo/tars/protocol/res/requestf"
 	"github.com/TarsCloud/TarsGo/tars/util/tools"
 	"google.golang.org/protobuf/proto"
@@ -22,11 +23,17 @@ import (
 // such file, so the first Communicator is made with os.Args hidden (TarsGo would otherwise
 // parse the load generator's own flags).
 var tarsgoComm = sync.OnceValue(func() *tars.Communicator {
+	tarsgoLimit()
 	args := os.Args
 	os.Args = args[:1]
 	defer func() { os.Args = args }()
 	return tars.NewCommunicator()
 })
+
+// tarsgoLimit raises TarsGo's packet limit, one process-wide variable read by its client and
+// server (10 MiB by default; its server sets it from maxPackageLength in the configuration,
+// which tarsgoConfig gives the same value), to MaxFrame, once, before TarsGo reads it.
+var tarsgoLimit = sync.OnceFunc(func() { protocol.SetMaxPackageLength(MaxFrame) })
 
 // tarsgoClient calls as the code TarsGo's protobuf generator writes does: proto.Marshal the
 // request, ServantProxy.TarsInvoke, proto.Unmarshal the reply's buffer.
@@ -107,7 +114,7 @@ func (tarsgoDispatcher) Dispatch(ctx context.Context, _ any, req *requestf.Reque
 }
 
 // tarsgoConfig is a minimal TarsGo server configuration: one adapter for the echo servant,
-// TarsGo's defaults for everything else (a goroutine per request, its TCP settings), no
+// the packet limit raised to MaxFrame, TarsGo's defaults for everything else (a goroutine per request, its TCP settings), no
 // registry, node, stat or log services.
 const tarsgoConfig = `<tars>
   <application>
@@ -116,6 +123,7 @@ const tarsgoConfig = `<tars>
       server=EchoServer
       logLevel=ERROR
       gracedowntimeout=1000
+      maxPackageLength=%d
       <Bench.EchoServer.EchoObjAdapter>
         endpoint=tcp -h %s -p %s -t 60000
         servant=Bench.EchoServer.EchoObj
@@ -151,13 +159,14 @@ func startTarsgoServer(addr string, _ ServerConfig) (Server, error) {
 		return nil, err
 	}
 	defer os.Remove(f.Name())
-	if _, err := fmt.Fprintf(f, tarsgoConfig, host, port); err != nil {
+	if _, err := fmt.Fprintf(f, tarsgoConfig, MaxFrame, host, port); err != nil {
 		f.Close()
 		return nil, err
 	}
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
+	tarsgoLimit()
 	tars.ServerConfigPath = f.Name()
 	tars.GetServerConfig() // reads the file, as a TarsGo main does before AddServant
 	tars.AddServant(tarsgoDispatcher{}, struct{}{}, Servant)

@@ -62,6 +62,15 @@ func appendString(b []byte, tag byte, s string) []byte {
 // AppendRequest appends one framed, normal (two-way) TARS request to b: version 1, no
 // context or status, body as the parameters' buffer.
 func AppendRequest(b []byte, reqID int32, servant, fn string, body []byte, timeoutMS int32) []byte {
+	b = AppendRequestHead(b, reqID, servant, fn, len(body), timeoutMS)
+	return AppendRequestTail(append(b, body...), timeoutMS)
+}
+
+// AppendRequestHead appends what precedes the body in the frame AppendRequest writes (length
+// prefix included), for a body of bodyLen bytes; the body, then AppendRequestTail with the
+// same timeout, complete the frame. With them a client can write a large body from its own
+// buffer (a vectored write) instead of copying it into the frame.
+func AppendRequestHead(b []byte, reqID int32, servant, fn string, bodyLen int, timeoutMS int32) []byte {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0)
 	b = appendInt(b, 1, 1) // iVersion: TARS
@@ -72,13 +81,18 @@ func AppendRequest(b []byte, reqID int32, servant, fn string, body []byte, timeo
 	b = appendString(b, 6, fn)
 	b = appendHead(b, 7, tSimpleList)
 	b = appendHead(b, 0, tInt8)
-	b = appendInt(b, 0, int64(len(body)))
-	b = append(b, body...)
-	b = appendInt(b, 8, int64(timeoutMS))
-	b = appendInt(appendHead(b, 9, tMap), 0, 0)  // context: empty map
-	b = appendInt(appendHead(b, 10, tMap), 0, 0) // status: empty map
-	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start))
+	b = appendInt(b, 0, int64(bodyLen))
+	var tail [16]byte
+	frameLen := len(b) - start + bodyLen + len(AppendRequestTail(tail[:0], timeoutMS))
+	binary.BigEndian.PutUint32(b[start:], uint32(frameLen))
 	return b
+}
+
+// AppendRequestTail appends what follows the body in the frame AppendRequest writes.
+func AppendRequestTail(b []byte, timeoutMS int32) []byte {
+	b = appendInt(b, 8, int64(timeoutMS))
+	b = appendInt(appendHead(b, 9, tMap), 0, 0)     // context: empty map
+	return appendInt(appendHead(b, 10, tMap), 0, 0) // status: empty map
 }
 
 // Response is what a client needs of a ResponsePacket.

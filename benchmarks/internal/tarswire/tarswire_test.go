@@ -11,7 +11,7 @@ import (
 // The baseline's codec must agree with tarscomm's on the wire, in both directions.
 
 func TestRequestDecodesWithTarscommCodec(t *testing.T) {
-	for _, size := range []int{0, 5, 300, 70000} {
+	for _, size := range []int{0, 5, 300, 70000, 8 << 20} {
 		body := bytes.Repeat([]byte{0xAB}, size)
 		frame := AppendRequest(nil, 123456, "Bench.EchoServer.EchoObj", "Echo", body, 1000)
 		var p codec.RequestPacket
@@ -21,6 +21,23 @@ func TestRequestDecodesWithTarscommCodec(t *testing.T) {
 		if p.Version != 1 || p.RequestID != 123456 || p.ServantName != "Bench.EchoServer.EchoObj" ||
 			p.FuncName != "Echo" || !bytes.Equal(p.Buffer, body) || p.Timeout != 1000 {
 			t.Fatalf("size %d: decoded %+v", size, p)
+		}
+	}
+}
+
+func TestHeadBodyTailIsTheFrame(t *testing.T) {
+	for _, size := range []int{0, 100, 1 << 16, 8 << 20} {
+		body := bytes.Repeat([]byte{0x5A}, size)
+		for _, timeout := range []int32{0, 100, 60000} {
+			want := AppendRequest([]byte("x"), 77, "A.B.C", "Echo", body, timeout)
+			head := AppendRequestHead([]byte("x"), 77, "A.B.C", "Echo", len(body), timeout)
+			got := AppendRequestTail(append(head, body...), timeout)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("size %d, timeout %d: head+body+tail differs from AppendRequest", size, timeout)
+			}
+			if n, err := FrameLen(got[1:], 16<<20); err != nil || n != len(got)-1 {
+				t.Fatalf("size %d: FrameLen = %d, %v; want %d", size, n, err, len(got)-1)
+			}
 		}
 	}
 }
