@@ -1,0 +1,41 @@
+// Command tars2tarscomm generates Go for TARS IDL (.tars) files on tarscomm: the name says
+// what it does, as tars2go and tars2cpp do for TarsGo and TarsCpp, whose wire format its output
+// speaks byte for byte.
+//
+//	tars2tarscomm -import github.com/me/app/protocol -out protocol [-I dir]... QueryF.tars ...
+//
+// Every file given and every file they #include (looked up beside the including file, then in
+// the -I directories) is generated: a TARS module A::B becomes Go package b in <out>/a/b
+// (import path <import>/a/b), and each .tars file its own <file>.tars.go there. -check writes
+// nothing and fails if a generated file on disk differs (for CI).
+//
+// The whole IDL is read: nested modules and `module A::B`, `::` references across modules and
+// files, #include, structs (tags, require/optional, default values, nested structs, key[...]),
+// enums with explicit values, const, vector and map of anything, unsigned types, interfaces
+// with out parameters and return values; comments become doc comments. Errors name
+// file:line:column.
+//
+// # What is generated
+//
+// Types map as in tars2go: bool, byte→int8, short→int16, int→int32, long→int64, float→float32,
+// double→float64, string; unsigned byte/short/int→uint8/uint16/uint32 (written as the next wider
+// TARS integer); vector<byte>→[]byte (a simple list); vector<unsigned byte>→[]uint8 written as a
+// LIST of int16, as TarsCpp requires; vector<T>→[]T; map<K,V>→map[K]V; structs by value; enums
+// as int32 types with X_NAME constants.
+//
+// Each struct T has Reset (defaults), Encode/Decode (its fields, on codec.Encoder and
+// codec.Decoder: no reflection, no allocation beyond the decoded strings, slices and maps),
+// EncodeTag/DecodeTag (as a struct field), and MarshalTars/UnmarshalTars. An optional field equal
+// to its default is not written (optional enums and structs always are), as tars2cpp and tars2go
+// do; decoding resets every field first, checks required fields, keeps the default of absent
+// optional ones, and skips unknown tags.
+//
+// Each interface I gets an IProxy with, per function f, a sync F, an AsyncF whose typed callback
+// runs on the Communicator's async workers, a OnewayF, and a FutureF returning a
+// *future.Future, all taking servantproxy.CallOption; the return value travels at tag 0 and the
+// parameters at tags 1..n (out parameters included, and every one is written in the reply). The
+// server side is the IServer interface, UnimplementedIServer, and RegisterI(s, servant, impl),
+// which registers every function on a *server.Server: an undecodable request is answered with
+// codec.RetServerDecode, an unknown function by the server with codec.RetNoFunc. Parameter names
+// that clash with generated identifiers or Go keywords get a trailing underscore.
+package main

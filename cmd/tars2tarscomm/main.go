@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/gen"
+	"github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/parser"
+)
+
+// includeFlag collects repeated -I flags.
+type includeFlag []string
+
+func (f *includeFlag) String() string     { return strings.Join(*f, ",") }
+func (f *includeFlag) Set(v string) error { *f = append(*f, v); return nil }
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "tars2tarscomm:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("tars2tarscomm", flag.ContinueOnError)
+	out := fs.String("out", ".", "output directory: module A::B goes to <out>/a/b")
+	prefix := fs.String("import", "", "import path of the output directory (required)")
+	check := fs.Bool("check", false, "write nothing; fail if a generated file differs from the one on disk")
+	version := fs.Bool("version", false, "print the version and exit")
+	var inc includeFlag
+	fs.Var(&inc, "I", "directory searched for #include files (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: tars2tarscomm -import PATH [-out DIR] [-I DIR]... file.tars...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *version {
+		fmt.Println("tars2tarscomm", gen.Version)
+		return nil
+	}
+	if fs.NArg() == 0 || *prefix == "" {
+		fs.Usage()
+		return fmt.Errorf("need -import and at least one .tars file")
+	}
+	prog, err := parser.Load(fs.Args(), inc)
+	if err != nil {
+		return err
+	}
+	files, err := gen.Generate(prog, gen.Options{ImportPrefix: *prefix})
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, f := range files {
+		path := filepath.Join(*out, filepath.FromSlash(f.Path))
+		if *check {
+			if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, f.Content) {
+				stale = append(stale, path)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
+			return err
+		}
+	}
+	if len(stale) > 0 {
+		return fmt.Errorf("generated files are stale: %s", strings.Join(stale, ", "))
+	}
+	return nil
+}

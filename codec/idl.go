@@ -1,0 +1,43 @@
+package codec
+
+import "fmt"
+
+// This file holds what code generated from .tars files needs beyond the field readers and
+// writers: presence tests for fields with default values, and errors that name the field.
+
+// Has reports whether field tag is present, skipping the fields with smaller tags before it,
+// without consuming it: the next read of tag reads it. Generated code uses it for optional
+// fields with a default value, which an absent field must leave untouched (the ReadX methods
+// return the zero value for an absent field).
+func (d *Decoder) Has(tag byte) (bool, error) {
+	for {
+		t, typ, n, err := d.peekHead()
+		if err != nil {
+			return false, err
+		}
+		if n == 0 || typ == TypeStructEnd || t > tag {
+			return false, nil
+		}
+		if t == tag {
+			return true, nil
+		}
+		d.off += n
+		if err := d.skipValue(typ, 0); err != nil {
+			return false, err
+		}
+	}
+}
+
+// FieldError wraps err, from decoding field of the struct typ (or parameter of a function),
+// with their names; it matches err with errors.Is.
+func FieldError(typ, field string, err error) error {
+	return &fieldError{typ: typ, field: field, err: err}
+}
+
+type fieldError struct {
+	typ, field string
+	err        error
+}
+
+func (e *fieldError) Error() string { return fmt.Sprintf("decode %s.%s: %v", e.typ, e.field, e.err) }
+func (e *fieldError) Unwrap() error { return e.err }

@@ -1,0 +1,59 @@
+package codec
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestHas(t *testing.T) {
+	var e Encoder
+	e.WriteInt32(1, 7)
+	e.WriteStructBegin(2)
+	e.WriteInt32(0, 1)
+	e.WriteStructEnd()
+	e.WriteString(4, "x")
+	d := NewDecoder(e.Buf)
+	if ok, err := d.Has(0); ok || err != nil {
+		t.Fatalf("Has(0) = %v, %v; want false, nil", ok, err)
+	}
+	if ok, err := d.Has(1); !ok || err != nil {
+		t.Fatalf("Has(1) = %v, %v; want true, nil", ok, err)
+	}
+	if v, err := d.ReadInt32(1, true); v != 7 || err != nil {
+		t.Fatalf("ReadInt32(1) after Has = %d, %v", v, err)
+	}
+	// Has(3) skips the struct at tag 2 and stops before tag 4.
+	if ok, err := d.Has(3); ok || err != nil {
+		t.Fatalf("Has(3) = %v, %v; want false, nil", ok, err)
+	}
+	if ok, err := d.Has(4); !ok || err != nil {
+		t.Fatalf("Has(4) = %v, %v; want true, nil", ok, err)
+	}
+	if s, err := d.ReadString(4, true); s != "x" || err != nil {
+		t.Fatalf("ReadString(4) = %q, %v", s, err)
+	}
+	if ok, err := d.Has(5); ok || err != nil {
+		t.Fatalf("Has(5) at the end = %v, %v; want false, nil", ok, err)
+	}
+	// A struct end means absent, and is not consumed.
+	d.Reset([]byte{TypeStructEnd})
+	if ok, err := d.Has(0); ok || err != nil || d.Len() != 1 {
+		t.Fatalf("Has(0) at a struct end = %v, %v, %d left", ok, err, d.Len())
+	}
+	// Malformed skipped field.
+	d.Reset([]byte{0x07, 0xff}) // tag 0 string4 truncated
+	if _, err := d.Has(1); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("Has over a truncated field: %v, want ErrMalformed", err)
+	}
+}
+
+func TestFieldError(t *testing.T) {
+	_, cause := NewDecoder(nil).ReadInt32(3, true)
+	err := FieldError("Mod.T", "count", cause)
+	if !errors.Is(err, ErrRequired) {
+		t.Fatalf("%v does not match ErrRequired", err)
+	}
+	if got, want := err.Error(), "decode Mod.T.count: "+cause.Error(); got != want {
+		t.Fatalf("Error() = %q, want %q", got, want)
+	}
+}

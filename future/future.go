@@ -1,0 +1,176 @@
+package future
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// Future is a value of type T, or an error, that arrives later. Make creates one and Complete
+// completes it; the other methods are safe for concurrent use from any goroutine.
+type Future[T any] struct {
+	done atomic.Bool // set once val and err are final; read without the lock
+
+	mu    sync.Mutex
+	ch    chan struct{} // made by the first Get that waits; closed on completion
+	cbs   []func(T, error)
+	first func(T, error) // the first callback, kept out of cbs so that one costs no slice
+	val   T
+	err   error
+}
+
+// Make returns a Future that completes when Complete is called.
+func Make[T any]() *Future[T] { return new(Future[T]) }
+
+// Ready returns a Future completed with v and err.
+func Ready[T any](v T, err error) *Future[T] {
+	f := new(Future[T])
+	f.val, f.err = v, err
+	f.done.Store(true)
+	return f
+}
+
+// Complete completes f with v and err and runs f's callbacks on the calling goroutine, in
+// the order they were registered. Only the first Complete counts: it returns false, and
+// changes nothing, if f was already completed.
+func (f *Future[T]) Complete(v T, err error) bool {
+	f.mu.Lock()
+	if f.done.Load() {
+		f.mu.Unlock()
+		return false
+	}
+	f.val, f.err = v, err
+	f.done.Store(true)
+	ch, first, cbs := f.ch, f.first, f.cbs
+	f.first, f.cbs = nil, nil
+	f.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+	if first != nil {
+		first(v, err)
+	}
+	for _, cb := range cbs {
+		cb(v, err)
+	}
+	return true
+}
+
+// Done reports whether f has completed.
+func (f *Future[T]) Done() bool { return f.done.Load() }
+
+// Result returns f's value and error, and whether f has completed (the zero value and nil
+// before).
+func (f *Future[T]) Result() (T, error, bool) {
+	if !f.done.Load() {
+		var zero T
+		return zero, nil, false
+	}
+	return f.val, f.err, true
+}
+
+// Get waits until f completes or ctx ends, and returns f's value and error, or the zero value
+// and ctx's error if ctx ended first (f itself is unaffected: a later Get can still return
+// its result).
+func (f *Future[T]) Get(ctx context.Context) (T, error) {
+	if f.done.Load() {
+		return f.val, f.err
+	}
+	f.mu.Lock()
+	if f.done.Load() {
+		f.mu.Unlock()
+		return f.val, f.err
+	}
+	if f.ch == nil {
+		f.ch = make(chan struct{})
+	}
+	ch := f.ch
+	f.mu.Unlock()
+	select {
+	case <-ch:
+		return f.val, f.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// OnDone arranges for cb to run with f's value and error when f completes: on the goroutine
+// that completes it, or at once on the calling goroutine if f has already completed. cb must
+// not block: for a tarscomm call it runs on an async worker.
+func (f *Future[T]) OnDone(cb func(v T, err error)) {
+	if !f.done.Load() {
+		f.mu.Lock()
+		if !f.done.Load() {
+			if f.first == nil {
+				f.first = cb
+			} else {
+				f.cbs = append(f.cbs, cb)
+			}
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+	}
+	cb(f.val, f.err)
+}
+
+// whenDone runs fn when f completes; it lets Join and WhenAll take futures of any type.
+func (f *Future[T]) whenDone(fn func(error)) {
+	f.OnDone(func(_ T, err error) { fn(err) })
+}
+
+// Awaitable is a Future of any value type, for Join and WhenAll. Only *Future[T] implements it.
+type Awaitable interface {
+	whenDone(fn func(error))
+}
+
+// WhenAll returns a Future that completes once every one of fs has completed, with the error of
+// the first of fs (in argument order) that failed, or nil. Its value is the number of futures
+// that failed. With no futures it is already complete. Like every Future it costs no goroutine:
+// the last of fs to complete completes it.
+func WhenAll(fs ...Awaitable) *Future[int] {
+	all := Make[int]()
+	if len(fs) == 0 {
+		all.Complete(0, nil)
+		return all
+	}
+	var (
+		left   atomic.Int64
+		mu     sync.Mutex
+		failed int
+		errs   = make([]error, len(fs))
+	)
+	left.Store(int64(len(fs)))
+	for i, f := range fs {
+		f.whenDone(func(err error) {
+			if err != nil {
+				mu.Lock()
+				errs[i] = err
+				failed++
+				mu.Unlock()
+			}
+			if left.Add(-1) == 0 {
+				mu.Lock()
+				n := failed
+				mu.Unlock()
+				for _, e := range errs {
+					if e != nil {
+						all.Complete(n, e)
+						return
+					}
+				}
+				all.Complete(0, nil)
+			}
+		})
+	}
+	return all
+}
+
+// Join waits until every one of fs has completed, or ctx ends; it returns ctx's error in that
+// case, else the error of the first of fs (in argument order) that failed, or nil. Each
+// future's own result stays available from its Get or Result.
+func Join(ctx context.Context, fs ...Awaitable) error {
+	_, err := WhenAll(fs...).Get(ctx)
+	return err
+}

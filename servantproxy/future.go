@@ -1,0 +1,38 @@
+package servantproxy
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tarscomm/tarscomm/future"
+)
+
+// FutureInvoke is AsyncInvoke returning a future instead of taking a callback: the future
+// completes with rsp (holding the reply) or the call's error, on one of the Communicator's
+// async workers; no goroutine is started. A call that cannot be sent (ErrQueueFull, ErrClosed,
+// an unbound proxy...) completes the future at once with its error.
+func (s *ServantProxy) FutureInvoke(ctx context.Context, fn string, req, rsp proto.Message, opts ...CallOption) *future.Future[proto.Message] {
+	f := future.Make[proto.Message]()
+	err := s.AsyncInvoke(ctx, fn, req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
+}
+
+// FutureInvokeRaw is AsyncInvokeRaw returning a future of the reply body (a copy the caller
+// owns), completed as FutureInvoke's.
+func (s *ServantProxy) FutureInvokeRaw(ctx context.Context, fn string, body []byte, opts ...CallOption) *future.Future[[]byte] {
+	f := future.Make[[]byte]()
+	if err := s.AsyncInvokeRaw(ctx, fn, body, func(b []byte, err error) { f.Complete(b, err) }, opts...); err != nil {
+		f.Complete(nil, err)
+	}
+	return f
+}
