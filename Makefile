@@ -13,8 +13,12 @@ GEN_TARS_TESTDATA := cmd/protoc-gen-go-tars/testdata
 PROTO_PATHS   := ':(glob)examples/hello/hellopb/*.pb.go' ':(glob)cmd/protoc-gen-go-tars/internal/testpb/**/*.pb.go' \
                  ':(glob)cmd/protoc-gen-go-tars/testdata/*.protoset' ':(glob)interop/echopb/*.pb.go'
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# What `make generate` writes from .tars files with cmd/tars2tarscomm (git pathspecs).
+TARS_PROTOCOL := protocol/tars/EndpointF.tars protocol/tars/QueryF.tars protocol/tars/StatF.tars \
+                 protocol/tars/PropertyF.tars protocol/tars/RequestF.tars
+GEN_PATHS     := ':(glob)protocol/**/*.tars.go' ':(glob)cmd/tars2tarscomm/internal/testgen/**/*.tars.go'
 
-.PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check tidy-check depcheck clean
+.PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check generate generate-check tidy-check depcheck clean
 
 all: fmt-check vet test
 
@@ -98,6 +102,20 @@ proto-check: proto
 	@out=$$(git status --porcelain -- $(PROTO_PATHS)); if [ -n "$$out" ]; then \
 		echo "$$out"; git --no-pager diff --stat -- $(PROTO_PATHS); \
 		echo "generated code is stale: run make proto and commit the result"; exit 1; fi
+
+## generate: regenerate the Go of the repository's .tars files with cmd/tars2tarscomm built from
+## this tree: the registry and stat protocol (protocol/), the generator's test package (which is
+## also its golden files). Needs only Go.
+generate:
+	$(GO) run ./cmd/tars2tarscomm -out protocol -import $(MODULE)/protocol $(TARS_PROTOCOL)
+	$(GO) run ./cmd/tars2tarscomm -out cmd/tars2tarscomm/internal/testgen \
+		-import $(MODULE)/cmd/tars2tarscomm/internal/testgen cmd/tars2tarscomm/testdata/all.tars
+
+## generate-check: fail if `make generate` changes or adds anything under the generated paths.
+generate-check: generate
+	@out=$$(git status --porcelain -- $(GEN_PATHS)); if [ -n "$$out" ]; then \
+		echo "$$out"; git --no-pager diff --stat -- $(GEN_PATHS); \
+		echo "generated code is stale: run make generate and commit the result"; exit 1; fi
 
 tidy-check:
 	$(GO) mod tidy -diff
