@@ -2,15 +2,29 @@
 // goroutines (TARS's AsyncProcThread, "asyncthread" in the config), so that a slow callback never
 // stalls a net thread.
 //
-// The queue is bounded by "asyncqueuecap" and the bound is enforced when a call is made, not when
-// its reply arrives: AsyncInvoke reserves a slot with Reserve before sending, and fails with
-// ErrQueueFull if none is free. A reply therefore always finds room (Deliver never blocks the
-// loop and never drops), and a full queue is an error the caller sees.
+// # Bounds
 //
-// A callback that panics is recovered and logged; the worker goes on. Close runs the callbacks
-// already queued, then stops every worker; none runs after Close returns.
+// "asyncqueuecap" bounds the callbacks waiting for a worker, as in TarsCpp, and it is enforced
+// when a call is made: Reserve (called by AsyncInvoke before sending) fails with ErrQueueFull
+// while QueueCap or more callbacks are waiting. A reply never finds the queue closed to it:
+// Deliver never blocks the net thread and never drops a callback, even when more replies arrive
+// at once than QueueCap (the calls were admitted while the queue was shorter); those wait in an
+// overflow list the workers drain. The number of waiting callbacks can therefore exceed QueueCap
+// by at most the number of calls in flight when it filled up.
 //
-//	p := asyncproc.New(3, 10000, logger)
+// "async-inflight-limit" (InFlightLimit, 0 = none, the default) bounds the async calls not yet
+// finished: sent and awaiting their reply, waiting for a worker, or running their callback.
+// Reserve fails with ErrQueueFull beyond it.
+//
+// # Panics and Close
+//
+// A callback that panics is recovered and logged; the worker goes on. Close refuses new
+// reservations, waits until every reserved call has been delivered and its callback has run,
+// then stops the workers; none runs a callback after Close returns. Close may be called from a
+// callback (the Communicator's Close often is): it then does all of that except waiting for the
+// callback that called it, see Pool.Close.
+//
+//	p := asyncproc.New(asyncproc.Options{Workers: 3, QueueCap: 100000, Log: logger})
 //	defer p.Close()
 //	if err := p.Reserve(); err != nil { return err } // ErrQueueFull or ErrClosed
 //	c.Notify = p.Deliver // the loop calls it when the reply is in

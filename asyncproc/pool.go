@@ -1,6 +1,7 @@
 package asyncproc
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,48 +11,100 @@ import (
 	"github.com/tarscomm/tarscomm/internal/call"
 )
 
-// Pool is a fixed set of worker goroutines running async-call finishers from a bounded queue.
-type Pool struct {
-	// Immutable after New.
-	queue    chan *call.Call
-	capacity int64
-	log      *zap.Logger
-	wg       sync.WaitGroup
+// maxChan is the largest buffer of the queue channel. Callbacks beyond it (only while the workers
+// are behind) wait in the overflow list, so a large QueueCap costs no memory until it is used.
+const maxChan = 4096
 
-	reserved  atomic.Int64 // slots taken by calls in flight or queued
-	closing   atomic.Bool  // Close has begun: Reserve refuses
-	panics    atomic.Int64
-	closeOnce sync.Once
+// closePoll is how often Close looks again at the calls it waits for.
+const closePoll = 200 * time.Microsecond
+
+// Options configures a Pool.
+type Options struct {
+	// Workers is the number of goroutines running callbacks; below 1 is 1.
+	Workers int
+	// QueueCap is the number of callbacks waiting for a worker at which Reserve starts failing
+	// with ErrQueueFull; below 1 is 1.
+	QueueCap int
+	// InFlightLimit is the number of unfinished async calls (reserved and not yet called back)
+	// at which Reserve starts failing with ErrQueueFull; 0 or below is no limit.
+	InFlightLimit int
+	// Log receives the panics of callbacks; nil is zap.NewNop().
+	Log *zap.Logger
 }
 
-// New starts workers goroutines sharing a queue of capacity calls. workers and capacity below 1
-// are raised to 1.
-func New(workers, capacity int, log *zap.Logger) *Pool {
-	if workers < 1 {
-		workers = 1
+// Pool is a fixed set of worker goroutines running async-call finishers from a queue.
+type Pool struct {
+	// Immutable after New.
+	queue    chan *call.Call // callbacks waiting for a worker; Deliver spills into overflow when full
+	queueCap int64
+	inflight int64 // InFlightLimit, math.MaxInt64 for none
+	log      *zap.Logger
+	workers  []*worker
+
+	reserved atomic.Int64 // unfinished calls: in flight, waiting, or running their callback
+	parked   atomic.Int64 // callbacks of workers blocked in Close (sum of worker.parked)
+	spilled  atomic.Int64 // callbacks in overflow, readable without mu
+	closing  atomic.Bool  // Close has begun: Reserve refuses
+	stopped  atomic.Bool  // queue is closed
+	panics   atomic.Int64
+
+	mu       sync.Mutex
+	overflow []*call.Call // callbacks that found queue full, oldest at head; guarded by mu
+	head     int          // guarded by mu
+}
+
+// worker is one goroutine of the pool.
+type worker struct {
+	id     uint64        // goroutine id; written before New returns
+	done   chan struct{} // closed when the goroutine exits
+	depth  int64         // callbacks it is running (more than 1 when Close runs some); its own goroutine only
+	parked atomic.Int64  // of depth, the callbacks blocked in Close
+}
+
+// New starts the workers.
+func New(o Options) *Pool {
+	workers := max(o.Workers, 1)
+	queueCap := max(o.QueueCap, 1)
+	inflight := int64(math.MaxInt64)
+	if o.InFlightLimit > 0 {
+		inflight = int64(o.InFlightLimit)
 	}
-	if capacity < 1 {
-		capacity = 1
-	}
+	log := o.Log
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Pool{queue: make(chan *call.Call, capacity), capacity: int64(capacity), log: log}
-	p.wg.Add(workers)
-	for range workers {
-		go p.work()
+	p := &Pool{
+		queue:    make(chan *call.Call, min(queueCap, maxChan)),
+		queueCap: int64(queueCap),
+		inflight: inflight,
+		log:      log,
+		workers:  make([]*worker, workers),
 	}
+	var started sync.WaitGroup
+	started.Add(workers)
+	for i := range p.workers {
+		w := &worker{done: make(chan struct{})}
+		p.workers[i] = w
+		go p.work(w, &started)
+	}
+	started.Wait()
 	return p
 }
 
-// Reserve takes one queue slot for an async call about to be sent. It fails with
-// call.ErrQueueFull when the queue is full and with call.ErrClosed once Close has begun. Safe for
-// concurrent use.
+// Reserve takes a slot for an async call about to be sent: its callback will be delivered with
+// Deliver, or the slot given back with Release if the call is never sent. It fails with
+// call.ErrQueueFull while QueueCap callbacks or more wait for a worker or InFlightLimit calls are
+// unfinished, and with call.ErrClosed once Close has begun. Safe for concurrent use.
 func (p *Pool) Reserve() error {
+	// Count first, then look at closing: Close sets closing before it reads the count, so either
+	// Close sees this slot and waits for it, or this sees closing and undoes it. Checking first
+	// would let Close see no slot, close the queue, and this call deliver into it.
+	n := p.reserved.Add(1)
 	if p.closing.Load() {
+		p.reserved.Add(-1)
 		return call.ErrClosed
 	}
-	if p.reserved.Add(1) > p.capacity {
+	if n > p.inflight || int64(len(p.queue))+p.spilled.Load() >= p.queueCap {
 		p.reserved.Add(-1)
 		return call.ErrQueueFull
 	}
@@ -62,26 +115,76 @@ func (p *Pool) Reserve() error {
 func (p *Pool) Release() { p.reserved.Add(-1) }
 
 // Deliver queues a completed call whose slot was reserved; its Finish runs on a worker. It never
-// blocks. Safe for concurrent use until Close.
+// blocks and never drops: beyond the channel's buffer the call waits in an overflow list. Safe for
+// concurrent use. Every Deliver is for a slot Reserve gave, and Close stops the workers only once
+// no reserved call is left to deliver, so Deliver never meets a stopped pool.
 func (p *Pool) Deliver(c *call.Call) {
-	p.queue <- c
+	select {
+	case p.queue <- c:
+	default:
+		p.spill(c)
+	}
 }
 
-// Pending returns the number of reserved slots: async calls in flight or waiting for a worker.
+// spill appends c to the overflow list and moves what fits back into the channel. If the channel
+// is still full, a worker will receive one of the calls in it after this, see spilled > 0, and
+// refill: a spilled call is never stranded.
+func (p *Pool) spill(c *call.Call) {
+	p.mu.Lock()
+	p.overflow = append(p.overflow, c)
+	p.spilled.Add(1)
+	p.mu.Unlock()
+	p.refill()
+}
+
+// refill moves overflow calls, oldest first, into the channel while it has room.
+func (p *Pool) refill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.head < len(p.overflow) {
+		select {
+		case p.queue <- p.overflow[p.head]:
+			p.overflow[p.head] = nil
+			p.head++
+			p.spilled.Add(-1)
+		default:
+			return
+		}
+	}
+	if cap(p.overflow) > maxChan {
+		p.overflow = nil // let a burst's memory go
+	} else {
+		p.overflow = p.overflow[:0]
+	}
+	p.head = 0
+}
+
+// Pending returns the number of unfinished async calls: in flight, waiting for a worker, or
+// running their callback.
 func (p *Pool) Pending() int { return int(p.reserved.Load()) }
+
+// Waiting returns the number of callbacks waiting for a worker, the number QueueCap bounds.
+func (p *Pool) Waiting() int { return len(p.queue) + int(p.spilled.Load()) }
 
 // Panics returns how many callbacks panicked so far.
 func (p *Pool) Panics() int64 { return p.panics.Load() }
 
-func (p *Pool) work() {
-	defer p.wg.Done()
+func (p *Pool) work(w *worker, started *sync.WaitGroup) {
+	defer close(w.done)
+	w.id = goid()
+	started.Done()
 	for c := range p.queue {
-		p.run(c)
+		if p.spilled.Load() != 0 {
+			p.refill() // this receive made room
+		}
+		p.run(w, c)
 	}
 }
 
-func (p *Pool) run(c *call.Call) {
+func (p *Pool) run(w *worker, c *call.Call) {
+	w.depth++
 	defer func() {
+		w.depth--
 		p.reserved.Add(-1)
 		if r := recover(); r != nil {
 			p.panics.Add(1)
@@ -91,17 +194,99 @@ func (p *Pool) run(c *call.Call) {
 	c.Finish(c)
 }
 
-// Close refuses new reservations, waits until every reserved slot has been delivered and run,
-// then stops the workers and waits for them. The owner must first make sure every reservation
-// ends (the Communicator closes its net threads, which completes every call). Calling Close
-// again does nothing.
+// Close refuses new reservations, waits until every reserved call has been delivered and its
+// callback has run, then stops the workers and waits for them. The owner must first make sure
+// every reservation ends (the Communicator closes its net threads, which completes every call).
+// Calling Close again, or concurrently, returns when the pool is closed.
+//
+// Close called from a callback of this pool (found by its goroutine id, the only thing that
+// tells a worker from another goroutine) does all of that except waiting for the callbacks that
+// are themselves blocked in Close, its own included: while it waits it runs queued callbacks on
+// its own worker, so even a single worker drains, and a callback it runs may call Close again.
+// When it returns, no other callback is running or will run, except other callbacks that also
+// called Close and are still returning from it; its own worker exits once the callback returns.
 func (p *Pool) Close() {
-	p.closeOnce.Do(func() {
-		p.closing.Store(true)
-		for p.reserved.Load() > 0 {
-			time.Sleep(200 * time.Microsecond)
+	p.closing.Store(true)
+	if w := p.self(); w != nil {
+		p.closeFromWorker(w)
+		return
+	}
+	for p.reserved.Load() > 0 {
+		time.Sleep(closePoll)
+	}
+	p.stop()
+	for _, w := range p.workers {
+		<-w.done
+	}
+}
+
+// closeFromWorker is Close on worker w's goroutine, inside w.depth callbacks.
+func (p *Pool) closeFromWorker(w *worker) {
+	prev := w.parked.Load()
+	w.parked.Store(w.depth)
+	p.parked.Add(w.depth - prev)
+	defer func() {
+		w.parked.Store(prev)
+		p.parked.Add(prev - w.depth)
+	}()
+	// Every reserved call left is a callback blocked in Close once reserved <= parked: reserved
+	// is read first, and no slot is reserved after closing was set.
+	for p.reserved.Load() > p.parked.Load() {
+		if !p.runOne(w) {
+			time.Sleep(closePoll)
 		}
+	}
+	p.stop()
+	for _, o := range p.workers {
+		if o == w {
+			continue
+		}
+		for !o.exited() && o.parked.Load() == 0 {
+			time.Sleep(closePoll)
+		}
+	}
+}
+
+// runOne runs one waiting callback on w, if there is one.
+func (p *Pool) runOne(w *worker) bool {
+	if p.spilled.Load() != 0 {
+		p.refill()
+	}
+	select {
+	case c, ok := <-p.queue:
+		if !ok {
+			return false
+		}
+		p.run(w, c)
+		return true
+	default:
+		return false
+	}
+}
+
+// stop closes the queue, once; the workers exit when it is empty.
+func (p *Pool) stop() {
+	if p.stopped.CompareAndSwap(false, true) {
 		close(p.queue)
-	})
-	p.wg.Wait()
+	}
+}
+
+// self returns the worker whose goroutine calls it, or nil.
+func (p *Pool) self() *worker {
+	id := goid()
+	for _, w := range p.workers {
+		if w.id == id {
+			return w
+		}
+	}
+	return nil
+}
+
+func (w *worker) exited() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
 }

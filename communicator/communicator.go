@@ -93,7 +93,12 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 		}
 		c.threads = append(c.threads, t)
 	}
-	c.async = asyncproc.New(cfg.AsyncThread, cfg.AsyncQueueCap, o.log.Named("asyncproc"))
+	c.async = asyncproc.New(asyncproc.Options{
+		Workers:       cfg.AsyncThread,
+		QueueCap:      cfg.AsyncQueueCap,
+		InFlightLimit: cfg.AsyncInFlightLimit,
+		Log:           o.log.Named("asyncproc"),
+	})
 	return c, nil
 }
 
@@ -165,15 +170,19 @@ func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 
 // Close fails every call in flight with ErrClosed, runs the async callbacks that are due, and
 // stops all net threads and workers, waiting for them. After Close returns no callback runs and
-// no goroutine of the Communicator is left. Calling it again does nothing.
+// no goroutine of the Communicator is left. Calling it again, or concurrently, returns when the
+// Communicator is closed.
+//
+// Close may be called from an async callback: it then does the same except waiting for that
+// callback (and for other callbacks blocked in Close), which is still running. When it returns,
+// every other callback has run and none will; the worker running the calling callback exits
+// once the callback returns.
 func (c *Communicator) Close() error {
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil
-	}
-	c.closed = true
+	c.closed = true // Proxy refuses from now on
 	c.mu.Unlock()
+	// Each step is idempotent and waits for a close already under way, so a second Close does
+	// not return before the first has finished.
 	var wg sync.WaitGroup
 	for _, t := range c.threads {
 		wg.Go(t.Close)

@@ -16,7 +16,8 @@ func TestDefault(t *testing.T) {
 	want := Config{
 		NetThread:               1,
 		AsyncThread:             3,
-		AsyncQueueCap:           10000,
+		AsyncQueueCap:           100000,
+		AsyncInFlightLimit:      0,
 		SyncInvokeTimeout:       3 * time.Second,
 		AsyncInvokeTimeout:      5 * time.Second,
 		ConnectTimeout:          1500 * time.Millisecond,
@@ -111,6 +112,7 @@ func TestRoundTrip(t *testing.T) {
 	custom.NetThread = 8
 	custom.AsyncThread = 16
 	custom.AsyncQueueCap = 50000
+	custom.AsyncInFlightLimit = 20000
 	custom.SyncInvokeTimeout = 1500 * time.Millisecond
 	custom.AsyncInvokeTimeout = 2500 * time.Millisecond
 	custom.ConnectTimeout = 200 * time.Millisecond
@@ -230,6 +232,8 @@ func TestValidate(t *testing.T) {
 		{"asyncthread", func(c *Config) { c.AsyncThread = 0 }, "conf: asyncthread = 0: must be between 1 and 1024"},
 		{"asyncthread high", func(c *Config) { c.AsyncThread = 1025 }, "conf: asyncthread = 1025: must be between 1 and 1024"},
 		{"asyncqueuecap", func(c *Config) { c.AsyncQueueCap = 0 }, "conf: asyncqueuecap = 0: must be between 1 and 16777216"},
+		{"async-inflight-limit negative", func(c *Config) { c.AsyncInFlightLimit = -1 }, "conf: async-inflight-limit = -1: must be between 0 and 16777216"},
+		{"async-inflight-limit high", func(c *Config) { c.AsyncInFlightLimit = 1<<24 + 1 }, "conf: async-inflight-limit = 16777217: must be between 0 and 16777216"},
 		{"sync-invoke-timeout", func(c *Config) { c.SyncInvokeTimeout = 0 }, `conf: sync-invoke-timeout = "0s": must be between 1ms and 1h`},
 		{"async-invoke-timeout", func(c *Config) { c.AsyncInvokeTimeout = 2 * time.Hour }, `conf: async-invoke-timeout = "2h0m0s": must be between 1ms and 1h`},
 		{"connect-timeout", func(c *Config) { c.ConnectTimeout = -time.Second }, `conf: connect-timeout = "-1s": must be between 1ms and 1m`},
@@ -287,6 +291,7 @@ func TestValidateBounds(t *testing.T) {
 	c := Default()
 	c.NetThread = 64
 	c.AsyncThread = 1024
+	c.AsyncInFlightLimit = 1 << 24
 	c.TimeoutCheckInterval = time.Millisecond
 	c.KeepAliveInterval = time.Second
 	c.MaxPacketSize = 64

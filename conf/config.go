@@ -15,10 +15,20 @@ type Config struct {
 	// default 3, 1..1024 (TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM).
 	AsyncThread int `toml:"asyncthread"`
 
-	// AsyncQueueCap bounds the queue of callbacks waiting for an async goroutine; a response
-	// finding it full fails its call. TARS "asyncqueuecap": default 10000 (TarsCpp's default
-	// until 2020; TarsCpp now uses 100000 and raises anything below 10000 to 10000).
+	// AsyncQueueCap bounds the callbacks waiting for an async goroutine, as TarsCpp's
+	// "asyncqueuecap": while this many or more replies wait for their callback to run,
+	// AsyncInvoke fails at once with ErrQueueFull. Calls in flight do not count, and a reply that
+	// arrives is never dropped nor blocks its net thread: the calls already sent when the queue
+	// fills still get their callback, so the queue can briefly hold more than this. Default 100000,
+	// TarsCpp's (TarsCpp drops the reply instead when its queue is full).
 	AsyncQueueCap int `toml:"asyncqueuecap"`
+
+	// AsyncInFlightLimit bounds the async calls not yet finished: sent and awaiting their reply,
+	// waiting for an async goroutine, or running their callback. Beyond it AsyncInvoke fails at
+	// once with ErrQueueFull. 0, the default, is no limit (TARS has no such key): the calls
+	// queued on a net thread are bounded by queue-cap and send-buffer-limit, and each ends by its
+	// timeout.
+	AsyncInFlightLimit int `toml:"async-inflight-limit"`
 
 	// SyncInvokeTimeout is the timeout of a synchronous call whose context has no earlier
 	// deadline. TARS "sync-invoke-timeout" (milliseconds there): default 3s.
@@ -87,7 +97,8 @@ func Default() Config {
 	return Config{
 		NetThread:               1,
 		AsyncThread:             3,
-		AsyncQueueCap:           10000,
+		AsyncQueueCap:           100000,
+		AsyncInFlightLimit:      0,
 		SyncInvokeTimeout:       3 * time.Second,
 		AsyncInvokeTimeout:      5 * time.Second,
 		ConnectTimeout:          1500 * time.Millisecond,

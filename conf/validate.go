@@ -15,7 +15,7 @@ const (
 	maxNetThread       = 64      // TarsCpp's MAX_CLIENT_THREAD_NUM
 	maxAsyncThread     = 1024    // TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM
 	maxServerNetThread = 256     // gnet event loops of the server
-	maxQueueCap        = 1 << 24 // queue-cap and asyncqueuecap
+	maxQueueCap        = 1 << 24 // queue-cap, asyncqueuecap and async-inflight-limit
 	minPacketSize      = 64
 	maxPacketSize      = 1 << 30
 	maxRetries         = 5
@@ -38,6 +38,7 @@ func (c *Config) Validate() error {
 	v.intRange("netthread", c.NetThread, 1, maxNetThread)
 	v.intRange("asyncthread", c.AsyncThread, 1, maxAsyncThread)
 	v.intRange("asyncqueuecap", c.AsyncQueueCap, 1, maxQueueCap)
+	v.intRange("async-inflight-limit", c.AsyncInFlightLimit, 0, maxQueueCap)
 	v.durRange("sync-invoke-timeout", c.SyncInvokeTimeout, time.Millisecond, time.Hour)
 	v.durRange("async-invoke-timeout", c.AsyncInvokeTimeout, time.Millisecond, time.Hour)
 	v.durRange("connect-timeout", c.ConnectTimeout, time.Millisecond, time.Minute)
