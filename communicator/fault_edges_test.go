@@ -1,0 +1,403 @@
+package communicator_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/communicator"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/internal/faultproxy"
+	"github.com/tarscomm/tarscomm/servantproxy"
+)
+
+// The edge tests of issue 9 (items 2, 3 and 4). Connects that hang use faultproxy.ListenStalled
+// (a listener whose accept queue is full, so the kernel drops SYNs: works on Linux loopback
+// without root) or faultproxy.ListenHeld (the same, released later so the hanging connect
+// completes at its SYN retransmission).
+
+// startHeld returns an address whose connects hang until Release, then reach upstream.
+func startHeld(t *testing.T, upstream string) *faultproxy.Held {
+	t.Helper()
+	h, err := faultproxy.ListenHeld(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+// TestBacklogQueueFullWhileConnecting queues 1 KiB async calls on an endpoint whose connect
+// hangs, with send-buffer-limit 64 KiB: the calls beyond the limit must fail at once with
+// ErrQueueFull, as they would on a connected endpoint whose server does not read, instead of
+// waiting for the connect timeout.
+func TestBacklogQueueFullWhileConnecting(t *testing.T) {
+	t.Skip("TODO(issue9): item 2 (backlog counts against send-buffer-limit) — fails until the fix lands: 0 of 400 calls refused with ErrQueueFull while connecting, all wait for the connect timeout")
+	const (
+		limit   = 64 << 10
+		size    = 1 << 10
+		calls   = 400
+		connect = 2 * time.Second
+	)
+	st := startStalled(t)
+	comm := newComm(t, faultConf(func(c *conf.Config) {
+		c.SendBufferLimit = limit
+		c.ConnectTimeout = connect
+		c.AsyncQueueCap = 2 * calls
+	}))
+	sp := proxyToAddrs(t, comm, tcpEndpoint(st.Addr()))
+	ctx := context.Background()
+	name := strings.Repeat("q", size)
+	var fast, queueFull, other atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range calls {
+		wg.Add(1)
+		err := sp.AsyncInvoke(ctx, "SayHello", &hellopb.HelloRequest{Name: name, Seq: uint64(i)}, new(hellopb.HelloReply), func(err error) {
+			defer wg.Done()
+			if errors.Is(err, communicator.ErrQueueFull) {
+				queueFull.Add(1)
+				if time.Since(start) < connect/2 {
+					fast.Add(1)
+				}
+				return
+			}
+			if !isOneOf(err, communicator.ErrConnection, communicator.ErrTimeout) {
+				other.Add(1)
+				t.Errorf("call queued on a hanging connect: err = %v", err)
+			}
+		}, servantproxy.WithTimeout(3*time.Second))
+		if errors.Is(err, communicator.ErrQueueFull) {
+			wg.Done()
+			queueFull.Add(1)
+			fast.Add(1)
+			continue
+		}
+		if err != nil {
+			wg.Done()
+			t.Fatalf("AsyncInvoke %d: %v", i, err)
+		}
+	}
+	wg.Wait()
+	// At most limit/size calls fit; allow a few for the frame headers being counted or not.
+	wantFull := int64(calls - limit/size - 8)
+	t.Logf("%d of %d 1 KiB calls queued on a hanging connect refused with ErrQueueFull, %d of them before connect-timeout/2", queueFull.Load(), calls, fast.Load())
+	if fast.Load() < wantFull {
+		t.Errorf("%d calls beyond send-buffer-limit %d failed at once with ErrQueueFull while the endpoint was connecting, want at least %d", fast.Load(), limit, wantFull)
+	}
+}
+
+// TestBacklogExpiryNotQuadratic queues 50k async calls on an endpoint whose connect hangs for
+// longer than their timeout: every one must end with ErrTimeout within its deadline plus a few
+// check intervals. Expiring a queued call must be O(1); a linear removal per expiry holds the
+// loop for seconds at this size. The test counts late calls rather than timing the loop.
+func TestBacklogExpiryNotQuadratic(t *testing.T) {
+	t.Skip("TODO(issue9): item 2 (O(1) expiry of queued calls) — fails until the fix lands: about 28k of 50k calls end >290ms after their deadline, the latest 0.33s (7-11s under -race)")
+	const (
+		calls   = 50000
+		timeout = 500 * time.Millisecond
+		late    = 4*tick + slack // deadline + a few check intervals, with scheduling slack
+	)
+	st := startStalled(t)
+	comm := newComm(t, faultConf(func(c *conf.Config) {
+		c.ConnectTimeout = 10 * time.Second
+		c.AsyncQueueCap = 2 * calls
+		c.QueueCap = 2 * calls
+	}))
+	sp := proxyToAddrs(t, comm, tcpEndpoint(st.Addr()))
+	ctx := context.Background()
+	req := &hellopb.HelloRequest{Name: "backlog"}
+	var lateCalls, wrong atomic.Int64
+	var worst atomic.Int64
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		due := time.Now().Add(timeout)
+		err := sp.AsyncInvoke(ctx, "SayHello", req, new(hellopb.HelloReply), func(err error) {
+			defer wg.Done()
+			over := time.Since(due)
+			for {
+				w := worst.Load()
+				if int64(over) <= w || worst.CompareAndSwap(w, int64(over)) {
+					break
+				}
+			}
+			if over > late {
+				lateCalls.Add(1)
+			}
+			if !errors.Is(err, communicator.ErrTimeout) {
+				if wrong.Add(1) <= 3 {
+					t.Errorf("queued call: err = %v, want ErrTimeout", err)
+				}
+			}
+		}, servantproxy.WithTimeout(timeout))
+		if err != nil {
+			wg.Done()
+			t.Fatalf("AsyncInvoke %d: %v", i, err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("queued calls still running a minute later")
+	}
+	t.Logf("%d queued calls expired; %d ended later than deadline + %v, the latest %v after its deadline", calls, lateCalls.Load(), late, time.Duration(worst.Load()))
+	if n := lateCalls.Load(); n > 0 {
+		t.Errorf("%d of %d calls queued on a hanging connect ended more than %v after their deadline (latest %v), want none", n, calls, late, time.Duration(worst.Load()))
+	}
+}
+
+// TestIdleCloseIsNotFailedConnect makes only one-way calls (so no reply ever proves the
+// connection) and then has the far side close the idle connection, with a FIN (a server's idle
+// timeout) or a reset. The next one-way call must reconnect at once and succeed, and the endpoint
+// must stay in rotation: a connection that carried traffic is not a failed connect.
+func TestIdleCloseIsNotFailedConnect(t *testing.T) {
+	t.Skip("TODO(issue9): item 3 (closed idle connection is not a failed connect) — fails until the fix lands: the next one-way call fails with \"not reconnecting yet after: read: EOF\"; with two endpoints the closed one gets 0 of 40 calls")
+	for _, tt := range []struct {
+		name  string
+		close func(p *faultproxy.Proxy) int
+	}{
+		{name: "fin", close: (*faultproxy.Proxy).Hangup},
+		{name: "reset", close: (*faultproxy.Proxy).Cut},
+	} {
+		t.Run(tt.name+"/one endpoint", func(t *testing.T) {
+			ep := startFaultEP(t, "a")
+			comm := newComm(t, faultConf(nil)) // default health rules
+			sp := proxyToEPs(t, comm, ep)
+			ctx := testCtx(t)
+			for i := range 5 {
+				if err := onewayHello(ctx, sp, "before", uint64(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			eventually(t, 2*time.Second, "the server runs the one-way calls", func() bool { return ep.g.oneways.Load() == 5 })
+			if n := tt.close(ep.p); n != 1 {
+				t.Fatalf("closed %d connections, want 1", n)
+			}
+			eventually(t, time.Second, "the proxy sees both sides closed", func() bool { return ep.p.Stats().Active == 0 })
+			// Long enough for the client's loop to see the close, shorter than the shortest
+			// reconnect backoff (37.5ms): a call now finds out whether the close counted as a
+			// failed connect.
+			time.Sleep(10 * time.Millisecond)
+			for i := range 5 {
+				start := time.Now()
+				if err := onewayHello(ctx, sp, "after", uint64(i)); err != nil {
+					t.Fatalf("one-way call %d after the idle connection was closed: %v", i, err)
+				}
+				if took := time.Since(start); took > slack {
+					t.Errorf("one-way call %d after the idle connection was closed took %v, want a reconnect at once", i, took)
+				}
+			}
+			eventually(t, 2*time.Second, "the server runs the one-way calls after the close", func() bool { return ep.g.oneways.Load() == 10 })
+		})
+		t.Run(tt.name+"/two endpoints", func(t *testing.T) {
+			a, b := startFaultEP(t, "a"), startFaultEP(t, "b")
+			comm := newComm(t, faultConf(nil))
+			sp := proxyToEPs(t, comm, a, b)
+			ctx := testCtx(t)
+			for i := range 10 {
+				if err := onewayHello(ctx, sp, "before", uint64(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			eventually(t, 2*time.Second, "both servers run one-way calls", func() bool { return a.g.oneways.Load() > 0 && b.g.oneways.Load() > 0 })
+			tt.close(a.p)
+			eventually(t, time.Second, "the proxy sees both sides closed", func() bool { return a.p.Stats().Active == 0 })
+			time.Sleep(10 * time.Millisecond)
+			a0 := a.g.oneways.Load()
+			const n = 40
+			for i := range n {
+				if err := onewayHello(ctx, sp, "after", uint64(i)); err != nil {
+					t.Errorf("one-way call %d after a's idle connection was closed: %v", i, err)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			time.Sleep(100 * time.Millisecond)
+			got := a.g.oneways.Load() - a0
+			t.Logf("after the close, endpoint a ran %d of %d one-way calls", got, n)
+			if got < n/4 {
+				t.Errorf("endpoint a ran %d of %d one-way calls after its idle connection was closed, want about half: it was taken out of rotation", got, n)
+			}
+		})
+	}
+}
+
+// TestKeepAliveSurvivesRefusedPing makes the keepalive ping itself fail at once: the connection's
+// send buffer is over send-buffer-limit (the proxy stops reading requests) when the idle
+// connection's ping is due, so the ping is refused with ErrQueueFull and recycled. Once the proxy
+// reads again, keepalive must go on pinging, interval after interval, on the same connection.
+func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
+	t.Skip("TODO(issue9): item 4 (sendPing keeps a recycled call) — fails until the fix lands: 0-1 pings in 1s of idleness after a refused ping; once a recycled call was taken for the ping and its timeout closed the connection")
+	const ka = 50 * time.Millisecond
+	ep := startFaultEP(t, "a")
+	comm := newComm(t, faultConf(func(c *conf.Config) {
+		c.KeepAliveInterval = ka
+		c.SendBufferLimit = 64 << 10
+		c.AsyncQueueCap = 1000
+	}))
+	sp := proxyToEPs(t, comm, ep)
+	ctx := testCtx(t)
+	if _, err := sayHello(ctx, sp, "warm", 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Second, "keepalive pings", func() bool { return ep.g.pings.Load() >= 2 })
+
+	ep.p.Stall(faultproxy.Up)
+	name := strings.Repeat("p", 1<<20)
+	var queueFull atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < 200 && queueFull.Load() == 0; i++ {
+		wg.Add(1)
+		err := sp.AsyncInvoke(ctx, "SayHello", &hellopb.HelloRequest{Name: name, Seq: uint64(i)}, new(hellopb.HelloReply), func(err error) {
+			defer wg.Done()
+			if errors.Is(err, communicator.ErrQueueFull) {
+				queueFull.Add(1)
+			}
+		}, servantproxy.WithTimeout(10*time.Second))
+		if err != nil {
+			wg.Done()
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	eventually(t, 5*time.Second, "the send buffer is full", func() bool { return queueFull.Load() > 0 })
+	// Idle (nothing written, nothing read) for several intervals: pings are due and refused.
+	time.Sleep(6 * ka)
+	if err := ep.p.Pass(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait() // the stalled calls are answered
+	pings0 := ep.g.pings.Load()
+	const idle = 20 * ka
+	time.Sleep(idle)
+	pings := ep.g.pings.Load() - pings0
+	t.Logf("%d pings in %v of idleness after a refused ping", pings, idle)
+	if want := int64(idle/ka) / 3; pings < want {
+		t.Errorf("%d pings in %v of idleness with keep-alive-interval %v after a ping was refused, want at least %d: keepalive stopped", pings, idle, ka, want)
+	}
+	if got := ep.p.Stats().Accepts; got != 1 {
+		t.Errorf("proxy accepted %d connections, want 1", got)
+	}
+	// Calls recycled meanwhile must not be mistaken for the ping: short calls that time out
+	// must not close the connection.
+	ep.g.delay.Store(int64(100 * time.Millisecond))
+	for i := range 50 {
+		_, _ = sayHello(ctx, sp, "short", uint64(i), servantproxy.WithTimeout(20*time.Millisecond))
+	}
+	ep.g.delay.Store(0)
+	if _, err := sayHello(ctx, sp, "after", 1); err != nil {
+		t.Fatalf("call after the timeouts: %v", err)
+	}
+	if got := ep.p.Stats().Accepts; got != 1 {
+		t.Errorf("proxy accepted %d connections after timed-out calls, want 1: a recycled call was taken for the ping", got)
+	}
+}
+
+// TestAbandonedBeforeWrittenNotSent cancels sync and async calls while they wait for their
+// endpoint's connect (it hangs until the test releases it), then lets the connect complete with
+// one more call queued behind them: the server must see only that last call.
+func TestAbandonedBeforeWrittenNotSent(t *testing.T) {
+	t.Skip("TODO(issue9): item 4 (abandoned call before written is still written) — fails until the fix lands: the server runs 21 requests, want 1")
+	g := startFGreeter(t, "a")
+	h := startHeld(t, g.addr)
+	comm := newComm(t, faultConf(func(c *conf.Config) { c.ConnectTimeout = 5 * time.Second }))
+	sp := proxyToAddrs(t, comm, tcpEndpoint(h.Addr()))
+
+	const n = 10
+	cctx, cancel := context.WithCancel(context.Background())
+	syncErrs := make(chan error, n)
+	asyncErrs := make([]<-chan error, n)
+	for i := range n {
+		go func() {
+			_, err := sayHello(cctx, sp, "cancelled-sync", uint64(i), servantproxy.WithTimeout(10*time.Second))
+			syncErrs <- err
+		}()
+		done, err := asyncHello(t, cctx, sp, "cancelled-async", uint64(i), servantproxy.WithTimeout(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		asyncErrs[i] = done
+	}
+	time.Sleep(100 * time.Millisecond) // every call is queued on the connecting endpoint
+	cancel()
+	for i := range n {
+		if err := waitErr(syncErrs, time.Second, "cancelled sync call"); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled sync call: err = %v, want context.Canceled", err)
+		}
+		if err := waitErr(asyncErrs[i], time.Second, "cancelled async call"); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled async call: err = %v, want context.Canceled", err)
+		}
+	}
+	last := make(chan error, 1)
+	go func() {
+		_, err := sayHello(context.Background(), sp, "last", 1, servantproxy.WithTimeout(10*time.Second))
+		last <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitErr(last, 8*time.Second, "the call after the cancelled ones"); err != nil {
+		t.Fatalf("call queued behind the cancelled ones: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // requests written before it have been served too
+	if got := g.calls.Load(); got != 1 {
+		t.Errorf("the server ran %d requests, want 1: %d calls cancelled before they were written were sent anyway", got, got-1)
+	}
+}
+
+// TestIdleCloseRacesNewCalls closes idle connections as fast as the client's own idle logic
+// allows (-t 1: an idle connection is closed at the next chore) while callers keep arriving at
+// random moments, many of them just as a connection is being closed. A call handed to a
+// connection that this side is closing must go to a new connection, not fail: no call may end
+// with ErrConnection.
+func TestIdleCloseRacesNewCalls(t *testing.T) {
+	t.Skip("TODO(issue9): item 4 (calls drained onto a connection we are closing) — fails until the fix lands: about 30-60 of 4.4k calls end with \"connection closed\" ErrConnection")
+	const (
+		callers = 8
+		runFor  = 4 * time.Second
+	)
+	ep := startFaultEP(t, "a")
+	comm := newComm(t, faultConf(nil))
+	sp := proxyToAddrs(t, comm, ep.endpoint()+" -t 1")
+	ctx := testCtx(t)
+	var ok, connErrs, other atomic.Int64
+	var wg sync.WaitGroup
+	stop := time.Now().Add(runFor)
+	for w := range callers {
+		wg.Go(func() {
+			r := uint64(w*7919 + 1)
+			for time.Now().Before(stop) {
+				r = r*6364136223846793005 + 1442695040888963407
+				// Gaps of 0-12ms: the connection is often idle, and closed, between calls.
+				time.Sleep(time.Duration(r>>40%12000) * time.Microsecond)
+				_, err := sayHello(ctx, sp, "idle", r>>32, servantproxy.WithTimeout(time.Second))
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, communicator.ErrConnection):
+					if connErrs.Add(1) <= 3 {
+						t.Errorf("call racing an idle close: %v", err)
+					}
+				default:
+					if other.Add(1) <= 3 {
+						t.Errorf("call racing an idle close: err = %v", err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	conns := ep.p.Stats().Accepts
+	t.Logf("%d calls succeeded, %d failed with ErrConnection, %d otherwise, over %d connections", ok.Load(), connErrs.Load(), other.Load(), conns)
+	if conns < 5 {
+		t.Fatalf("only %d connections in %v: the idle close did not happen often enough to test anything", conns, runFor)
+	}
+}
