@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -15,17 +16,14 @@ import (
 
 // Options configures a comparison.
 type Options struct {
-	Dir      string // the benchmarks module (where cmd/ is)
-	Bin      string // where the binaries are built; default Dir/bin
-	Go       string // the go command; default "go"
-	Plan     Plan
-	Duration time.Duration // measured phase of each run
-	Warmup   time.Duration // warm-up of each run
-	Timeout  time.Duration // per call
-	Out      string        // the report; default Dir/RESULTS.md
-	Charts   string        // directory of the PNG charts; default Dir
-	Command  string        // how the run was started, as Markdown, recorded in the report
-	Log      io.Writer     // progress; default os.Stdout
+	Dir     string    // the benchmarks module (where cmd/ is)
+	Bin     string    // where the binaries are built; default Dir/bin
+	Go      string    // the go command; default "go"
+	Plan    Plan      // the matrices, with each one's timing
+	Out     string    // the report; default Dir/RESULTS.md
+	Charts  string    // directory of the PNG charts; default Dir
+	Command string    // how the run was started, as Markdown, recorded in the report
+	Log     io.Writer // progress; default os.Stdout
 }
 
 func (o *Options) defaults() {
@@ -49,9 +47,20 @@ func (o *Options) defaults() {
 // Estimate is how long the runs should take, from the plan and per-run durations (builds
 // not included).
 func Estimate(o Options) time.Duration {
-	const perRunOverhead = 300 * time.Millisecond // process start, connect, exit
-	n := len(o.Plan.Runs())
-	return time.Duration(n) * (o.Warmup + o.Duration + perRunOverhead)
+	var d time.Duration
+	for _, r := range o.Plan.Runs() {
+		d += r.Timing.Warmup + r.Timing.Duration + runOverhead(r.Cell)
+	}
+	return d
+}
+
+// runOverhead is what a run takes beyond its warm-up and measured phase: process start,
+// connect, the calls in flight at the end (long ones with large payloads), exit.
+func runOverhead(cell Cell) time.Duration {
+	if cell.Size >= 1<<20 {
+		return 800 * time.Millisecond
+	}
+	return 300 * time.Millisecond
 }
 
 // Main builds the commands, starts the servers, runs the plan and writes the report and
@@ -60,9 +69,16 @@ func Main(o Options) error {
 	o.defaults()
 	rep := &Report{Options: o, Start: time.Now()}
 	rep.LoadStart, _ = procstat.LoadAvg()
+	if err := o.Plan.Validate(); err != nil {
+		return err
+	}
 	runs := o.Plan.Runs()
-	fmt.Fprintf(o.Log, "compare: %d runs (%d pairs × %d cells × %d rounds), about %v plus builds\n",
-		len(runs), len(o.Plan.Rows), len(o.Plan.Cs)*len(o.Plan.Sizes), o.Plan.Rounds, Estimate(o).Round(time.Second))
+	var parts []string
+	for _, m := range o.Plan.Matrices() {
+		parts = append(parts, fmt.Sprintf("%d pairs × %d cells × %d rounds", len(m.Rows), len(m.Cs)*len(m.Sizes), m.Rounds))
+	}
+	fmt.Fprintf(o.Log, "compare: %d runs (%s), about %v plus builds\n",
+		len(runs), strings.Join(parts, ", then "), Estimate(o).Round(time.Second))
 
 	fmt.Fprintf(o.Log, "compare: building echoserver and loadgen into %s\n", o.Bin)
 	if err := build(o.Go, o.Dir, o.Bin, o.Log); err != nil {
@@ -126,8 +142,8 @@ func Main(o Options) error {
 		out := runLoadgen(o, run, srv)
 		rep.Outcomes = append(rep.Outcomes, out)
 		left := time.Duration(float64(time.Since(began)) / float64(i+1) * float64(len(runs)-i-1))
-		fmt.Fprintf(o.Log, "[%3d/%d] round %d c=%-4d %4d B %-26s %s  (about %v left)\n",
-			i+1, len(runs), run.Round, run.Cell.C, run.Cell.Size, run.Row.Name(), brief(out), left.Round(time.Second))
+		fmt.Fprintf(o.Log, "[%3d/%d] round %d c=%-4d %7s %-26s %s  (about %v left)\n",
+			i+1, len(runs), run.Round, run.Cell.C, fmtSize(run.Cell.Size), run.Row.Name(), brief(out), left.Round(time.Second))
 	}
 	stopAll()
 	rep.End = time.Now()

@@ -1,14 +1,17 @@
 // Package compare is the driver behind `make bench-compare`: it starts each framework's echo
-// server as its own process, runs the load generator (also its own process) over a matrix
-// of concurrency × payload size for every client/server pair, interleaving the pairs over
-// several rounds, and writes the medians, ratios to tarscomm, targets, charts and every raw
-// result to RESULTS.md.
+// server as its own process, runs the load generator (also its own process) over two matrices
+// of concurrency × payload size (small payloads for every client/server pair, then large ones
+// for the frameworks' own pairs and the baseline), interleaving the pairs over several rounds,
+// and writes the medians, ratios to tarscomm, the issues' targets (PASS/FAIL), charts and
+// every raw result to RESULTS.md.
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Row is one line of the comparison: a client calling a server.
@@ -34,6 +37,25 @@ var DefaultRows = []Row{
 	{"kitex", "kitex"},
 	{"kitex-mux", "kitex-mux"},
 }
+
+// DefaultLargeRows are the pairs of the large-payload matrix: every framework against its own
+// server and the stdlib baseline against tarscomm's (the targets compare tarscomm with the
+// baseline and gRPC-go; the asynchronous and cross-framework TARS pairs are left out to keep
+// the run short).
+var DefaultLargeRows = []Row{
+	{"tarscomm", "tarscomm"},
+	{"stdlib", "tarscomm"},
+	{"grpc", "grpc"},
+	{"tarsgo", "tarsgo"},
+	{"kitex", "kitex"},
+	{"kitex-mux", "kitex-mux"},
+}
+
+// DefaultLargeSizes and DefaultLargeCs are the cells of the large-payload matrix.
+var (
+	DefaultLargeSizes = []int{64 << 10, 1 << 20, 8 << 20}
+	DefaultLargeCs    = []int{4, 64}
+)
 
 // ParseRows reads "client@server,client@server"; "all" (or "") is DefaultRows.
 func ParseRows(s string) ([]Row, error) {
@@ -100,32 +122,51 @@ type Cell struct {
 	Size int // payload bytes
 }
 
-// Run is one load-generator run.
-type Run struct {
-	Round int
-	Row   Row
-	Cell  Cell
+// Timing is how long each run of a matrix lasts.
+type Timing struct {
+	Duration time.Duration // measured phase
+	Warmup   time.Duration // before it
+	Timeout  time.Duration // of each call
 }
 
-// Plan is the whole matrix.
-type Plan struct {
+// Run is one load-generator run.
+type Run struct {
+	Round  int
+	Row    Row
+	Cell   Cell
+	Timing Timing
+}
+
+// Matrix is a block of runs: every row in every cell (concurrency × size), for Rounds
+// rounds, each run with the same Timing. A matrix without rows, concurrencies or sizes is
+// empty: it has no runs.
+type Matrix struct {
 	Rows   []Row
 	Cs     []int
 	Sizes  []int
 	Rounds int
+	Timing
+}
+
+// Empty reports whether m has no runs.
+func (m Matrix) Empty() bool {
+	return len(m.Rows) == 0 || len(m.Cs) == 0 || len(m.Sizes) == 0 || m.Rounds < 1
 }
 
 // Runs lists the runs in the order they run: round by round; within a round, cell by cell;
 // within a cell, every row once, starting one row further each round (round-robin), so
 // that no pair always runs first or right after the same neighbour.
-func (p Plan) Runs() []Run {
+func (m Matrix) Runs() []Run {
+	if m.Empty() {
+		return nil
+	}
 	var runs []Run
-	for round := range p.Rounds {
-		for _, size := range p.Sizes {
-			for _, c := range p.Cs {
-				for i := range p.Rows {
-					row := p.Rows[(i+round)%len(p.Rows)]
-					runs = append(runs, Run{Round: round + 1, Row: row, Cell: Cell{C: c, Size: size}})
+	for round := range m.Rounds {
+		for _, size := range m.Sizes {
+			for _, c := range m.Cs {
+				for i := range m.Rows {
+					row := m.Rows[(i+round)%len(m.Rows)]
+					runs = append(runs, Run{Round: round + 1, Row: row, Cell: Cell{C: c, Size: size}, Timing: m.Timing})
 				}
 			}
 		}
@@ -133,12 +174,60 @@ func (p Plan) Runs() []Run {
 	return runs
 }
 
+// Plan is the whole comparison: the main matrix (small payloads, every pair; its fields are
+// promoted) and the large-payload matrix, which runs after it, with its own pairs, rounds and
+// timing. Either may be empty.
+type Plan struct {
+	Matrix
+	Large Matrix
+}
+
+// Matrices returns the matrices that have runs, main first.
+func (p Plan) Matrices() []Matrix {
+	var ms []Matrix
+	for _, m := range []Matrix{p.Matrix, p.Large} {
+		if !m.Empty() {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// Runs lists every run: the main matrix's, then the large matrix's.
+func (p Plan) Runs() []Run {
+	return append(p.Matrix.Runs(), p.Large.Runs()...)
+}
+
+// Validate checks that the plan has runs, that each matrix's timing is usable, and that no
+// size is in both matrices (their medians would mix).
+func (p Plan) Validate() error {
+	ms := p.Matrices()
+	if len(ms) == 0 {
+		return errors.New("compare: nothing to run (no rows, concurrencies or sizes)")
+	}
+	for _, m := range ms {
+		if m.Duration <= 0 || m.Warmup < 0 || m.Timeout <= 0 {
+			return fmt.Errorf("compare: need a measured phase and a call timeout > 0 (have %v, %v)", m.Duration, m.Timeout)
+		}
+	}
+	if !p.Matrix.Empty() && !p.Large.Empty() {
+		for _, s := range p.Large.Sizes {
+			if slices.Contains(p.Sizes, s) {
+				return fmt.Errorf("compare: size %d is in both the main and the large matrix", s)
+			}
+		}
+	}
+	return nil
+}
+
 // Servers returns the servers the rows need, in first-use order.
 func (p Plan) Servers() []string {
 	var s []string
-	for _, r := range p.Rows {
-		if !slices.Contains(s, r.Server) {
-			s = append(s, r.Server)
+	for _, m := range p.Matrices() {
+		for _, r := range m.Rows {
+			if !slices.Contains(s, r.Server) {
+				s = append(s, r.Server)
+			}
 		}
 	}
 	return s

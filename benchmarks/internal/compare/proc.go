@@ -121,21 +121,21 @@ type Outcome struct {
 
 // loadgenTimeout bounds one run: warm-up, measured phase, the last calls' timeout, and time to
 // connect and exit.
-func loadgenTimeout(o Options) time.Duration {
-	return o.Warmup + o.Duration + o.Timeout + 30*time.Second
+func loadgenTimeout(t Timing) time.Duration {
+	return t.Warmup + t.Duration + t.Timeout + 30*time.Second
 }
 
 // runLoadgen runs bin/loadgen once against srv.
 func runLoadgen(o Options, run Run, srv *serverProc) Outcome {
-	ctx, cancel := context.WithTimeout(context.Background(), loadgenTimeout(o))
+	ctx, cancel := context.WithTimeout(context.Background(), loadgenTimeout(run.Timing))
 	defer cancel()
 	args := append(clientFlags(run.Row.Client),
 		"-addr", srv.addr,
 		"-c", strconv.Itoa(run.Cell.C),
 		"-size", strconv.Itoa(run.Cell.Size),
-		"-d", o.Duration.String(),
-		"-warmup", o.Warmup.String(),
-		"-timeout", o.Timeout.String(),
+		"-d", run.Timing.Duration.String(),
+		"-warmup", run.Timing.Warmup.String(),
+		"-timeout", run.Timing.Timeout.String(),
 		"-srvpid", strconv.Itoa(srv.pid),
 	)
 	cmd := exec.CommandContext(ctx, o.Bin+"/loadgen", args...)
@@ -166,7 +166,7 @@ func runLoadgen(o Options, run Run, srv *serverProc) Outcome {
 			why = err.Error()
 		}
 		if ctx.Err() != nil {
-			why = fmt.Sprintf("killed after %v", loadgenTimeout(o))
+			why = fmt.Sprintf("killed after %v", loadgenTimeout(run.Timing))
 		}
 		out.Note = strings.TrimSpace(why + "\n" + out.Note)
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -84,48 +85,73 @@ func (rep *Report) Write() error {
 		w(" (other work was running: numbers are noisy)")
 	}
 	w("\n")
-	w("- Each run: %v measured after %v of warm-up, %v timeout per call. %d round(s) over the\n", o.Duration, o.Warmup, o.Timeout, o.Plan.Rounds)
-	w("  matrix, the pairs interleaved round-robin within each cell; medians over the rounds, errors summed\n")
+	for _, nm := range []struct {
+		name string
+		m    Matrix
+	}{{"Main matrix", o.Plan.Matrix}, {"Large-payload matrix", o.Plan.Large}} {
+		if m := nm.m; !m.Empty() {
+			w("- %s (%s; c = %s; %d pairs): each run %v measured after %v of warm-up, %v timeout per call; %d round(s)\n",
+				nm.name, joinSizes(m.Sizes), joinInts(m.Cs), len(m.Rows), m.Duration, m.Warmup, m.Timeout, m.Rounds)
+		}
+	}
+	w("- Within each cell the pairs run one after the other, round-robin from one round to the next; medians\n")
+	w("  over the rounds, errors summed\n")
 	for _, n := range rep.Notes {
 		w("- Note: %s\n", n)
 	}
 	w("\n")
 	w("Columns: QPS of successful calls; latency percentiles in µs; heap allocations per call in\n")
-	w("the client process (runtime.MemStats); CPU per call (user + system) of the client process\n")
-	w("(getrusage) and of the server process (/proc/PID/stat); errors = failed calls plus replies\n")
-	w("that did not echo the request, summed over the rounds. ×tc = ratio to tarscomm's sync client\n")
-	w("on the same server (TARS servers) or on tarscomm's server (gRPC, Kitex).\n\n")
+	w("the client process (runtime.MemStats: objects, and bytes with their ratio to the payload); CPU\n")
+	w("per call (user + system) of the client process (getrusage) and of the server process\n")
+	w("(/proc/PID/stat); errors = failed calls plus replies that did not echo the request, summed\n")
+	w("over the rounds. ×tc = ratio to tarscomm's sync client on the same server (TARS servers) or on\n")
+	w("tarscomm's server (gRPC, Kitex).\n\n")
 
-	w("## Targets (issue 5, 128 B unless said)\n\n")
+	w("## Targets\n\n")
+	w("### Issue 5 (main matrix, 128 B unless said)\n\n")
 	w("| target | measured | met |\n|---|---|---|\n")
-	for _, c := range targets(stats) {
+	main := []check{{"issue 5's targets", "not in this run (no main matrix)", -1}}
+	if !o.Plan.Matrix.Empty() {
+		main = targets(stats, o.Plan.Matrix)
+	}
+	for _, c := range main {
+		w("| %s | %s | %s |\n", c.target, c.measured, c.verdict())
+	}
+	w("\n")
+	w("### Issue 9: large payloads (%s against %s and %s)\n\n", rowTC.Name(), rowStdlib.Name(), rowGRPC.Name())
+	w("| target | measured | met |\n|---|---|---|\n")
+	for _, c := range largeTargets(stats, o.Plan.Large) {
 		w("| %s | %s | %s |\n", c.target, c.measured, c.verdict())
 	}
 	w("\n")
 
-	for _, size := range o.Plan.Sizes {
-		w("## %s payload\n\n", fmtSize(size))
-		w("| c | client → server | QPS | ×tc | p50 µs | p99 µs | p99 ×tc | allocs/call | client CPU µs/call | CPU ×tc | server CPU µs/call | errors |\n")
-		w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, c := range o.Plan.Cs {
-			for _, row := range o.Plan.Rows {
-				st := stats.Get(row, Cell{c, size})
-				if st == nil {
-					continue
+	for _, m := range o.Plan.Matrices() {
+		for _, size := range m.Sizes {
+			w("## %s payload\n\n", fmtSize(size))
+			w("| c | client → server | QPS | ×tc | p50 µs | p99 µs | p99 ×tc | allocs/call | bytes/call | client CPU µs/call | CPU ×tc | server CPU µs/call | errors |\n")
+			w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			for _, c := range m.Cs {
+				for _, row := range m.Rows {
+					st := stats.Get(row, Cell{c, size})
+					if st == nil {
+						continue
+					}
+					ref := stats.Get(reference(row), Cell{c, size})
+					w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+						c, row.Name(), fmtQPS(st.QPS), ratio(st, ref, func(s *Stat) float64 { return s.QPS }),
+						fmtUS(st.P50), fmtUS(st.P99), ratio(st, ref, func(s *Stat) float64 { return s.P99 }),
+						fmtNum(st.Allocs, 1), fmtBytesPerCall(st.Bytes, size), fmtNum(st.ClientCPU, 1),
+						ratio(st, ref, func(s *Stat) float64 { return s.ClientCPU }), fmtNum(st.ServerCPU, 1), fmtErrs(st))
 				}
-				ref := stats.Get(reference(row), Cell{c, size})
-				w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-					c, row.Name(), fmtQPS(st.QPS), ratio(st, ref, func(s *Stat) float64 { return s.QPS }),
-					fmtUS(st.P50), fmtUS(st.P99), ratio(st, ref, func(s *Stat) float64 { return s.P99 }),
-					fmtNum(st.Allocs, 1), fmtNum(st.ClientCPU, 1), ratio(st, ref, func(s *Stat) float64 { return s.ClientCPU }),
-					fmtNum(st.ServerCPU, 1), fmtErrs(st))
 			}
+			w("\n")
 		}
-		w("\n")
 	}
 
-	w("## Charts (128 B)\n\n")
-	w("![QPS against concurrency](%s)\n\n![p99 latency against concurrency](%s)\n\n", chartQPS, chartP99)
+	if !o.Plan.Matrix.Empty() && slices.Contains(o.Plan.Sizes, chartSize) {
+		w("## Charts (128 B)\n\n")
+		w("![QPS against concurrency](%s)\n\n![p99 latency against concurrency](%s)\n\n", chartQPS, chartP99)
+	}
 
 	w("## Every run\n\n<details><summary>%d RESULT lines, in the order they ran</summary>\n\n```\n", len(rep.Outcomes))
 	for _, out := range rep.Outcomes {
@@ -167,9 +193,9 @@ type check struct {
 func (c check) verdict() string {
 	switch c.met {
 	case 1:
-		return "yes"
+		return "PASS"
 	case 0:
-		return "**no**"
+		return "**FAIL**"
 	}
 	return "not measured"
 }
@@ -189,6 +215,7 @@ var (
 	rowTCOnTG  = Row{"tarscomm", "tarsgo"}
 	rowKitex   = Row{"kitex", "kitex"}
 	rowKitexMx = Row{"kitex-mux", "kitex-mux"}
+	rowGRPC    = Row{"grpc", "grpc"}
 )
 
 // kitexBest returns the Kitex mode with the higher QPS in cell.
@@ -207,8 +234,8 @@ func kitexLabel(st *Stat) string {
 	return "Kitex pool"
 }
 
-// targets evaluates the issue's targets on the medians.
-func targets(s Stats) []check {
+// targets evaluates issue 5's targets on the medians of the main matrix m.
+func targets(s Stats, m Matrix) []check {
 	var out []check
 	missing := func(t string) { out = append(out, check{t, "not in this run", -1}) }
 	for _, c := range []int{64, 512} {
@@ -270,7 +297,7 @@ func targets(s Stats) []check {
 		t := fmt.Sprintf("allocations ≤ %.0f per %s call (every cell)", a.limit, a.what)
 		worst, where := math.NaN(), ""
 		for k, st := range s {
-			if k.row == a.row && !math.IsNaN(st.Allocs) && !(st.Allocs <= worst) {
+			if k.row == a.row && slices.Contains(m.Sizes, k.cell.Size) && !math.IsNaN(st.Allocs) && !(st.Allocs <= worst) {
 				worst, where = st.Allocs, fmt.Sprintf("c=%d, %s", k.cell.C, fmtSize(k.cell.Size))
 			}
 		}
@@ -349,6 +376,67 @@ func targets(s Stats) []check {
 	return out
 }
 
+// The targets of issue 9, at every size and concurrency of the large-payload matrix.
+const (
+	largeVsStdlib   = 1.0 // tarscomm's QPS at least the stdlib client's
+	largeVsGRPC     = 2.0 // and twice gRPC-go's
+	largeBytesLimit = 2.5 // client bytes allocated per call, in payloads
+)
+
+// largeTargets evaluates issue 9's targets on the medians of the large-payload matrix m: in
+// every cell, tarscomm's QPS against the stdlib client's (both on tarscomm's server) and
+// gRPC-go's, and the bytes tarscomm's client allocates per call against the payload.
+func largeTargets(s Stats, m Matrix) []check {
+	if m.Empty() {
+		return []check{{"large payloads", "not in this run", -1}}
+	}
+	var out []check
+	missing := func(t string) { out = append(out, check{t, "not in this run", -1}) }
+	for _, size := range m.Sizes {
+		for _, c := range m.Cs {
+			cell := Cell{c, size}
+			where := fmt.Sprintf("%s, c=%d", fmtSize(size), c)
+			tc, sl, gr := s.Get(rowTC, cell), s.Get(rowStdlib, cell), s.Get(rowGRPC, cell)
+			t := where + ": QPS ≥ the stdlib client's"
+			if tc == nil || sl == nil {
+				missing(t)
+			} else {
+				r := tc.QPS / sl.QPS
+				out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(sl.QPS), r, errNote(tc, sl)), verdict(r >= largeVsStdlib)})
+			}
+			t = where + ": QPS ≥ 2× gRPC-go's"
+			if tc == nil || gr == nil {
+				missing(t)
+			} else {
+				r := tc.QPS / gr.QPS
+				out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(gr.QPS), r, errNote(tc, gr)), verdict(r >= largeVsGRPC)})
+			}
+			t = where + ": client bytes allocated per call ≤ 2.5× the payload"
+			if tc == nil || math.IsNaN(tc.Bytes) {
+				missing(t)
+			} else {
+				r := tc.Bytes / float64(size)
+				out = append(out, check{t, fmt.Sprintf("%s: %.2f×", fmtBytes(tc.Bytes), r), verdict(r <= largeBytesLimit)})
+			}
+		}
+	}
+	return out
+}
+
+// errNote mentions the errors of either side of a comparison (QPS counts successful calls only).
+func errNote(a, b *Stat) string {
+	var parts []string
+	for _, st := range []*Stat{a, b} {
+		if st.Errs > 0 || st.Failed > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d errors in %d calls, %d failed runs", st.Row.Client, st.Errs, st.Calls, st.Failed))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
 func ratio(st, ref *Stat, f func(*Stat) float64) string {
 	if ref == nil {
 		return "–"
@@ -399,10 +487,51 @@ func fmtErrs(st *Stat) string {
 }
 
 func fmtSize(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
 	if n >= 1024 && n%1024 == 0 {
 		return fmt.Sprintf("%d KiB", n/1024)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// fmtBytes formats a byte count with a binary unit.
+func fmtBytes(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "–"
+	case v >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", v/(1<<20))
+	case v >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", v/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", v)
+}
+
+// fmtBytesPerCall formats the bytes allocated per call, with their ratio to the payload from
+// 64 KiB on.
+func fmtBytesPerCall(v float64, size int) string {
+	if math.IsNaN(v) || size < 64<<10 {
+		return fmtBytes(v)
+	}
+	return fmt.Sprintf("%s (%.2f×)", fmtBytes(v), v/float64(size))
+}
+
+func joinSizes(sizes []int) string {
+	parts := make([]string, len(sizes))
+	for i, n := range sizes {
+		parts[i] = fmtSize(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func fmtLoad(l [3]float64) string { return fmt.Sprintf("%.2f %.2f %.2f", l[0], l[1], l[2]) }

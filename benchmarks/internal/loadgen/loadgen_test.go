@@ -1,8 +1,13 @@
 package loadgen
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"math"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +82,85 @@ func TestRunCountsEveryMeasuredCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunAccountsForLargePayloads checks bytes_per_call where a payload dwarfs everything
+// else: the stdlib client allocates one array per call, the reply's payload (its request body,
+// read buffer and output buffers are reused), so the accounting must come to about one
+// payload, neither missing the large allocations nor charging the set-up to the calls.
+func TestRunAccountsForLargePayloads(t *testing.T) {
+	addr := serverProcess(t) // the server's allocations must not count
+	const size = 1 << 20
+	for _, client := range []string{"stdlib", "tarscomm"} {
+		t.Run(client, func(t *testing.T) {
+			var log strings.Builder
+			res, err := Run(Config{
+				Client:   client,
+				Peer:     peer.ClientConfig{Addrs: []string{addr}, Timeout: 10 * time.Second},
+				C:        2,
+				N:        60,
+				Duration: 30 * time.Second,
+				Size:     size,
+				Warmup:   100 * time.Millisecond,
+				Log:      &log,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Calls != 60 || res.Errs != 0 {
+				t.Fatalf("calls=%d errs=%d, want 60 and 0; log: %s", res.Calls, res.Errs, log.String())
+			}
+			perPayload := res.BytesPerCall / size
+			t.Logf("%s", res)
+			if perPayload < 0.9 || client == "stdlib" && perPayload > 1.5 {
+				t.Errorf("bytes_per_call = %.0f, %.2f payloads: want about 1 (stdlib) or at least 0.9 (tarscomm)",
+					res.BytesPerCall, perPayload)
+			}
+			if r, err := result.Parse(res.String()); err != nil || math.Abs(r.BytesPerCall-res.BytesPerCall) > 1 {
+				t.Errorf("bytes_per_call does not survive the RESULT line: %v, %v", r.BytesPerCall, err)
+			}
+		})
+	}
+}
+
+// serverProcess runs the echo server of startServer in a child process (this test binary,
+// running TestHelperEchoServer) and returns its address; the child exits at the end of t.
+func serverProcess(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperEchoServer$")
+	cmd.Env = append(os.Environ(), "LOADGEN_ECHO_SERVER=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if addr, ok := strings.CutPrefix(sc.Text(), "echo-server-addr="); ok {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return addr
+		}
+	}
+	t.Fatalf("the server process printed no address: %v", sc.Err())
+	return ""
+}
+
+// TestHelperEchoServer is not a test: in the child process of serverProcess it serves until
+// its stdin closes.
+func TestHelperEchoServer(t *testing.T) {
+	if os.Getenv("LOADGEN_ECHO_SERVER") != "1" {
+		t.Skip("the server process of serverProcess")
+	}
+	fmt.Printf("echo-server-addr=%s\n", startServer(t))
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }
 
 func TestRunReportsErrors(t *testing.T) {

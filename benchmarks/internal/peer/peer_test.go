@@ -47,12 +47,15 @@ func TestEveryClientEchoesThroughEveryServerItSpeaksTo(t *testing.T) {
 	for _, client := range Clients() {
 		for _, srv := range serversOf(client) {
 			t.Run(client+"@"+srv, func(t *testing.T) {
-				cl, err := NewClient(client, ClientConfig{Addrs: []string{addrs[srv]}, Timeout: 3 * time.Second, Concurrency: 2})
+				// Up to the large payloads of the driver's second matrix: every framework's
+				// limits must let them through, both ways.
+				cl, err := NewClient(client, ClientConfig{Addrs: []string{addrs[srv]}, Timeout: 10 * time.Second,
+					Concurrency: 2, Payload: 8 << 20})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer cl.Close()
-				for i, size := range []int{0, 128, 64 << 10} {
+				for i, size := range []int{0, 128, 64 << 10, 1 << 20, 8 << 20} {
 					payload := bytes.Repeat([]byte{byte(i + 1)}, size)
 					seq := uint64(i+1) << 20
 					if err := callOnce(cl, client, payload, seq); err != nil {
