@@ -8,7 +8,9 @@
 //
 //   - SProxy, the client: per method M a sync call M(ctx, req, opts...) (*Rsp, error), an
 //     async call AsyncM(ctx, req, cb, opts...) whose typed callback runs on the Communicator's
-//     async workers, and a one-way call OnewayM(ctx, req, opts...). SProxy implements
+//     async workers, a one-way call OnewayM(ctx, req, opts...), and FutureM(ctx, req,
+//     opts...), which returns a *future.Future of the reply, completed on the async workers
+//     without a goroutine per call. SProxy implements
 //     servantproxy.Setter, so Communicator.StringToProxy binds it.
 //   - SServer, the interface a server implements, UnimplementedSServer to embed for forward
 //     compatibility, and RegisterS(s, servant, impl), which registers every method on a

@@ -17,6 +17,7 @@ const (
 	codecPkg        = protogen.GoImportPath("github.com/tarscomm/tarscomm/codec")
 	servantproxyPkg = protogen.GoImportPath("github.com/tarscomm/tarscomm/servantproxy")
 	serverPkg       = protogen.GoImportPath("github.com/tarscomm/tarscomm/server")
+	futurePkg       = protogen.GoImportPath("github.com/tarscomm/tarscomm/future")
 )
 
 // fileSuffix replaces ".proto" in the name of the generated file.
@@ -53,7 +54,7 @@ func check(f *protogen.File) error {
 				return fmt.Errorf("%s: method %s is a streaming method: TARS has no streaming calls",
 					f.Desc.Path(), m.Desc.FullName())
 			}
-			for _, name := range []string{m.GoName, "Async" + m.GoName, "Oneway" + m.GoName} {
+			for _, name := range []string{m.GoName, "Async" + m.GoName, "Oneway" + m.GoName, "Future" + m.GoName} {
 				if prev, dup := names[name]; dup {
 					return fmt.Errorf("%s: method %s: generated method %s.%s collides with %s",
 						f.Desc.Path(), m.Desc.FullName(), proxyName(s), name, prev)
@@ -209,6 +210,29 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 		deprecated(g, m)
 		g.P("func (p *", proxy, ") Oneway", m.GoName, "(ctx ", ctx, ", req *", in, ", opts ...", callOption, ") error {")
 		g.P("return p.sp.InvokeOneway(ctx, ", fmt.Sprintf("%q", fn), ", req, opts...)")
+		g.P("}")
+		g.P()
+
+		// Future.
+		fut := g.QualifiedGoIdent(futurePkg.Ident("Future"))
+		g.P("// Future", m.GoName, " sends a ", fn, " call and returns at once a future of its reply,")
+		g.P("// completed on one of the Communicator's async workers (no goroutine per call). A call")
+		g.P("// that cannot be sent completes the future at once with its error.")
+		deprecated(g, m)
+		g.P("func (p *", proxy, ") Future", m.GoName, "(ctx ", ctx, ", req *", in, ", opts ...", callOption, ") *", fut, "[*", out, "] {")
+		g.P("f := ", futurePkg.Ident("Make"), "[*", out, "]()")
+		g.P("rsp := new(", out, ")")
+		g.P("err := p.sp.AsyncInvoke(ctx, ", fmt.Sprintf("%q", fn), ", req, rsp, func(err error) {")
+		g.P("if err != nil {")
+		g.P("f.Complete(nil, err)")
+		g.P("return")
+		g.P("}")
+		g.P("f.Complete(rsp, nil)")
+		g.P("}, opts...)")
+		g.P("if err != nil {")
+		g.P("f.Complete(nil, err)")
+		g.P("}")
+		g.P("return f")
 		g.P("}")
 		g.P()
 

@@ -10,6 +10,7 @@ import (
 	context "context"
 	errors "errors"
 	codec "github.com/tarscomm/tarscomm/codec"
+	future "github.com/tarscomm/tarscomm/future"
 	servantproxy "github.com/tarscomm/tarscomm/servantproxy"
 	server "github.com/tarscomm/tarscomm/server"
 	sync "sync"
@@ -79,6 +80,25 @@ func (p *EchoProxy) OnewayEcho(ctx context.Context, req *EchoReq, opts ...servan
 	return p.sp.InvokeOneway(ctx, "Echo", req, opts...)
 }
 
+// FutureEcho sends a Echo call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *EchoProxy) FutureEcho(ctx context.Context, req *EchoReq, opts ...servantproxy.CallOption) *future.Future[*EchoRsp] {
+	f := future.Make[*EchoRsp]()
+	rsp := new(EchoRsp)
+	err := p.sp.AsyncInvoke(ctx, "Echo", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
+}
+
 // _Echo_Echo_async carries one AsyncEcho call to its callback. Carriers are pooled
 // and their done func is bound once, so that an async call allocates only its reply.
 type _Echo_Echo_async struct {
@@ -140,6 +160,25 @@ func (p *EchoProxy) AsyncInspect(ctx context.Context, req *InspectReq, cb func(*
 // prevented it.
 func (p *EchoProxy) OnewayInspect(ctx context.Context, req *InspectReq, opts ...servantproxy.CallOption) error {
 	return p.sp.InvokeOneway(ctx, "Inspect", req, opts...)
+}
+
+// FutureInspect sends a Inspect call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *EchoProxy) FutureInspect(ctx context.Context, req *InspectReq, opts ...servantproxy.CallOption) *future.Future[*InspectRsp] {
+	f := future.Make[*InspectRsp]()
+	rsp := new(InspectRsp)
+	err := p.sp.AsyncInvoke(ctx, "Inspect", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
 }
 
 // _Echo_Inspect_async carries one AsyncInspect call to its callback. Carriers are pooled
@@ -206,6 +245,25 @@ func (p *EchoProxy) OnewaySleep(ctx context.Context, req *SleepReq, opts ...serv
 	return p.sp.InvokeOneway(ctx, "Sleep", req, opts...)
 }
 
+// FutureSleep sends a Sleep call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *EchoProxy) FutureSleep(ctx context.Context, req *SleepReq, opts ...servantproxy.CallOption) *future.Future[*SleepRsp] {
+	f := future.Make[*SleepRsp]()
+	rsp := new(SleepRsp)
+	err := p.sp.AsyncInvoke(ctx, "Sleep", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
+}
+
 // _Echo_Sleep_async carries one AsyncSleep call to its callback. Carriers are pooled
 // and their done func is bound once, so that an async call allocates only its reply.
 type _Echo_Sleep_async struct {
@@ -266,6 +324,25 @@ func (p *EchoProxy) AsyncFail(ctx context.Context, req *FailReq, cb func(*FailRs
 // prevented it.
 func (p *EchoProxy) OnewayFail(ctx context.Context, req *FailReq, opts ...servantproxy.CallOption) error {
 	return p.sp.InvokeOneway(ctx, "Fail", req, opts...)
+}
+
+// FutureFail sends a Fail call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *EchoProxy) FutureFail(ctx context.Context, req *FailReq, opts ...servantproxy.CallOption) *future.Future[*FailRsp] {
+	f := future.Make[*FailRsp]()
+	rsp := new(FailRsp)
+	err := p.sp.AsyncInvoke(ctx, "Fail", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
 }
 
 // _Echo_Fail_async carries one AsyncFail call to its callback. Carriers are pooled
@@ -330,6 +407,25 @@ func (p *EchoProxy) OnewayNote(ctx context.Context, req *NoteReq, opts ...servan
 	return p.sp.InvokeOneway(ctx, "Note", req, opts...)
 }
 
+// FutureNote sends a Note call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *EchoProxy) FutureNote(ctx context.Context, req *NoteReq, opts ...servantproxy.CallOption) *future.Future[*NoteRsp] {
+	f := future.Make[*NoteRsp]()
+	rsp := new(NoteRsp)
+	err := p.sp.AsyncInvoke(ctx, "Note", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
+}
+
 // _Echo_Note_async carries one AsyncNote call to its callback. Carriers are pooled
 // and their done func is bound once, so that an async call allocates only its reply.
 type _Echo_Note_async struct {
@@ -390,6 +486,25 @@ func (p *EchoProxy) AsyncNotes(ctx context.Context, req *NotesReq, cb func(*Note
 // prevented it.
 func (p *EchoProxy) OnewayNotes(ctx context.Context, req *NotesReq, opts ...servantproxy.CallOption) error {
 	return p.sp.InvokeOneway(ctx, "Notes", req, opts...)
+}
+
+// FutureNotes sends a Notes call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *EchoProxy) FutureNotes(ctx context.Context, req *NotesReq, opts ...servantproxy.CallOption) *future.Future[*NotesRsp] {
+	f := future.Make[*NotesRsp]()
+	rsp := new(NotesRsp)
+	err := p.sp.AsyncInvoke(ctx, "Notes", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
 }
 
 // _Echo_Notes_async carries one AsyncNotes call to its callback. Carriers are pooled

@@ -10,6 +10,7 @@ import (
 	context "context"
 	errors "errors"
 	codec "github.com/tarscomm/tarscomm/codec"
+	future "github.com/tarscomm/tarscomm/future"
 	servantproxy "github.com/tarscomm/tarscomm/servantproxy"
 	server "github.com/tarscomm/tarscomm/server"
 	sync "sync"
@@ -76,6 +77,25 @@ func (p *GreeterProxy) AsyncSayHello(ctx context.Context, req *HelloRequest, cb 
 // prevented it.
 func (p *GreeterProxy) OnewaySayHello(ctx context.Context, req *HelloRequest, opts ...servantproxy.CallOption) error {
 	return p.sp.InvokeOneway(ctx, "SayHello", req, opts...)
+}
+
+// FutureSayHello sends a SayHello call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *GreeterProxy) FutureSayHello(ctx context.Context, req *HelloRequest, opts ...servantproxy.CallOption) *future.Future[*HelloReply] {
+	f := future.Make[*HelloReply]()
+	rsp := new(HelloReply)
+	err := p.sp.AsyncInvoke(ctx, "SayHello", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
 }
 
 // _Greeter_SayHello_async carries one AsyncSayHello call to its callback. Carriers are pooled

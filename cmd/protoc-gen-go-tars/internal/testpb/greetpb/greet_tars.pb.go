@@ -11,6 +11,7 @@ import (
 	errors "errors"
 	commonpb "github.com/tarscomm/tarscomm/cmd/protoc-gen-go-tars/internal/testpb/commonpb"
 	codec "github.com/tarscomm/tarscomm/codec"
+	future "github.com/tarscomm/tarscomm/future"
 	servantproxy "github.com/tarscomm/tarscomm/servantproxy"
 	server "github.com/tarscomm/tarscomm/server"
 	sync "sync"
@@ -83,6 +84,25 @@ func (p *GreeterProxy) OnewaySayHello(ctx context.Context, req *HelloRequest, op
 	return p.sp.InvokeOneway(ctx, "SayHello", req, opts...)
 }
 
+// FutureSayHello sends a SayHello call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *GreeterProxy) FutureSayHello(ctx context.Context, req *HelloRequest, opts ...servantproxy.CallOption) *future.Future[*HelloReply] {
+	f := future.Make[*HelloReply]()
+	rsp := new(HelloReply)
+	err := p.sp.AsyncInvoke(ctx, "SayHello", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
+}
+
 // _Greeter_SayHello_async carries one AsyncSayHello call to its callback. Carriers are pooled
 // and their done func is bound once, so that an async call allocates only its reply.
 type _Greeter_SayHello_async struct {
@@ -145,6 +165,25 @@ func (p *GreeterProxy) OnewayCount(ctx context.Context, req *commonpb.Empty, opt
 	return p.sp.InvokeOneway(ctx, "Count", req, opts...)
 }
 
+// FutureCount sends a Count call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *GreeterProxy) FutureCount(ctx context.Context, req *commonpb.Empty, opts ...servantproxy.CallOption) *future.Future[*commonpb.Stamp] {
+	f := future.Make[*commonpb.Stamp]()
+	rsp := new(commonpb.Stamp)
+	err := p.sp.AsyncInvoke(ctx, "Count", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
+}
+
 // _Greeter_Count_async carries one AsyncCount call to its callback. Carriers are pooled
 // and their done func is bound once, so that an async call allocates only its reply.
 type _Greeter_Count_async struct {
@@ -205,6 +244,25 @@ func (p *GreeterProxy) AsyncGetStamp(ctx context.Context, req *commonpb.Stamp, c
 // prevented it.
 func (p *GreeterProxy) OnewayGetStamp(ctx context.Context, req *commonpb.Stamp, opts ...servantproxy.CallOption) error {
 	return p.sp.InvokeOneway(ctx, "get_stamp", req, opts...)
+}
+
+// FutureGetStamp sends a get_stamp call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *GreeterProxy) FutureGetStamp(ctx context.Context, req *commonpb.Stamp, opts ...servantproxy.CallOption) *future.Future[*commonpb.Stamp] {
+	f := future.Make[*commonpb.Stamp]()
+	rsp := new(commonpb.Stamp)
+	err := p.sp.AsyncInvoke(ctx, "get_stamp", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
 }
 
 // _Greeter_GetStamp_async carries one AsyncGetStamp call to its callback. Carriers are pooled
@@ -271,6 +329,27 @@ func (p *GreeterProxy) AsyncOld(ctx context.Context, req *HelloRequest, cb func(
 // Deprecated: Do not use.
 func (p *GreeterProxy) OnewayOld(ctx context.Context, req *HelloRequest, opts ...servantproxy.CallOption) error {
 	return p.sp.InvokeOneway(ctx, "Old", req, opts...)
+}
+
+// FutureOld sends a Old call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+//
+// Deprecated: Do not use.
+func (p *GreeterProxy) FutureOld(ctx context.Context, req *HelloRequest, opts ...servantproxy.CallOption) *future.Future[*HelloReply] {
+	f := future.Make[*HelloReply]()
+	rsp := new(HelloReply)
+	err := p.sp.AsyncInvoke(ctx, "Old", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
 }
 
 // _Greeter_Old_async carries one AsyncOld call to its callback. Carriers are pooled
@@ -426,6 +505,25 @@ func (p *AdminProxy) AsyncReset(ctx context.Context, req *commonpb.Empty, cb fun
 // prevented it.
 func (p *AdminProxy) OnewayReset(ctx context.Context, req *commonpb.Empty, opts ...servantproxy.CallOption) error {
 	return p.sp.InvokeOneway(ctx, "Reset", req, opts...)
+}
+
+// FutureReset sends a Reset call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call
+// that cannot be sent completes the future at once with its error.
+func (p *AdminProxy) FutureReset(ctx context.Context, req *commonpb.Empty, opts ...servantproxy.CallOption) *future.Future[*commonpb.Empty] {
+	f := future.Make[*commonpb.Empty]()
+	rsp := new(commonpb.Empty)
+	err := p.sp.AsyncInvoke(ctx, "Reset", req, rsp, func(err error) {
+		if err != nil {
+			f.Complete(nil, err)
+			return
+		}
+		f.Complete(rsp, nil)
+	}, opts...)
+	if err != nil {
+		f.Complete(nil, err)
+	}
+	return f
 }
 
 // _Admin_Reset_async carries one AsyncReset call to its callback. Carriers are pooled
