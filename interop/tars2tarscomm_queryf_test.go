@@ -23,8 +23,8 @@ import (
 	"github.com/tarscomm/tarscomm/interop/internal/queryfixture"
 	"github.com/tarscomm/tarscomm/protocol/endpointf"
 	"github.com/tarscomm/tarscomm/protocol/queryf"
-	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
 )
 
 // buildQueryF builds cmd/tarsgo-queryf into a temporary directory of t.
