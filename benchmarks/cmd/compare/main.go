@@ -16,7 +16,7 @@
 //
 //	go run ./cmd/compare                  # both matrices, 3 rounds each: about 15 minutes on 2 cores
 //	go run ./cmd/compare -quick           # 1 round each, shorter runs: about 4 minutes
-//	go run ./cmd/compare -quick -sizes none -out /tmp/large.md   # the large cells only: about 90 s
+//	go run ./cmd/compare -quick -sizes none -out /tmp/large.md   # the large cells only: about 2 minutes
 //	go run ./cmd/compare -rows tarscomm@tarscomm,kitex-mux@kitex-mux -c 64,512 -sizes 128 -rounds 5 -large-sizes none
 package main
 

@@ -51,9 +51,16 @@ func TestLargeMatrixRunsAfterTheMainOneWithItsTiming(t *testing.T) {
 	}
 	for i, r := range runs {
 		wantLarge := i >= 4
-		if isLarge := r.Cell.Size >= 64<<10; isLarge != wantLarge || r.Timing != map[bool]Timing{false: small, true: large}[wantLarge] {
-			t.Fatalf("run %d: %+v", i, r)
+		want := map[bool]Timing{false: small, true: large}[wantLarge]
+		if r.Cell == (Cell{64, 8 << 20}) { // 512 MiB in flight: 4× longer phases
+			want.Warmup, want.Duration = 4*want.Warmup, 4*want.Duration
 		}
+		if isLarge := r.Cell.Size >= 64<<10; isLarge != wantLarge || r.Timing != want {
+			t.Fatalf("run %d: %+v, want timing %+v", i, r, want)
+		}
+	}
+	if got := large.For(Cell{64, 3 << 20}); got.Duration != 1500*time.Millisecond || got.Timeout != large.Timeout {
+		t.Errorf("192 MiB in flight: %+v, want 1.5× the phases", got)
 	}
 	if got := p.Servers(); len(got) != 5 { // tarscomm, then tarsgo, grpc, kitex, kitex-mux from the large rows
 		t.Errorf("servers %v", got)

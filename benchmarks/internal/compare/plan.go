@@ -129,6 +129,23 @@ type Timing struct {
 	Timeout  time.Duration // of each call
 }
 
+// stretchBytes is the volume in flight (callers × payload) above which a run's warm-up and
+// measured phase grow in proportion, up to maxStretch times: with c = 64 and 8 MiB a call takes
+// seconds, and a phase of the usual length would end before the first calls do.
+const (
+	stretchBytes = 128 << 20
+	maxStretch   = 4
+)
+
+// For returns the timing of a run in cell: t, its warm-up and measured phase stretched by
+// c × size / stretchBytes (at least 1, at most maxStretch).
+func (t Timing) For(cell Cell) Timing {
+	f := min(max(float64(cell.C)*float64(cell.Size)/stretchBytes, 1), maxStretch)
+	t.Warmup = time.Duration(float64(t.Warmup) * f)
+	t.Duration = time.Duration(float64(t.Duration) * f)
+	return t
+}
+
 // Run is one load-generator run.
 type Run struct {
 	Round  int
@@ -138,7 +155,7 @@ type Run struct {
 }
 
 // Matrix is a block of runs: every row in every cell (concurrency × size), for Rounds
-// rounds, each run with the same Timing. A matrix without rows, concurrencies or sizes is
+// rounds, each run with Timing (stretched for the largest cells: Timing.For). A matrix without rows, concurrencies or sizes is
 // empty: it has no runs.
 type Matrix struct {
 	Rows   []Row
@@ -166,7 +183,8 @@ func (m Matrix) Runs() []Run {
 			for _, c := range m.Cs {
 				for i := range m.Rows {
 					row := m.Rows[(i+round)%len(m.Rows)]
-					runs = append(runs, Run{Round: round + 1, Row: row, Cell: Cell{C: c, Size: size}, Timing: m.Timing})
+					cell := Cell{C: c, Size: size}
+					runs = append(runs, Run{Round: round + 1, Row: row, Cell: cell, Timing: m.Timing.For(cell)})
 				}
 			}
 		}

@@ -92,6 +92,13 @@ func (rep *Report) Write() error {
 		if m := nm.m; !m.Empty() {
 			w("- %s (%s; c = %s; %d pairs): each run %v measured after %v of warm-up, %v timeout per call; %d round(s)\n",
 				nm.name, joinSizes(m.Sizes), joinInts(m.Cs), len(m.Rows), m.Duration, m.Warmup, m.Timeout, m.Rounds)
+			for _, size := range m.Sizes {
+				for _, c := range m.Cs {
+					if t := m.Timing.For(Cell{c, size}); t != m.Timing {
+						w("  - c=%d, %s (%d MiB in flight): %v measured after %v of warm-up\n", c, fmtSize(size), c*size>>20, t.Duration, t.Warmup)
+					}
+				}
+			}
 		}
 	}
 	w("- Within each cell the pairs run one after the other, round-robin from one round to the next; medians\n")
@@ -454,6 +461,8 @@ func fmtQPS(v float64) string {
 		return "–"
 	case v >= 1000:
 		return fmt.Sprintf("%.1fk", v/1000)
+	case v < 10:
+		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
 }
