@@ -16,7 +16,8 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # What `make generate` writes from .tars files with cmd/tars2tarscomm (git pathspecs).
 TARS_PROTOCOL := protocol/tars/EndpointF.tars protocol/tars/QueryF.tars protocol/tars/StatF.tars \
                  protocol/tars/PropertyF.tars protocol/tars/RequestF.tars
-GEN_PATHS     := ':(glob)protocol/**/*.tars.go' ':(glob)cmd/tars2tarscomm/internal/testgen/**/*.tars.go'
+GEN_PATHS     := ':(glob)protocol/**/*.tars.go' ':(glob)cmd/tars2tarscomm/internal/testgen/**/*.tars.go' \
+                 ':(glob)interop/internal/benchtars/**/*.tars.go'
 
 .PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check generate generate-check tidy-check depcheck clean
 
@@ -105,11 +106,13 @@ proto-check: proto
 
 ## generate: regenerate the Go of the repository's .tars files with cmd/tars2tarscomm built from
 ## this tree: the registry and stat protocol (protocol/), the generator's test package (which is
-## also its golden files). Needs only Go.
+## also its golden files), the interop module's benchmark struct. Needs only Go.
 generate:
 	$(GO) run ./cmd/tars2tarscomm -out protocol -import $(MODULE)/protocol $(TARS_PROTOCOL)
 	$(GO) run ./cmd/tars2tarscomm -out cmd/tars2tarscomm/internal/testgen \
 		-import $(MODULE)/cmd/tars2tarscomm/internal/testgen cmd/tars2tarscomm/testdata/all.tars
+	$(GO) run ./cmd/tars2tarscomm -out interop/internal/benchtars \
+		-import $(MODULE)/interop/internal/benchtars interop/testdata/bench.tars
 
 ## generate-check: fail if `make generate` changes or adds anything under the generated paths.
 generate-check: generate

@@ -41,3 +41,31 @@ type fieldError struct {
 
 func (e *fieldError) Error() string { return fmt.Sprintf("decode %s.%s: %v", e.typ, e.field, e.err) }
 func (e *fieldError) Unwrap() error { return e.err }
+
+// ReadStringKeep is ReadString for decoding into a value that already holds old: when the
+// field's bytes equal old, it returns old instead of allocating a copy of them. An absent
+// field reads as "".
+func (d *Decoder) ReadStringKeep(tag byte, required bool, old string) (string, error) {
+	typ, found, err := d.find(tag, required)
+	if !found {
+		return "", err
+	}
+	b, err := d.stringValue(tag, typ)
+	if err != nil {
+		return "", err
+	}
+	if string(b) == old {
+		return old, nil
+	}
+	return string(b), nil
+}
+
+// ReadBytesInto is ReadBytes that copies the field into dst's memory (dst[:0], growing it
+// only if it is too small). An absent or empty field reads as dst[:0] (nil for a nil dst).
+func (d *Decoder) ReadBytesInto(tag byte, required bool, dst []byte) ([]byte, error) {
+	b, err := d.readBytes(tag, required, true)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst[:0], b...), nil
+}

@@ -57,3 +57,37 @@ func TestFieldError(t *testing.T) {
 		t.Fatalf("Error() = %q, want %q", got, want)
 	}
 }
+
+func TestReadKeepInto(t *testing.T) {
+	var e Encoder
+	e.WriteString(0, "same")
+	e.WriteBytes(1, []byte{1, 2, 3})
+	old := string([]byte("same"))
+	dst := make([]byte, 0, 8)
+	d := NewDecoder(e.Buf)
+	s, err := d.ReadStringKeep(0, true, old)
+	if err != nil || s != "same" {
+		t.Fatalf("ReadStringKeep = %q, %v", s, err)
+	}
+	b, err := d.ReadBytesInto(1, true, dst)
+	if err != nil || string(b) != "\x01\x02\x03" || &b[0] != &dst[:1][0] {
+		t.Fatalf("ReadBytesInto = %v, %v (or not in dst's memory)", b, err)
+	}
+	if s, err := d.ReadStringKeep(2, false, "x"); s != "" || err != nil {
+		t.Fatalf("absent string = %q, %v", s, err)
+	}
+	if b, err := d.ReadBytesInto(3, false, dst); len(b) != 0 || err != nil {
+		t.Fatalf("absent bytes = %v, %v", b, err)
+	}
+	d.Reset(e.Buf)
+	if n := testing.AllocsPerRun(100, func() {
+		d.Reset(e.Buf)
+		_, _ = d.ReadStringKeep(0, true, old)
+		_, _ = d.ReadBytesInto(1, true, dst)
+	}); n != 0 {
+		t.Fatalf("%v allocations reading into equal values", n)
+	}
+	if s, _ := NewDecoder(e.Buf).ReadStringKeep(0, true, "other"); s != "same" {
+		t.Fatalf("ReadStringKeep with a different old value = %q", s)
+	}
+}

@@ -24,11 +24,12 @@
 // as int32 types with X_NAME constants.
 //
 // Each struct T has Reset (defaults), Encode/Decode (its fields, on codec.Encoder and
-// codec.Decoder: no reflection, no allocation beyond the decoded strings, slices and maps),
+// codec.Decoder: no reflection, no allocation beyond the decoded strings, slices and maps, and
+// decoding into a used value reuses its memory),
 // EncodeTag/DecodeTag (as a struct field), and MarshalTars/UnmarshalTars. An optional field equal
 // to its default is not written (optional enums and structs always are), as tars2cpp and tars2go
-// do; decoding resets every field first, checks required fields, keeps the default of absent
-// optional ones, and skips unknown tags.
+// do; decoding sets every field (no stale values from an earlier decode), checks required
+// fields, gives absent optional ones their default, and skips unknown tags.
 //
 // Each interface I gets an IProxy with, per function f, a sync F, an AsyncF whose typed callback
 // runs on the Communicator's async workers, a OnewayF, and a FutureF returning a

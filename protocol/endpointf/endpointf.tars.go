@@ -85,13 +85,15 @@ func (st *EndpointF) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *EndpointF) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Host, err = d.ReadString(0, true); err != nil {
+	if st.Host, err = d.ReadStringKeep(0, true, st.Host); err != nil {
 		return codec.FieldError("endpointf::EndpointF", "host", err)
 	}
 	if st.Port, err = d.ReadInt32(1, true); err != nil {
@@ -112,7 +114,7 @@ func (st *EndpointF) Decode(d *codec.Decoder) error {
 	if st.Grouprealid, err = d.ReadInt32(6, false); err != nil {
 		return codec.FieldError("endpointf::EndpointF", "grouprealid", err)
 	}
-	if st.SetId, err = d.ReadString(7, false); err != nil {
+	if st.SetId, err = d.ReadStringKeep(7, false, st.SetId); err != nil {
 		return codec.FieldError("endpointf::EndpointF", "setId", err)
 	}
 	if st.Qos, err = d.ReadInt32(8, false); err != nil {
@@ -149,7 +151,7 @@ func (st *EndpointF) DecodeTag(d *codec.Decoder, tag byte, required bool) error 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *EndpointF) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)

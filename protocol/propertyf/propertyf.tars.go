@@ -71,31 +71,33 @@ func (st *StatPropMsgHead) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StatPropMsgHead) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.ModuleName, err = d.ReadString(0, true); err != nil {
+	if st.ModuleName, err = d.ReadStringKeep(0, true, st.ModuleName); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgHead", "moduleName", err)
 	}
-	if st.Ip, err = d.ReadString(1, true); err != nil {
+	if st.Ip, err = d.ReadStringKeep(1, true, st.Ip); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgHead", "ip", err)
 	}
-	if st.PropertyName, err = d.ReadString(2, true); err != nil {
+	if st.PropertyName, err = d.ReadStringKeep(2, true, st.PropertyName); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgHead", "propertyName", err)
 	}
-	if st.SetName, err = d.ReadString(3, false); err != nil {
+	if st.SetName, err = d.ReadStringKeep(3, false, st.SetName); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgHead", "setName", err)
 	}
-	if st.SetArea, err = d.ReadString(4, false); err != nil {
+	if st.SetArea, err = d.ReadStringKeep(4, false, st.SetArea); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgHead", "setArea", err)
 	}
-	if st.SetID, err = d.ReadString(5, false); err != nil {
+	if st.SetID, err = d.ReadStringKeep(5, false, st.SetID); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgHead", "setID", err)
 	}
-	if st.SContainer, err = d.ReadString(6, false); err != nil {
+	if st.SContainer, err = d.ReadStringKeep(6, false, st.SContainer); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgHead", "sContainer", err)
 	}
 	if ok, err := d.Has(7); err != nil {
@@ -104,6 +106,8 @@ func (st *StatPropMsgHead) Decode(d *codec.Decoder) error {
 		if st.IPropertyVer, err = d.ReadInt32(7, false); err != nil {
 			return codec.FieldError("propertyf::StatPropMsgHead", "iPropertyVer", err)
 		}
+	} else {
+		st.IPropertyVer = 1
 	}
 	_ = err
 	return nil
@@ -124,7 +128,7 @@ func (st *StatPropMsgHead) DecodeTag(d *codec.Decoder, tag byte, required bool) 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StatPropMsgHead) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -165,16 +169,18 @@ func (st *StatPropInfo) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StatPropInfo) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Policy, err = d.ReadString(0, true); err != nil {
+	if st.Policy, err = d.ReadStringKeep(0, true, st.Policy); err != nil {
 		return codec.FieldError("propertyf::StatPropInfo", "policy", err)
 	}
-	if st.Value, err = d.ReadString(1, true); err != nil {
+	if st.Value, err = d.ReadStringKeep(1, true, st.Value); err != nil {
 		return codec.FieldError("propertyf::StatPropInfo", "value", err)
 	}
 	_ = err
@@ -196,7 +202,7 @@ func (st *StatPropInfo) DecodeTag(d *codec.Decoder, tag byte, required bool) err
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StatPropInfo) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -238,21 +244,29 @@ func (st *StatPropMsgBody) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StatPropMsgBody) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if n0, ok0, err := d.ReadListHead(0, true); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgBody", "vInfo", err)
 	} else if ok0 {
-		st.VInfo = make([]StatPropInfo, n0)
+		if st.VInfo != nil && cap(st.VInfo) >= n0 {
+			st.VInfo = st.VInfo[:n0]
+		} else {
+			st.VInfo = make([]StatPropInfo, n0)
+		}
 		for i0 := range st.VInfo {
 			if err = st.VInfo[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("propertyf::StatPropMsgBody", "vInfo", err)
 			}
 		}
+	} else {
+		st.VInfo = st.VInfo[:0]
 	}
 	_ = err
 	return nil
@@ -273,7 +287,7 @@ func (st *StatPropMsgBody) DecodeTag(d *codec.Decoder, tag byte, required bool) 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StatPropMsgBody) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -314,16 +328,22 @@ func (st *_PropertyF_reportPropMsg_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_PropertyF_reportPropMsg_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if n0, ok0, err := d.ReadMapHead(1, true); err != nil {
 		return codec.FieldError("PropertyF.reportPropMsg", "statmsg", err)
 	} else if ok0 {
-		st.Statmsg = make(map[StatPropMsgHead]StatPropMsgBody, n0)
+		if st.Statmsg == nil {
+			st.Statmsg = make(map[StatPropMsgHead]StatPropMsgBody, n0)
+		} else {
+			clear(st.Statmsg)
+		}
 		for range n0 {
 			var k0 StatPropMsgHead
 			var v0 StatPropMsgBody
@@ -335,6 +355,8 @@ func (st *_PropertyF_reportPropMsg_args) Decode(d *codec.Decoder) error {
 			}
 			st.Statmsg[k0] = v0
 		}
+	} else {
+		clear(st.Statmsg)
 	}
 	_ = err
 	return nil
@@ -355,7 +377,7 @@ func (st *_PropertyF_reportPropMsg_args) DecodeTag(d *codec.Decoder, tag byte, r
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_PropertyF_reportPropMsg_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -392,11 +414,13 @@ func (st *_PropertyF_reportPropMsg_result) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_PropertyF_reportPropMsg_result) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("PropertyF.reportPropMsg", "ret", err)
@@ -420,7 +444,7 @@ func (st *_PropertyF_reportPropMsg_result) DecodeTag(d *codec.Decoder, tag byte,
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_PropertyF_reportPropMsg_result) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)

@@ -44,13 +44,15 @@ func (st *_QueryF_findObjectById_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_QueryF_findObjectById_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Id, err = d.ReadString(1, true); err != nil {
+	if st.Id, err = d.ReadStringKeep(1, true, st.Id); err != nil {
 		return codec.FieldError("QueryF.findObjectById", "id", err)
 	}
 	_ = err
@@ -72,7 +74,7 @@ func (st *_QueryF_findObjectById_args) DecodeTag(d *codec.Decoder, tag byte, req
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_QueryF_findObjectById_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -112,21 +114,29 @@ func (st *_QueryF_findObjectById_result) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_QueryF_findObjectById_result) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if n0, ok0, err := d.ReadListHead(0, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById", "ret", err)
 	} else if ok0 {
-		st.Ret = make([]endpointf.EndpointF, n0)
+		if st.Ret != nil && cap(st.Ret) >= n0 {
+			st.Ret = st.Ret[:n0]
+		} else {
+			st.Ret = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.Ret {
 			if err = st.Ret[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById", "ret", err)
 			}
 		}
+	} else {
+		st.Ret = st.Ret[:0]
 	}
 	_ = err
 	return nil
@@ -147,7 +157,7 @@ func (st *_QueryF_findObjectById_result) DecodeTag(d *codec.Decoder, tag byte, r
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_QueryF_findObjectById_result) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -193,13 +203,15 @@ func (st *_QueryF_findObjectById4Any_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_QueryF_findObjectById4Any_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Id, err = d.ReadString(1, true); err != nil {
+	if st.Id, err = d.ReadStringKeep(1, true, st.Id); err != nil {
 		return codec.FieldError("QueryF.findObjectById4Any", "id", err)
 	}
 	_ = err
@@ -221,7 +233,7 @@ func (st *_QueryF_findObjectById4Any_args) DecodeTag(d *codec.Decoder, tag byte,
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_QueryF_findObjectById4Any_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -268,11 +280,13 @@ func (st *QueryFFindObjectById4AnyResult) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *QueryFFindObjectById4AnyResult) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4Any", "ret", err)
@@ -280,22 +294,34 @@ func (st *QueryFFindObjectById4AnyResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(2, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4Any", "activeEp", err)
 	} else if ok0 {
-		st.ActiveEp = make([]endpointf.EndpointF, n0)
+		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
+			st.ActiveEp = st.ActiveEp[:n0]
+		} else {
+			st.ActiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.ActiveEp {
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById4Any", "activeEp", err)
 			}
 		}
+	} else {
+		st.ActiveEp = st.ActiveEp[:0]
 	}
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4Any", "inactiveEp", err)
 	} else if ok0 {
-		st.InactiveEp = make([]endpointf.EndpointF, n0)
+		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
+			st.InactiveEp = st.InactiveEp[:n0]
+		} else {
+			st.InactiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.InactiveEp {
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById4Any", "inactiveEp", err)
 			}
 		}
+	} else {
+		st.InactiveEp = st.InactiveEp[:0]
 	}
 	_ = err
 	return nil
@@ -316,7 +342,7 @@ func (st *QueryFFindObjectById4AnyResult) DecodeTag(d *codec.Decoder, tag byte, 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *QueryFFindObjectById4AnyResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -362,13 +388,15 @@ func (st *_QueryF_findObjectById4All_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_QueryF_findObjectById4All_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Id, err = d.ReadString(1, true); err != nil {
+	if st.Id, err = d.ReadStringKeep(1, true, st.Id); err != nil {
 		return codec.FieldError("QueryF.findObjectById4All", "id", err)
 	}
 	_ = err
@@ -390,7 +418,7 @@ func (st *_QueryF_findObjectById4All_args) DecodeTag(d *codec.Decoder, tag byte,
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_QueryF_findObjectById4All_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -437,11 +465,13 @@ func (st *QueryFFindObjectById4AllResult) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *QueryFFindObjectById4AllResult) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4All", "ret", err)
@@ -449,22 +479,34 @@ func (st *QueryFFindObjectById4AllResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(2, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4All", "activeEp", err)
 	} else if ok0 {
-		st.ActiveEp = make([]endpointf.EndpointF, n0)
+		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
+			st.ActiveEp = st.ActiveEp[:n0]
+		} else {
+			st.ActiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.ActiveEp {
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById4All", "activeEp", err)
 			}
 		}
+	} else {
+		st.ActiveEp = st.ActiveEp[:0]
 	}
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4All", "inactiveEp", err)
 	} else if ok0 {
-		st.InactiveEp = make([]endpointf.EndpointF, n0)
+		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
+			st.InactiveEp = st.InactiveEp[:n0]
+		} else {
+			st.InactiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.InactiveEp {
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById4All", "inactiveEp", err)
 			}
 		}
+	} else {
+		st.InactiveEp = st.InactiveEp[:0]
 	}
 	_ = err
 	return nil
@@ -485,7 +527,7 @@ func (st *QueryFFindObjectById4AllResult) DecodeTag(d *codec.Decoder, tag byte, 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *QueryFFindObjectById4AllResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -531,13 +573,15 @@ func (st *_QueryF_findObjectByIdInSameGroup_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_QueryF_findObjectByIdInSameGroup_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Id, err = d.ReadString(1, true); err != nil {
+	if st.Id, err = d.ReadStringKeep(1, true, st.Id); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameGroup", "id", err)
 	}
 	_ = err
@@ -559,7 +603,7 @@ func (st *_QueryF_findObjectByIdInSameGroup_args) DecodeTag(d *codec.Decoder, ta
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_QueryF_findObjectByIdInSameGroup_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -606,11 +650,13 @@ func (st *QueryFFindObjectByIdInSameGroupResult) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *QueryFFindObjectByIdInSameGroupResult) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameGroup", "ret", err)
@@ -618,22 +664,34 @@ func (st *QueryFFindObjectByIdInSameGroupResult) Decode(d *codec.Decoder) error 
 	if n0, ok0, err := d.ReadListHead(2, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameGroup", "activeEp", err)
 	} else if ok0 {
-		st.ActiveEp = make([]endpointf.EndpointF, n0)
+		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
+			st.ActiveEp = st.ActiveEp[:n0]
+		} else {
+			st.ActiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.ActiveEp {
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameGroup", "activeEp", err)
 			}
 		}
+	} else {
+		st.ActiveEp = st.ActiveEp[:0]
 	}
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameGroup", "inactiveEp", err)
 	} else if ok0 {
-		st.InactiveEp = make([]endpointf.EndpointF, n0)
+		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
+			st.InactiveEp = st.InactiveEp[:n0]
+		} else {
+			st.InactiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.InactiveEp {
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameGroup", "inactiveEp", err)
 			}
 		}
+	} else {
+		st.InactiveEp = st.InactiveEp[:0]
 	}
 	_ = err
 	return nil
@@ -654,7 +712,7 @@ func (st *QueryFFindObjectByIdInSameGroupResult) DecodeTag(d *codec.Decoder, tag
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *QueryFFindObjectByIdInSameGroupResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -702,16 +760,18 @@ func (st *_QueryF_findObjectByIdInSameStation_args) MarshalTars(b []byte) []byte
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_QueryF_findObjectByIdInSameStation_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Id, err = d.ReadString(1, true); err != nil {
+	if st.Id, err = d.ReadStringKeep(1, true, st.Id); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameStation", "id", err)
 	}
-	if st.SStation, err = d.ReadString(2, true); err != nil {
+	if st.SStation, err = d.ReadStringKeep(2, true, st.SStation); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameStation", "sStation", err)
 	}
 	_ = err
@@ -733,7 +793,7 @@ func (st *_QueryF_findObjectByIdInSameStation_args) DecodeTag(d *codec.Decoder, 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_QueryF_findObjectByIdInSameStation_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -780,11 +840,13 @@ func (st *QueryFFindObjectByIdInSameStationResult) MarshalTars(b []byte) []byte 
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *QueryFFindObjectByIdInSameStationResult) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameStation", "ret", err)
@@ -792,22 +854,34 @@ func (st *QueryFFindObjectByIdInSameStationResult) Decode(d *codec.Decoder) erro
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameStation", "activeEp", err)
 	} else if ok0 {
-		st.ActiveEp = make([]endpointf.EndpointF, n0)
+		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
+			st.ActiveEp = st.ActiveEp[:n0]
+		} else {
+			st.ActiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.ActiveEp {
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameStation", "activeEp", err)
 			}
 		}
+	} else {
+		st.ActiveEp = st.ActiveEp[:0]
 	}
 	if n0, ok0, err := d.ReadListHead(4, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameStation", "inactiveEp", err)
 	} else if ok0 {
-		st.InactiveEp = make([]endpointf.EndpointF, n0)
+		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
+			st.InactiveEp = st.InactiveEp[:n0]
+		} else {
+			st.InactiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.InactiveEp {
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameStation", "inactiveEp", err)
 			}
 		}
+	} else {
+		st.InactiveEp = st.InactiveEp[:0]
 	}
 	_ = err
 	return nil
@@ -828,7 +902,7 @@ func (st *QueryFFindObjectByIdInSameStationResult) DecodeTag(d *codec.Decoder, t
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *QueryFFindObjectByIdInSameStationResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -876,16 +950,18 @@ func (st *_QueryF_findObjectByIdInSameSet_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_QueryF_findObjectByIdInSameSet_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Id, err = d.ReadString(1, true); err != nil {
+	if st.Id, err = d.ReadStringKeep(1, true, st.Id); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameSet", "id", err)
 	}
-	if st.SetId, err = d.ReadString(2, true); err != nil {
+	if st.SetId, err = d.ReadStringKeep(2, true, st.SetId); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameSet", "setId", err)
 	}
 	_ = err
@@ -907,7 +983,7 @@ func (st *_QueryF_findObjectByIdInSameSet_args) DecodeTag(d *codec.Decoder, tag 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_QueryF_findObjectByIdInSameSet_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -954,11 +1030,13 @@ func (st *QueryFFindObjectByIdInSameSetResult) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *QueryFFindObjectByIdInSameSetResult) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameSet", "ret", err)
@@ -966,22 +1044,34 @@ func (st *QueryFFindObjectByIdInSameSetResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameSet", "activeEp", err)
 	} else if ok0 {
-		st.ActiveEp = make([]endpointf.EndpointF, n0)
+		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
+			st.ActiveEp = st.ActiveEp[:n0]
+		} else {
+			st.ActiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.ActiveEp {
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameSet", "activeEp", err)
 			}
 		}
+	} else {
+		st.ActiveEp = st.ActiveEp[:0]
 	}
 	if n0, ok0, err := d.ReadListHead(4, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameSet", "inactiveEp", err)
 	} else if ok0 {
-		st.InactiveEp = make([]endpointf.EndpointF, n0)
+		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
+			st.InactiveEp = st.InactiveEp[:n0]
+		} else {
+			st.InactiveEp = make([]endpointf.EndpointF, n0)
+		}
 		for i0 := range st.InactiveEp {
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameSet", "inactiveEp", err)
 			}
 		}
+	} else {
+		st.InactiveEp = st.InactiveEp[:0]
 	}
 	_ = err
 	return nil
@@ -1002,7 +1092,7 @@ func (st *QueryFFindObjectByIdInSameSetResult) DecodeTag(d *codec.Decoder, tag b
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *QueryFFindObjectByIdInSameSetResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)

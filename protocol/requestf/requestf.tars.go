@@ -71,11 +71,13 @@ func (st *RequestPacket) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *RequestPacket) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.IVersion, err = d.ReadInt16(1, true); err != nil {
 		return codec.FieldError("requestf::RequestPacket", "iVersion", err)
@@ -89,13 +91,13 @@ func (st *RequestPacket) Decode(d *codec.Decoder) error {
 	if st.IRequestId, err = d.ReadInt32(4, true); err != nil {
 		return codec.FieldError("requestf::RequestPacket", "iRequestId", err)
 	}
-	if st.SServantName, err = d.ReadString(5, true); err != nil {
+	if st.SServantName, err = d.ReadStringKeep(5, true, st.SServantName); err != nil {
 		return codec.FieldError("requestf::RequestPacket", "sServantName", err)
 	}
-	if st.SFuncName, err = d.ReadString(6, true); err != nil {
+	if st.SFuncName, err = d.ReadStringKeep(6, true, st.SFuncName); err != nil {
 		return codec.FieldError("requestf::RequestPacket", "sFuncName", err)
 	}
-	if st.SBuffer, err = d.ReadBytes(7, true); err != nil {
+	if st.SBuffer, err = d.ReadBytesInto(7, true, st.SBuffer); err != nil {
 		return codec.FieldError("requestf::RequestPacket", "sBuffer", err)
 	}
 	if st.ITimeout, err = d.ReadInt32(8, true); err != nil {
@@ -104,34 +106,46 @@ func (st *RequestPacket) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadMapHead(9, true); err != nil {
 		return codec.FieldError("requestf::RequestPacket", "context", err)
 	} else if ok0 {
-		st.Context = make(map[string]string, n0)
+		if st.Context == nil {
+			st.Context = make(map[string]string, n0)
+		} else {
+			clear(st.Context)
+		}
 		for range n0 {
 			var k0 string
 			var v0 string
-			if k0, err = d.ReadString(0, true); err != nil {
+			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("requestf::RequestPacket", "context", err)
 			}
-			if v0, err = d.ReadString(1, true); err != nil {
+			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
 				return codec.FieldError("requestf::RequestPacket", "context", err)
 			}
 			st.Context[k0] = v0
 		}
+	} else {
+		clear(st.Context)
 	}
 	if n0, ok0, err := d.ReadMapHead(10, true); err != nil {
 		return codec.FieldError("requestf::RequestPacket", "status", err)
 	} else if ok0 {
-		st.Status = make(map[string]string, n0)
+		if st.Status == nil {
+			st.Status = make(map[string]string, n0)
+		} else {
+			clear(st.Status)
+		}
 		for range n0 {
 			var k0 string
 			var v0 string
-			if k0, err = d.ReadString(0, true); err != nil {
+			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("requestf::RequestPacket", "status", err)
 			}
-			if v0, err = d.ReadString(1, true); err != nil {
+			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
 				return codec.FieldError("requestf::RequestPacket", "status", err)
 			}
 			st.Status[k0] = v0
 		}
+	} else {
+		clear(st.Status)
 	}
 	_ = err
 	return nil
@@ -152,7 +166,7 @@ func (st *RequestPacket) DecodeTag(d *codec.Decoder, tag byte, required bool) er
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *RequestPacket) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -221,11 +235,13 @@ func (st *ResponsePacket) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *ResponsePacket) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.IVersion, err = d.ReadInt16(1, true); err != nil {
 		return codec.FieldError("requestf::ResponsePacket", "iVersion", err)
@@ -242,43 +258,55 @@ func (st *ResponsePacket) Decode(d *codec.Decoder) error {
 	if st.IRet, err = d.ReadInt32(5, true); err != nil {
 		return codec.FieldError("requestf::ResponsePacket", "iRet", err)
 	}
-	if st.SBuffer, err = d.ReadBytes(6, true); err != nil {
+	if st.SBuffer, err = d.ReadBytesInto(6, true, st.SBuffer); err != nil {
 		return codec.FieldError("requestf::ResponsePacket", "sBuffer", err)
 	}
 	if n0, ok0, err := d.ReadMapHead(7, true); err != nil {
 		return codec.FieldError("requestf::ResponsePacket", "status", err)
 	} else if ok0 {
-		st.Status = make(map[string]string, n0)
+		if st.Status == nil {
+			st.Status = make(map[string]string, n0)
+		} else {
+			clear(st.Status)
+		}
 		for range n0 {
 			var k0 string
 			var v0 string
-			if k0, err = d.ReadString(0, true); err != nil {
+			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("requestf::ResponsePacket", "status", err)
 			}
-			if v0, err = d.ReadString(1, true); err != nil {
+			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
 				return codec.FieldError("requestf::ResponsePacket", "status", err)
 			}
 			st.Status[k0] = v0
 		}
+	} else {
+		clear(st.Status)
 	}
-	if st.SResultDesc, err = d.ReadString(8, false); err != nil {
+	if st.SResultDesc, err = d.ReadStringKeep(8, false, st.SResultDesc); err != nil {
 		return codec.FieldError("requestf::ResponsePacket", "sResultDesc", err)
 	}
 	if n0, ok0, err := d.ReadMapHead(9, false); err != nil {
 		return codec.FieldError("requestf::ResponsePacket", "context", err)
 	} else if ok0 {
-		st.Context = make(map[string]string, n0)
+		if st.Context == nil {
+			st.Context = make(map[string]string, n0)
+		} else {
+			clear(st.Context)
+		}
 		for range n0 {
 			var k0 string
 			var v0 string
-			if k0, err = d.ReadString(0, true); err != nil {
+			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("requestf::ResponsePacket", "context", err)
 			}
-			if v0, err = d.ReadString(1, true); err != nil {
+			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
 				return codec.FieldError("requestf::ResponsePacket", "context", err)
 			}
 			st.Context[k0] = v0
 		}
+	} else {
+		clear(st.Context)
 	}
 	_ = err
 	return nil
@@ -299,7 +327,7 @@ func (st *ResponsePacket) DecodeTag(d *codec.Decoder, tag byte, required bool) e
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *ResponsePacket) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)

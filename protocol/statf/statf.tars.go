@@ -79,25 +79,27 @@ func (st *StatMicMsgHead) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StatMicMsgHead) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.MasterName, err = d.ReadString(0, true); err != nil {
+	if st.MasterName, err = d.ReadStringKeep(0, true, st.MasterName); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "masterName", err)
 	}
-	if st.SlaveName, err = d.ReadString(1, true); err != nil {
+	if st.SlaveName, err = d.ReadStringKeep(1, true, st.SlaveName); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "slaveName", err)
 	}
-	if st.InterfaceName, err = d.ReadString(2, true); err != nil {
+	if st.InterfaceName, err = d.ReadStringKeep(2, true, st.InterfaceName); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "interfaceName", err)
 	}
-	if st.MasterIp, err = d.ReadString(3, true); err != nil {
+	if st.MasterIp, err = d.ReadStringKeep(3, true, st.MasterIp); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "masterIp", err)
 	}
-	if st.SlaveIp, err = d.ReadString(4, true); err != nil {
+	if st.SlaveIp, err = d.ReadStringKeep(4, true, st.SlaveIp); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "slaveIp", err)
 	}
 	if st.SlavePort, err = d.ReadInt32(5, true); err != nil {
@@ -106,16 +108,16 @@ func (st *StatMicMsgHead) Decode(d *codec.Decoder) error {
 	if st.ReturnValue, err = d.ReadInt32(6, true); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "returnValue", err)
 	}
-	if st.SlaveSetName, err = d.ReadString(7, false); err != nil {
+	if st.SlaveSetName, err = d.ReadStringKeep(7, false, st.SlaveSetName); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "slaveSetName", err)
 	}
-	if st.SlaveSetArea, err = d.ReadString(8, false); err != nil {
+	if st.SlaveSetArea, err = d.ReadStringKeep(8, false, st.SlaveSetArea); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "slaveSetArea", err)
 	}
-	if st.SlaveSetID, err = d.ReadString(9, false); err != nil {
+	if st.SlaveSetID, err = d.ReadStringKeep(9, false, st.SlaveSetID); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "slaveSetID", err)
 	}
-	if st.TarsVersion, err = d.ReadString(10, false); err != nil {
+	if st.TarsVersion, err = d.ReadStringKeep(10, false, st.TarsVersion); err != nil {
 		return codec.FieldError("statf::StatMicMsgHead", "tarsVersion", err)
 	}
 	_ = err
@@ -137,7 +139,7 @@ func (st *StatMicMsgHead) DecodeTag(d *codec.Decoder, tag byte, required bool) e
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StatMicMsgHead) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -196,11 +198,13 @@ func (st *StatMicMsgBody) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StatMicMsgBody) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Count, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("statf::StatMicMsgBody", "count", err)
@@ -214,7 +218,11 @@ func (st *StatMicMsgBody) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadMapHead(3, true); err != nil {
 		return codec.FieldError("statf::StatMicMsgBody", "intervalCount", err)
 	} else if ok0 {
-		st.IntervalCount = make(map[int32]int32, n0)
+		if st.IntervalCount == nil {
+			st.IntervalCount = make(map[int32]int32, n0)
+		} else {
+			clear(st.IntervalCount)
+		}
 		for range n0 {
 			var k0 int32
 			var v0 int32
@@ -226,6 +234,8 @@ func (st *StatMicMsgBody) Decode(d *codec.Decoder) error {
 			}
 			st.IntervalCount[k0] = v0
 		}
+	} else {
+		clear(st.IntervalCount)
 	}
 	if st.TotalRspTime, err = d.ReadInt64(4, true); err != nil {
 		return codec.FieldError("statf::StatMicMsgBody", "totalRspTime", err)
@@ -255,7 +265,7 @@ func (st *StatMicMsgBody) DecodeTag(d *codec.Decoder, tag byte, required bool) e
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StatMicMsgBody) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -310,28 +320,30 @@ func (st *StatSampleMsg) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StatSampleMsg) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Unid, err = d.ReadString(0, true); err != nil {
+	if st.Unid, err = d.ReadStringKeep(0, true, st.Unid); err != nil {
 		return codec.FieldError("statf::StatSampleMsg", "unid", err)
 	}
-	if st.MasterName, err = d.ReadString(1, true); err != nil {
+	if st.MasterName, err = d.ReadStringKeep(1, true, st.MasterName); err != nil {
 		return codec.FieldError("statf::StatSampleMsg", "masterName", err)
 	}
-	if st.SlaveName, err = d.ReadString(2, true); err != nil {
+	if st.SlaveName, err = d.ReadStringKeep(2, true, st.SlaveName); err != nil {
 		return codec.FieldError("statf::StatSampleMsg", "slaveName", err)
 	}
-	if st.InterfaceName, err = d.ReadString(3, true); err != nil {
+	if st.InterfaceName, err = d.ReadStringKeep(3, true, st.InterfaceName); err != nil {
 		return codec.FieldError("statf::StatSampleMsg", "interfaceName", err)
 	}
-	if st.MasterIp, err = d.ReadString(4, true); err != nil {
+	if st.MasterIp, err = d.ReadStringKeep(4, true, st.MasterIp); err != nil {
 		return codec.FieldError("statf::StatSampleMsg", "masterIp", err)
 	}
-	if st.SlaveIp, err = d.ReadString(5, true); err != nil {
+	if st.SlaveIp, err = d.ReadStringKeep(5, true, st.SlaveIp); err != nil {
 		return codec.FieldError("statf::StatSampleMsg", "slaveIp", err)
 	}
 	if st.Depth, err = d.ReadInt32(6, true); err != nil {
@@ -362,7 +374,7 @@ func (st *StatSampleMsg) DecodeTag(d *codec.Decoder, tag byte, required bool) er
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StatSampleMsg) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -401,11 +413,13 @@ func (st *ProxyInfo) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *ProxyInfo) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.BFromClient, err = d.ReadBool(0, true); err != nil {
 		return codec.FieldError("statf::ProxyInfo", "bFromClient", err)
@@ -429,7 +443,7 @@ func (st *ProxyInfo) DecodeTag(d *codec.Decoder, tag byte, required bool) error 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *ProxyInfo) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -472,16 +486,22 @@ func (st *_StatF_reportMicMsg_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_StatF_reportMicMsg_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if n0, ok0, err := d.ReadMapHead(1, true); err != nil {
 		return codec.FieldError("StatF.reportMicMsg", "msg", err)
 	} else if ok0 {
-		st.Msg = make(map[StatMicMsgHead]StatMicMsgBody, n0)
+		if st.Msg == nil {
+			st.Msg = make(map[StatMicMsgHead]StatMicMsgBody, n0)
+		} else {
+			clear(st.Msg)
+		}
 		for range n0 {
 			var k0 StatMicMsgHead
 			var v0 StatMicMsgBody
@@ -493,6 +513,8 @@ func (st *_StatF_reportMicMsg_args) Decode(d *codec.Decoder) error {
 			}
 			st.Msg[k0] = v0
 		}
+	} else {
+		clear(st.Msg)
 	}
 	if st.BFromClient, err = d.ReadBool(2, true); err != nil {
 		return codec.FieldError("StatF.reportMicMsg", "bFromClient", err)
@@ -516,7 +538,7 @@ func (st *_StatF_reportMicMsg_args) DecodeTag(d *codec.Decoder, tag byte, requir
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_StatF_reportMicMsg_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -553,11 +575,13 @@ func (st *_StatF_reportMicMsg_result) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_StatF_reportMicMsg_result) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("StatF.reportMicMsg", "ret", err)
@@ -581,7 +605,7 @@ func (st *_StatF_reportMicMsg_result) DecodeTag(d *codec.Decoder, tag byte, requ
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_StatF_reportMicMsg_result) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -630,21 +654,29 @@ func (st *_StatF_reportSampleMsg_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_StatF_reportSampleMsg_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if n0, ok0, err := d.ReadListHead(1, true); err != nil {
 		return codec.FieldError("StatF.reportSampleMsg", "msg", err)
 	} else if ok0 {
-		st.Msg = make([]StatSampleMsg, n0)
+		if st.Msg != nil && cap(st.Msg) >= n0 {
+			st.Msg = st.Msg[:n0]
+		} else {
+			st.Msg = make([]StatSampleMsg, n0)
+		}
 		for i0 := range st.Msg {
 			if err = st.Msg[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("StatF.reportSampleMsg", "msg", err)
 			}
 		}
+	} else {
+		st.Msg = st.Msg[:0]
 	}
 	_ = err
 	return nil
@@ -665,7 +697,7 @@ func (st *_StatF_reportSampleMsg_args) DecodeTag(d *codec.Decoder, tag byte, req
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_StatF_reportSampleMsg_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -702,11 +734,13 @@ func (st *_StatF_reportSampleMsg_result) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_StatF_reportSampleMsg_result) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("StatF.reportSampleMsg", "ret", err)
@@ -730,7 +764,7 @@ func (st *_StatF_reportSampleMsg_result) DecodeTag(d *codec.Decoder, tag byte, r
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_StatF_reportSampleMsg_result) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)

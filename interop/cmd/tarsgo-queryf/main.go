@@ -31,6 +31,7 @@ type Answer struct {
 	Active   []endpointf.EndpointF `json:"active"`
 	Inactive []endpointf.EndpointF `json:"inactive"`
 	Err      string                `json:"err,omitempty"`
+	ErrCode  int32                 `json:"err_code,omitempty"` // tars.GetErrorCode of Err
 }
 
 func main() {
@@ -83,6 +84,13 @@ func errText(err error) string {
 	return err.Error()
 }
 
+func errCode(err error) int32 {
+	if err == nil {
+		return 0
+	}
+	return tars.GetErrorCode(err)
+}
+
 func callAll(q *queryf.QueryF, id string) []Answer {
 	var out []Answer
 	eps, err := q.FindObjectById(id)
@@ -104,7 +112,7 @@ func callAll(q *queryf.QueryF, id string) []Answer {
 	out = append(out, Answer{Func: "findObjectByIdInSameStation", ID: id, Arg: "sz", Ret: ret, Active: a, Inactive: in, Err: errText(err)})
 	a, in = nil, nil
 	ret, err = q.FindObjectByIdInSameSet(id, "app.sz.1", &a, &in)
-	out = append(out, Answer{Func: "findObjectByIdInSameSet", ID: id, Arg: "app.sz.1", Ret: ret, Active: a, Inactive: in, Err: errText(err)})
+	out = append(out, Answer{Func: "findObjectByIdInSameSet", ID: id, Arg: "app.sz.1", Ret: ret, Active: a, Inactive: in, Err: errText(err), ErrCode: errCode(err)})
 	return out
 }
 

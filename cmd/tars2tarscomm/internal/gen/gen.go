@@ -530,30 +530,25 @@ func (g *gen) genStruct(s *ast.Struct, goName, errName, def string, doc []string
 	g.p()
 
 	// Decode.
-	g.p("// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required")
-	g.p("// field that is absent is an error wrapping codec.ErrRequired; an absent optional field")
-	g.p("// keeps its default value.")
+	g.p("// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an")
+	g.p("// absent optional field to its default value; a required field that is absent is an error")
+	g.p("// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory")
+	g.p("// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding")
+	g.p("// into a value again and again allocates only what changed; decode into a fresh value to keep")
+	g.p("// the old one intact.")
 	g.p("func (st *", goName, ") Decode(d *", codec, ".Decoder) error {")
-	g.p("st.Reset()")
 	g.p("var err error")
 	for _, f := range s.Fields {
 		errRet := fmt.Sprintf("return %s.FieldError(%q, %q, err)", codec, errName, f.Name)
 		expr := "st." + names[f]
 		tag := strconv.Itoa(f.Tag)
-		if !f.Required && f.Default != nil && !isZeroValue(f.Default) && f.Type.Kind != ast.Named {
-			g.p("if ok, err := d.Has(", tag, "); err != nil {")
-			g.p(errRet)
-			g.p("} else if ok {")
-			g.decode(f.Type, expr, tag, "false", errRet, 0)
-			g.p("}")
-			continue
-		}
 		if !f.Required && f.Default != nil && !isZeroValue(f.Default) {
-			// An enum with a default.
 			g.p("if ok, err := d.Has(", tag, "); err != nil {")
 			g.p(errRet)
 			g.p("} else if ok {")
 			g.decode(f.Type, expr, tag, "false", errRet, 0)
+			g.p("} else {")
+			g.p(expr, " = ", g.literal(f.Type, f.Default))
 			g.p("}")
 			continue
 		}
@@ -578,7 +573,7 @@ func (g *gen) genStruct(s *ast.Struct, goName, errName, def string, doc []string
 	g.p("return d.ReadStructEnd()")
 	g.p("}")
 	g.p()
-	g.p("// UnmarshalTars resets st and decodes it from b, as Decode does.")
+	g.p("// UnmarshalTars decodes st from b, as Decode does.")
 	g.p("func (st *", goName, ") UnmarshalTars(b []byte) error {")
 	g.p("var d ", codec, ".Decoder")
 	g.p("d.Reset(b)")
@@ -711,7 +706,7 @@ func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
 	switch t.Kind {
 	case ast.Vector:
 		if isBytes(t) {
-			g.p("if ", target, ", err = d.ReadBytes(", tag, ", ", req, "); err != nil {")
+			g.p("if ", target, ", err = d.ReadBytesInto(", tag, ", ", req, ", ", target, "); err != nil {")
 			g.p(errRet)
 			g.p("}")
 			return
@@ -720,17 +715,27 @@ func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
 		g.p("if ", n, ", ", ok, ", err := d.ReadListHead(", tag, ", ", req, "); err != nil {")
 		g.p(errRet)
 		g.p("} else if ", ok, " {")
+		g.p("if ", target, " != nil && cap(", target, ") >= ", n, " {")
+		g.p(target, " = ", target, "[:", n, "]")
+		g.p("} else {")
 		g.p(target, " = make(", g.goType(t), ", ", n, ")")
+		g.p("}")
 		g.p("for ", i, " := range ", target, " {")
 		g.decode(t.Elem, target+"["+i+"]", "0", "true", errRet, depth+1)
 		g.p("}")
+		g.p("} else {")
+		g.p(target, " = ", target, "[:0]")
 		g.p("}")
 	case ast.Map:
 		n, ok, k, v := fmt.Sprintf("n%d", depth), fmt.Sprintf("ok%d", depth), fmt.Sprintf("k%d", depth), fmt.Sprintf("v%d", depth)
 		g.p("if ", n, ", ", ok, ", err := d.ReadMapHead(", tag, ", ", req, "); err != nil {")
 		g.p(errRet)
 		g.p("} else if ", ok, " {")
+		g.p("if ", target, " == nil {")
 		g.p(target, " = make(", g.goType(t), ", ", n, ")")
+		g.p("} else {")
+		g.p("clear(", target, ")")
+		g.p("}")
 		g.p("for range ", n, " {")
 		g.p("var ", k, " ", g.goType(t.Key))
 		g.p("var ", v, " ", g.goType(t.Elem))
@@ -738,6 +743,8 @@ func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
 		g.decode(t.Elem, v, "1", "true", errRet, depth+1)
 		g.p(target, "[", k, "] = ", v)
 		g.p("}")
+		g.p("} else {")
+		g.p("clear(", target, ")")
 		g.p("}")
 	case ast.Named:
 		if t.Struct != nil {
@@ -754,6 +761,12 @@ func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
 		g.p("}")
 	default:
 		method, rt := reader(t)
+		if t.Kind == ast.String {
+			g.p("if ", target, ", err = d.ReadStringKeep(", tag, ", ", req, ", ", target, "); err != nil {")
+			g.p(errRet)
+			g.p("}")
+			return
+		}
 		if rt == g.goType(t) {
 			g.p("if ", target, ", err = d.", method, "(", tag, ", ", req, "); err != nil {")
 			g.p(errRet)

@@ -177,11 +177,13 @@ func (st *Item) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *Item) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.B, err = d.ReadBool(0, true); err != nil {
 		return codec.FieldError("Demo::All::Item", "b", err)
@@ -204,7 +206,7 @@ func (st *Item) Decode(d *codec.Decoder) error {
 	if st.F64, err = d.ReadFloat64(6, true); err != nil {
 		return codec.FieldError("Demo::All::Item", "f64", err)
 	}
-	if st.S, err = d.ReadString(7, true); err != nil {
+	if st.S, err = d.ReadStringKeep(7, true, st.S); err != nil {
 		return codec.FieldError("Demo::All::Item", "s", err)
 	}
 	if u0, err := d.ReadInt16(8, true); err != nil {
@@ -222,13 +224,17 @@ func (st *Item) Decode(d *codec.Decoder) error {
 	} else {
 		st.U32 = uint32(u0)
 	}
-	if st.Raw, err = d.ReadBytes(11, false); err != nil {
+	if st.Raw, err = d.ReadBytesInto(11, false, st.Raw); err != nil {
 		return codec.FieldError("Demo::All::Item", "raw", err)
 	}
 	if n0, ok0, err := d.ReadListHead(12, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "uraw", err)
 	} else if ok0 {
-		st.Uraw = make([]uint8, n0)
+		if st.Uraw != nil && cap(st.Uraw) >= n0 {
+			st.Uraw = st.Uraw[:n0]
+		} else {
+			st.Uraw = make([]uint8, n0)
+		}
 		for i0 := range st.Uraw {
 			if u1, err := d.ReadInt16(0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "uraw", err)
@@ -236,47 +242,71 @@ func (st *Item) Decode(d *codec.Decoder) error {
 				st.Uraw[i0] = uint8(u1)
 			}
 		}
+	} else {
+		st.Uraw = st.Uraw[:0]
 	}
 	if n0, ok0, err := d.ReadListHead(13, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "ints", err)
 	} else if ok0 {
-		st.Ints = make([]int32, n0)
+		if st.Ints != nil && cap(st.Ints) >= n0 {
+			st.Ints = st.Ints[:n0]
+		} else {
+			st.Ints = make([]int32, n0)
+		}
 		for i0 := range st.Ints {
 			if st.Ints[i0], err = d.ReadInt32(0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "ints", err)
 			}
 		}
+	} else {
+		st.Ints = st.Ints[:0]
 	}
 	if n0, ok0, err := d.ReadListHead(14, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "strs", err)
 	} else if ok0 {
-		st.Strs = make([]string, n0)
+		if st.Strs != nil && cap(st.Strs) >= n0 {
+			st.Strs = st.Strs[:n0]
+		} else {
+			st.Strs = make([]string, n0)
+		}
 		for i0 := range st.Strs {
-			if st.Strs[i0], err = d.ReadString(0, true); err != nil {
+			if st.Strs[i0], err = d.ReadStringKeep(0, true, st.Strs[i0]); err != nil {
 				return codec.FieldError("Demo::All::Item", "strs", err)
 			}
 		}
+	} else {
+		st.Strs = st.Strs[:0]
 	}
 	if n0, ok0, err := d.ReadMapHead(15, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "kv", err)
 	} else if ok0 {
-		st.Kv = make(map[string]string, n0)
+		if st.Kv == nil {
+			st.Kv = make(map[string]string, n0)
+		} else {
+			clear(st.Kv)
+		}
 		for range n0 {
 			var k0 string
 			var v0 string
-			if k0, err = d.ReadString(0, true); err != nil {
+			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Demo::All::Item", "kv", err)
 			}
-			if v0, err = d.ReadString(1, true); err != nil {
+			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
 				return codec.FieldError("Demo::All::Item", "kv", err)
 			}
 			st.Kv[k0] = v0
 		}
+	} else {
+		clear(st.Kv)
 	}
 	if n0, ok0, err := d.ReadMapHead(16, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "points", err)
 	} else if ok0 {
-		st.Points = make(map[int32]demo_base.Point, n0)
+		if st.Points == nil {
+			st.Points = make(map[int32]demo_base.Point, n0)
+		} else {
+			clear(st.Points)
+		}
 		for range n0 {
 			var k0 int32
 			var v0 demo_base.Point
@@ -288,46 +318,72 @@ func (st *Item) Decode(d *codec.Decoder) error {
 			}
 			st.Points[k0] = v0
 		}
+	} else {
+		clear(st.Points)
 	}
 	if n0, ok0, err := d.ReadListHead(17, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "matrix", err)
 	} else if ok0 {
-		st.Matrix = make([][]int64, n0)
+		if st.Matrix != nil && cap(st.Matrix) >= n0 {
+			st.Matrix = st.Matrix[:n0]
+		} else {
+			st.Matrix = make([][]int64, n0)
+		}
 		for i0 := range st.Matrix {
 			if n1, ok1, err := d.ReadListHead(0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "matrix", err)
 			} else if ok1 {
-				st.Matrix[i0] = make([]int64, n1)
+				if st.Matrix[i0] != nil && cap(st.Matrix[i0]) >= n1 {
+					st.Matrix[i0] = st.Matrix[i0][:n1]
+				} else {
+					st.Matrix[i0] = make([]int64, n1)
+				}
 				for i1 := range st.Matrix[i0] {
 					if st.Matrix[i0][i1], err = d.ReadInt64(0, true); err != nil {
 						return codec.FieldError("Demo::All::Item", "matrix", err)
 					}
 				}
+			} else {
+				st.Matrix[i0] = st.Matrix[i0][:0]
 			}
 		}
+	} else {
+		st.Matrix = st.Matrix[:0]
 	}
 	if n0, ok0, err := d.ReadMapHead(18, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "groups", err)
 	} else if ok0 {
-		st.Groups = make(map[string][]demo_base.Point, n0)
+		if st.Groups == nil {
+			st.Groups = make(map[string][]demo_base.Point, n0)
+		} else {
+			clear(st.Groups)
+		}
 		for range n0 {
 			var k0 string
 			var v0 []demo_base.Point
-			if k0, err = d.ReadString(0, true); err != nil {
+			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Demo::All::Item", "groups", err)
 			}
 			if n1, ok1, err := d.ReadListHead(1, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "groups", err)
 			} else if ok1 {
-				v0 = make([]demo_base.Point, n1)
+				if v0 != nil && cap(v0) >= n1 {
+					v0 = v0[:n1]
+				} else {
+					v0 = make([]demo_base.Point, n1)
+				}
 				for i1 := range v0 {
 					if err = v0[i1].DecodeTag(d, 0, true); err != nil {
 						return codec.FieldError("Demo::All::Item", "groups", err)
 					}
 				}
+			} else {
+				v0 = v0[:0]
 			}
 			st.Groups[k0] = v0
 		}
+	} else {
+		clear(st.Groups)
 	}
 	if ok, err := d.Has(19); err != nil {
 		return codec.FieldError("Demo::All::Item", "level", err)
@@ -337,6 +393,8 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		} else {
 			st.Level = demo_base.Level(u0)
 		}
+	} else {
+		st.Level = demo_base.Level_WARN
 	}
 	if err = st.Where.DecodeTag(d, 20, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "where", err)
@@ -347,6 +405,8 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		if st.Flag, err = d.ReadBool(21, false); err != nil {
 			return codec.FieldError("Demo::All::Item", "flag", err)
 		}
+	} else {
+		st.Flag = true
 	}
 	if ok, err := d.Has(22); err != nil {
 		return codec.FieldError("Demo::All::Item", "count", err)
@@ -354,13 +414,17 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		if st.Count, err = d.ReadInt32(22, false); err != nil {
 			return codec.FieldError("Demo::All::Item", "count", err)
 		}
+	} else {
+		st.Count = 7
 	}
 	if ok, err := d.Has(23); err != nil {
 		return codec.FieldError("Demo::All::Item", "name", err)
 	} else if ok {
-		if st.Name, err = d.ReadString(23, false); err != nil {
+		if st.Name, err = d.ReadStringKeep(23, false, st.Name); err != nil {
 			return codec.FieldError("Demo::All::Item", "name", err)
 		}
+	} else {
+		st.Name = "none"
 	}
 	if ok, err := d.Has(24); err != nil {
 		return codec.FieldError("Demo::All::Item", "ratio", err)
@@ -368,6 +432,8 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		if st.Ratio, err = d.ReadFloat64(24, false); err != nil {
 			return codec.FieldError("Demo::All::Item", "ratio", err)
 		}
+	} else {
+		st.Ratio = 0.5
 	}
 	if ok, err := d.Has(25); err != nil {
 		return codec.FieldError("Demo::All::Item", "big", err)
@@ -377,6 +443,8 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		} else {
 			st.Big = uint32(u0)
 		}
+	} else {
+		st.Big = 4000000000
 	}
 	if u0, err := d.ReadInt32(26, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "lvl", err)
@@ -386,18 +454,24 @@ func (st *Item) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadMapHead(40, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "byPoint", err)
 	} else if ok0 {
-		st.ByPoint = make(map[demo_base.Point]string, n0)
+		if st.ByPoint == nil {
+			st.ByPoint = make(map[demo_base.Point]string, n0)
+		} else {
+			clear(st.ByPoint)
+		}
 		for range n0 {
 			var k0 demo_base.Point
 			var v0 string
 			if err = k0.DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "byPoint", err)
 			}
-			if v0, err = d.ReadString(1, true); err != nil {
+			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
 				return codec.FieldError("Demo::All::Item", "byPoint", err)
 			}
 			st.ByPoint[k0] = v0
 		}
+	} else {
+		clear(st.ByPoint)
 	}
 	if st.Far, err = d.ReadInt64(200, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "far", err)
@@ -421,7 +495,7 @@ func (st *Item) DecodeTag(d *codec.Decoder, tag byte, required bool) error {
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *Item) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -456,11 +530,13 @@ func (st *Empty) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *Empty) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	_ = err
 	return nil
@@ -481,7 +557,7 @@ func (st *Empty) DecodeTag(d *codec.Decoder, tag byte, required bool) error {
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *Empty) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -537,33 +613,45 @@ func (st *Tree) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *Tree) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Name, err = d.ReadString(0, false); err != nil {
+	if st.Name, err = d.ReadStringKeep(0, false, st.Name); err != nil {
 		return codec.FieldError("Demo::All::Tree", "name", err)
 	}
 	if n0, ok0, err := d.ReadListHead(1, false); err != nil {
 		return codec.FieldError("Demo::All::Tree", "children", err)
 	} else if ok0 {
-		st.Children = make([]Tree, n0)
+		if st.Children != nil && cap(st.Children) >= n0 {
+			st.Children = st.Children[:n0]
+		} else {
+			st.Children = make([]Tree, n0)
+		}
 		for i0 := range st.Children {
 			if err = st.Children[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("Demo::All::Tree", "children", err)
 			}
 		}
+	} else {
+		st.Children = st.Children[:0]
 	}
 	if n0, ok0, err := d.ReadMapHead(2, false); err != nil {
 		return codec.FieldError("Demo::All::Tree", "marks", err)
 	} else if ok0 {
-		st.Marks = make(map[string]Empty, n0)
+		if st.Marks == nil {
+			st.Marks = make(map[string]Empty, n0)
+		} else {
+			clear(st.Marks)
+		}
 		for range n0 {
 			var k0 string
 			var v0 Empty
-			if k0, err = d.ReadString(0, true); err != nil {
+			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Demo::All::Tree", "marks", err)
 			}
 			if err = v0.DecodeTag(d, 1, true); err != nil {
@@ -571,6 +659,8 @@ func (st *Tree) Decode(d *codec.Decoder) error {
 			}
 			st.Marks[k0] = v0
 		}
+	} else {
+		clear(st.Marks)
 	}
 	_ = err
 	return nil
@@ -591,7 +681,7 @@ func (st *Tree) DecodeTag(d *codec.Decoder, tag byte, required bool) error {
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *Tree) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -629,11 +719,13 @@ func (st *_Store_put_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_Store_put_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if err = st.Item.DecodeTag(d, 1, true); err != nil {
 		return codec.FieldError("Store.put", "item", err)
@@ -657,7 +749,7 @@ func (st *_Store_put_args) DecodeTag(d *codec.Decoder, tag byte, required bool) 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_Store_put_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -696,11 +788,13 @@ func (st *StorePutResult) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StorePutResult) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("Store.put", "ret", err)
@@ -727,7 +821,7 @@ func (st *StorePutResult) DecodeTag(d *codec.Decoder, tag byte, required bool) e
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StorePutResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -773,13 +867,15 @@ func (st *_Store_get_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_Store_get_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Key, err = d.ReadString(1, true); err != nil {
+	if st.Key, err = d.ReadStringKeep(1, true, st.Key); err != nil {
 		return codec.FieldError("Store.get", "key", err)
 	}
 	_ = err
@@ -801,7 +897,7 @@ func (st *_Store_get_args) DecodeTag(d *codec.Decoder, tag byte, required bool) 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_Store_get_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -841,21 +937,29 @@ func (st *_Store_get_result) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_Store_get_result) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if n0, ok0, err := d.ReadListHead(0, true); err != nil {
 		return codec.FieldError("Store.get", "ret", err)
 	} else if ok0 {
-		st.Ret = make([]Item, n0)
+		if st.Ret != nil && cap(st.Ret) >= n0 {
+			st.Ret = st.Ret[:n0]
+		} else {
+			st.Ret = make([]Item, n0)
+		}
 		for i0 := range st.Ret {
 			if err = st.Ret[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("Store.get", "ret", err)
 			}
 		}
+	} else {
+		st.Ret = st.Ret[:0]
 	}
 	_ = err
 	return nil
@@ -876,7 +980,7 @@ func (st *_Store_get_result) DecodeTag(d *codec.Decoder, tag byte, required bool
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_Store_get_result) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -920,11 +1024,13 @@ func (st *_Store_ping_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_Store_ping_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	_ = err
 	return nil
@@ -945,7 +1051,7 @@ func (st *_Store_ping_args) DecodeTag(d *codec.Decoder, tag byte, required bool)
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_Store_ping_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -980,11 +1086,13 @@ func (st *_Store_ping_result) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_Store_ping_result) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	_ = err
 	return nil
@@ -1005,7 +1113,7 @@ func (st *_Store_ping_result) DecodeTag(d *codec.Decoder, tag byte, required boo
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_Store_ping_result) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -1053,13 +1161,15 @@ func (st *_Store_find_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_Store_find_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Key, err = d.ReadString(1, true); err != nil {
+	if st.Key, err = d.ReadStringKeep(1, true, st.Key); err != nil {
 		return codec.FieldError("Store.find", "key", err)
 	}
 	if u0, err := d.ReadInt32(2, true); err != nil {
@@ -1086,7 +1196,7 @@ func (st *_Store_find_args) DecodeTag(d *codec.Decoder, tag byte, required bool)
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_Store_find_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -1137,11 +1247,13 @@ func (st *StoreFindResult) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StoreFindResult) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ret, err = d.ReadBool(0, true); err != nil {
 		return codec.FieldError("Store.find", "ret", err)
@@ -1152,21 +1264,31 @@ func (st *StoreFindResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(4, true); err != nil {
 		return codec.FieldError("Store.find", "notes", err)
 	} else if ok0 {
-		st.Notes = make([]string, n0)
+		if st.Notes != nil && cap(st.Notes) >= n0 {
+			st.Notes = st.Notes[:n0]
+		} else {
+			st.Notes = make([]string, n0)
+		}
 		for i0 := range st.Notes {
-			if st.Notes[i0], err = d.ReadString(0, true); err != nil {
+			if st.Notes[i0], err = d.ReadStringKeep(0, true, st.Notes[i0]); err != nil {
 				return codec.FieldError("Store.find", "notes", err)
 			}
 		}
+	} else {
+		st.Notes = st.Notes[:0]
 	}
 	if n0, ok0, err := d.ReadMapHead(5, true); err != nil {
 		return codec.FieldError("Store.find", "sizes", err)
 	} else if ok0 {
-		st.Sizes = make(map[string]int32, n0)
+		if st.Sizes == nil {
+			st.Sizes = make(map[string]int32, n0)
+		} else {
+			clear(st.Sizes)
+		}
 		for range n0 {
 			var k0 string
 			var v0 int32
-			if k0, err = d.ReadString(0, true); err != nil {
+			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Store.find", "sizes", err)
 			}
 			if v0, err = d.ReadInt32(1, true); err != nil {
@@ -1174,6 +1296,8 @@ func (st *StoreFindResult) Decode(d *codec.Decoder) error {
 			}
 			st.Sizes[k0] = v0
 		}
+	} else {
+		clear(st.Sizes)
 	}
 	_ = err
 	return nil
@@ -1194,7 +1318,7 @@ func (st *StoreFindResult) DecodeTag(d *codec.Decoder, tag byte, required bool) 
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StoreFindResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -1260,16 +1384,18 @@ func (st *_Store_tricky_args) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *_Store_tricky_args) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.Ctx, err = d.ReadInt32(1, true); err != nil {
 		return codec.FieldError("Store.tricky", "ctx", err)
 	}
-	if st.Err, err = d.ReadString(2, true); err != nil {
+	if st.Err, err = d.ReadStringKeep(2, true, st.Err); err != nil {
 		return codec.FieldError("Store.tricky", "err", err)
 	}
 	if st.Ret, err = d.ReadInt64(3, true); err != nil {
@@ -1278,7 +1404,7 @@ func (st *_Store_tricky_args) Decode(d *codec.Decoder) error {
 	if st.Opts, err = d.ReadInt32(4, true); err != nil {
 		return codec.FieldError("Store.tricky", "opts", err)
 	}
-	if st.Cb, err = d.ReadString(5, true); err != nil {
+	if st.Cb, err = d.ReadStringKeep(5, true, st.Cb); err != nil {
 		return codec.FieldError("Store.tricky", "cb", err)
 	}
 	if st.A, err = d.ReadBool(6, true); err != nil {
@@ -1296,7 +1422,7 @@ func (st *_Store_tricky_args) Decode(d *codec.Decoder) error {
 	if st.P, err = d.ReadInt32(10, true); err != nil {
 		return codec.FieldError("Store.tricky", "p", err)
 	}
-	if st.Type, err = d.ReadString(11, true); err != nil {
+	if st.Type, err = d.ReadStringKeep(11, true, st.Type); err != nil {
 		return codec.FieldError("Store.tricky", "type", err)
 	}
 	_ = err
@@ -1318,7 +1444,7 @@ func (st *_Store_tricky_args) DecodeTag(d *codec.Decoder, tag byte, required boo
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *_Store_tricky_args) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
@@ -1357,13 +1483,15 @@ func (st *StoreTrickyResult) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *StoreTrickyResult) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
-	if st.Ret, err = d.ReadString(0, true); err != nil {
+	if st.Ret, err = d.ReadStringKeep(0, true, st.Ret); err != nil {
 		return codec.FieldError("Store.tricky", "ret", err)
 	}
 	if st.B, err = d.ReadInt32(12, true); err != nil {
@@ -1388,7 +1516,7 @@ func (st *StoreTrickyResult) DecodeTag(d *codec.Decoder, tag byte, required bool
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *StoreTrickyResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)

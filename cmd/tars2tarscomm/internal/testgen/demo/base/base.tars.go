@@ -83,11 +83,13 @@ func (st *Point) MarshalTars(b []byte) []byte {
 	return e.Buf
 }
 
-// Decode resets st and reads its fields from d, skipping fields of unknown tags. A required
-// field that is absent is an error wrapping codec.ErrRequired; an absent optional field
-// keeps its default value.
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
 func (st *Point) Decode(d *codec.Decoder) error {
-	st.Reset()
 	var err error
 	if st.X, err = d.ReadInt32(0, true); err != nil {
 		return codec.FieldError("Demo::Base::Point", "x", err)
@@ -98,9 +100,11 @@ func (st *Point) Decode(d *codec.Decoder) error {
 	if ok, err := d.Has(2); err != nil {
 		return codec.FieldError("Demo::Base::Point", "label", err)
 	} else if ok {
-		if st.Label, err = d.ReadString(2, false); err != nil {
+		if st.Label, err = d.ReadStringKeep(2, false, st.Label); err != nil {
 			return codec.FieldError("Demo::Base::Point", "label", err)
 		}
+	} else {
+		st.Label = "origin"
 	}
 	_ = err
 	return nil
@@ -121,7 +125,7 @@ func (st *Point) DecodeTag(d *codec.Decoder, tag byte, required bool) error {
 	return d.ReadStructEnd()
 }
 
-// UnmarshalTars resets st and decodes it from b, as Decode does.
+// UnmarshalTars decodes st from b, as Decode does.
 func (st *Point) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
