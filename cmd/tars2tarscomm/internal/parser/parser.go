@@ -28,14 +28,7 @@ type Program struct {
 // Load parses the files at paths and everything they include. An #include "x.tars" is looked
 // up beside the including file, then in each of includeDirs.
 func Load(paths []string, includeDirs []string) (*Program, error) {
-	p := &Program{
-		Modules: map[string][]*ast.Module{},
-		types:   map[string]any{},
-		consts:  map[string]*ast.Const{},
-		byPath:  map[string]*ast.File{},
-		inc:     includeDirs,
-		loading: map[string]bool{},
-	}
+	p := newProgram(includeDirs)
 	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -53,14 +46,7 @@ func Load(paths []string, includeDirs []string) (*Program, error) {
 
 // LoadSource parses one file from memory (includes are still read from disk); for tests.
 func LoadSource(path, src string, includeDirs []string) (*Program, error) {
-	p := &Program{
-		Modules: map[string][]*ast.Module{},
-		types:   map[string]any{},
-		consts:  map[string]*ast.Const{},
-		byPath:  map[string]*ast.File{},
-		inc:     includeDirs,
-		loading: map[string]bool{},
-	}
+	p := newProgram(includeDirs)
 	if _, err := p.add(path, src); err != nil {
 		return nil, err
 	}
@@ -68,6 +54,17 @@ func LoadSource(path, src string, includeDirs []string) (*Program, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+func newProgram(includeDirs []string) *Program {
+	return &Program{
+		Modules: map[string][]*ast.Module{},
+		types:   map[string]any{},
+		consts:  map[string]*ast.Const{},
+		byPath:  map[string]*ast.File{},
+		inc:     includeDirs,
+		loading: map[string]bool{},
+	}
 }
 
 func (p *Program) add(path, src string) (*ast.File, error) {
