@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -403,22 +404,23 @@ func largeTargets(s Stats, m Matrix) []check {
 		for _, c := range m.Cs {
 			cell := Cell{c, size}
 			where := fmt.Sprintf("%s, c=%d", fmtSize(size), c)
-			tc, sl, gr := s.Get(rowTC, cell), s.Get(rowStdlib, cell), s.Get(rowGRPC, cell)
-			t := where + ": QPS ≥ the stdlib client's"
-			if tc == nil || sl == nil {
-				missing(t)
-			} else {
-				r := tc.QPS / sl.QPS
-				out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(sl.QPS), r, errNote(tc, sl)), verdict(r >= largeVsStdlib)})
+			tc := s.Get(rowTC, cell)
+			for _, vs := range []struct {
+				what   string
+				row    Row
+				factor float64
+			}{{"the stdlib client's", rowStdlib, largeVsStdlib}, {"2× gRPC-go's", rowGRPC, largeVsGRPC}} {
+				t := where + ": QPS ≥ " + vs.what
+				other := s.Get(vs.row, cell)
+				if tc == nil || other == nil {
+					missing(t)
+					continue
+				}
+				r := tc.QPS / other.QPS
+				out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(other.QPS), r, errNote(tc, other)),
+					verdict(r >= vs.factor)})
 			}
-			t = where + ": QPS ≥ 2× gRPC-go's"
-			if tc == nil || gr == nil {
-				missing(t)
-			} else {
-				r := tc.QPS / gr.QPS
-				out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(gr.QPS), r, errNote(tc, gr)), verdict(r >= largeVsGRPC)})
-			}
-			t = where + ": client bytes allocated per call ≤ 2.5× the payload"
+			t := fmt.Sprintf("%s: client bytes allocated per call ≤ %.1f× the payload", where, largeBytesLimit)
 			if tc == nil || math.IsNaN(tc.Bytes) {
 				missing(t)
 			} else {
@@ -527,18 +529,14 @@ func fmtBytesPerCall(v float64, size int) string {
 	return fmt.Sprintf("%s (%.2f×)", fmtBytes(v), v/float64(size))
 }
 
-func joinSizes(sizes []int) string {
-	parts := make([]string, len(sizes))
-	for i, n := range sizes {
-		parts[i] = fmtSize(n)
-	}
-	return strings.Join(parts, ", ")
-}
+func joinSizes(sizes []int) string { return join(sizes, fmtSize) }
 
-func joinInts(ns []int) string {
+func joinInts(ns []int) string { return join(ns, strconv.Itoa) }
+
+func join(ns []int, f func(int) string) string {
 	parts := make([]string, len(ns))
 	for i, n := range ns {
-		parts[i] = fmt.Sprint(n)
+		parts[i] = f(n)
 	}
 	return strings.Join(parts, ", ")
 }
