@@ -11,17 +11,22 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/inbound"
 )
 
 // Loop is what an AdapterProxy needs from the net thread that owns it. Its methods are called on
 // the loop goroutine.
 type Loop interface {
 	// Dial connects to a's endpoint off the loop and enrolls the connection with this loop, with
-	// a as the connection's context. The outcome comes back on the loop as a.OnOpen or
-	// a.DialFailed.
-	Dial(a *AdapterProxy)
+	// Dialed{a, gen} as the connection's context. The outcome comes back on the loop as
+	// a.Opened(c, gen) or a.DialFailed(gen, err).
+	Dial(a *AdapterProxy, gen uint32)
 	// Dirty asks the loop to call a.Flush after the current batch of requests has been routed.
 	Dirty(a *AdapterProxy)
+	// Resume asks the loop to call a.Flush on its next turn, and to make sure there is one: a
+	// flush that used up its time budget continues there, after the loop has served other
+	// connections.
+	Resume(a *AdapterProxy)
 	// Wheel is the loop's timing wheel for call deadlines.
 	Wheel() *call.Wheel
 	// Now is the loop's clock (call.Now), read once per batch.
@@ -30,15 +35,26 @@ type Loop interface {
 	NextID() int32
 }
 
+// Dialed is the context of a connection a dial enrolls, until Opened attaches it: it names the
+// dial, so that a connection from a dial given up on is closed instead of attached.
+type Dialed struct {
+	A   *AdapterProxy
+	Gen uint32
+}
+
 // Options are the settings of an AdapterProxy.
 type Options struct {
 	MaxPacketSize  int           // largest reply frame accepted; larger closes the connection
 	ConnectTimeout time.Duration // limit for one dial
-	// SendBufferLimit bounds the bytes a connection may hold unsent (the server is not reading):
-	// beyond it new calls fail at once with ErrQueueFull. 0 means 32 MiB or 4 max packets,
-	// whichever is larger.
+	// SendBufferLimit bounds the bytes a connection may hold unsent: calls queued while it
+	// connects, calls routed but not flushed, and bytes gnet could not write yet (the server is
+	// not reading). Beyond it new calls fail at once with ErrQueueFull. 0 means 32 MiB or 4 max
+	// packets, whichever is larger.
 	SendBufferLimit int
-	Health          Health // when the endpoint is taken out of rotation
+	// FlushBudget bounds the time one Flush may hold the loop; the rest of a large backlog is
+	// written on the loop's next turns. 0 means 10ms.
+	FlushBudget time.Duration
+	Health      Health // when the endpoint is taken out of rotation
 	// KeepAlive, when positive, sends tars_ping on a connection idle that long, and closes a
 	// connection whose ping is not answered within KeepAlive: a peer that vanished silently is
 	// noticed. When 0, a connection idle for longer than the endpoint's -t is closed.
@@ -65,24 +81,32 @@ type AdapterProxy struct {
 	log     *zap.Logger
 
 	// Owned by the loop goroutine.
-	state     connState
-	conn      gnet.Conn
-	pending   map[int32]*call.Call // two-way calls sent or queued, by request id
-	unsent    []*call.Call         // calls (two-way and one-way) not written yet, in order
-	wbuf      []byte               // scratch for writing a batch
-	scratch   []*call.Call         // scratch for failing or retrying calls
-	written   []*call.Call         // scratch for the one-way calls of a written batch
-	dirty     bool                 // registered with the loop for a Flush
-	dialFails int                  // consecutive failed dials (or connections closed before a reply)
-	proven    bool                 // the current connection has delivered a reply
-	retryAt   int64                // no dial before this (call.Now clock) after failures
-	lastErr   error                // why the last dial failed
-	lastWarn  int64                // rate limit of warnings
-	lastIO    int64                // last write or read on the connection
-	ping      *call.Call           // the keepalive ping in flight, if any
-	resp      codec.ResponsePacket // scratch for decoding replies
-	health    health
-	stats     Stats
+	state       connState
+	conn        gnet.Conn
+	dialGen     uint32               // numbers dials: only the newest one's outcome counts
+	dialStart   int64                // when the current dial began
+	pending     map[int32]*call.Call // two-way calls sent or queued, by request id
+	pendingPeak int                  // most entries pending held since it was last made
+	q           sendq                // calls (two-way and one-way) not written yet, in order
+	in          inbound.Assembler    // reply frames from the connection's bytes
+	wbuf        []byte               // scratch for writing a batch
+	scratch     []*call.Call         // scratch for failing or retrying calls
+	written     []*call.Call         // scratch for the calls of a written batch
+	dirty       bool                 // registered with the loop for a Flush
+	dialFails   int                  // consecutive failed dials (or connections reset before use)
+	proven      bool                 // the current connection has delivered a reply
+	retryAt     int64                // no dial before this (call.Now clock) after failures
+	lastErr     error                // why the last dial failed
+	lastWarn    int64                // rate limit of warnings
+	lastIO      int64                // last write or read on the connection
+	lastRead    int64                // last read on the connection
+	pingSent    int64                // when the ping in flight was sent
+	probeAt     int64                // while inactive: when the next probe (dial + ping) is due
+	ping        *call.Call           // the keepalive or probe ping in flight, if any
+	pingProbe   bool                 // ping is a health probe: unanswered, it keeps the connection
+	resp        codec.ResponsePacket // scratch for decoding replies
+	health      health
+	stats       Stats
 }
 
 // Stats counts what happened on an AdapterProxy. Read it on the loop goroutine.
@@ -91,6 +115,7 @@ type Stats struct {
 	Replies     uint64 // replies matched to a pending call
 	Late        uint64 // replies for no pending call (timed out, abandoned, or unknown id): dropped
 	Timeouts    uint64 // calls expired waiting for a reply
+	Dropped     uint64 // calls abandoned by their caller before they were written: never sent
 	ConnFails   uint64 // dials that failed
 	ConnLosses  uint64 // established connections that closed
 	Deactivated uint64 // times the health rules took the endpoint out of rotation
@@ -105,6 +130,9 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 	if opts.SendBufferLimit <= 0 {
 		opts.SendBufferLimit = max(32<<20, 4*opts.MaxPacketSize)
 	}
+	if opts.FlushBudget <= 0 {
+		opts.FlushBudget = 10 * time.Millisecond
+	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
 	}
@@ -117,6 +145,7 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		opts:    opts,
 		log:     opts.Log.With(zap.String("endpoint", addr)),
 		pending: make(map[int32]*call.Call),
+		in:      inbound.Assembler{Max: opts.MaxPacketSize},
 		health:  health{policy: opts.Health},
 	}
 }
@@ -151,38 +180,69 @@ func (a *AdapterProxy) Active(now int64) bool {
 // Send queues c for the next Flush and tracks it until its reply, its deadline, or the loss of
 // the connection, whichever comes first; it connects first if needed. Must be called on the loop
 // goroutine.
-func (a *AdapterProxy) Send(c *call.Call) {
+func (a *AdapterProxy) Send(c *call.Call) { a.send(c) }
+
+// send is Send, reporting whether c was queued (false: it was completed or retried elsewhere
+// already, and may have been recycled).
+func (a *AdapterProxy) send(c *call.Call) bool {
 	now := a.loop.Now()
+	c.Addr = a.addr
+	queued := a.q.bytes
 	switch a.state {
 	case stateIdle:
 		if now < a.retryAt {
 			a.loop.Wheel().Remove(c)
 			c.Dest.Retry(c, &call.ConnError{Addr: a.addr, Cause: fmt.Errorf("not reconnecting yet after: %w", a.lastErr)})
-			return
+			return false
 		}
-		a.state = stateConnecting
-		a.loop.Dial(a)
+		a.dial(now)
 	case stateConnected:
-		if n := a.conn.OutboundBuffered(); n > a.opts.SendBufferLimit {
-			a.loop.Wheel().Remove(c)
-			c.Complete(fmt.Errorf("%w: %s is not reading, %d bytes wait to be sent", call.ErrQueueFull, a.addr, n))
-			return
+		queued += a.conn.OutboundBuffered()
+	}
+	if queued > a.opts.SendBufferLimit {
+		a.loop.Wheel().Remove(c)
+		why := "is not reading"
+		if a.state != stateConnected {
+			why = "is still connecting"
 		}
+		c.Complete(fmt.Errorf("%w: %s %s, %d bytes wait to be sent (send-buffer-limit %d)", call.ErrQueueFull, a.addr, why, queued, a.opts.SendBufferLimit))
+		return false
 	}
 	a.health.picked(now)
 	c.Owner = a
 	a.stats.Sent++
 	if !c.Oneway {
 		a.pending[c.ID] = c
+		if n := len(a.pending); n > a.pendingPeak {
+			a.pendingPeak = n
+		}
 	}
 	if c.Deadline != 0 {
 		a.loop.Wheel().Add(c)
 	}
-	c.Unsent = true
-	a.unsent = append(a.unsent, c)
+	a.q.push(c)
 	if a.state == stateConnected && !a.dirty {
 		a.dirty = true
 		a.loop.Dirty(a)
+	}
+	return true
+}
+
+// dial starts a connection attempt.
+func (a *AdapterProxy) dial(now int64) {
+	a.state = stateConnecting
+	a.dialGen++
+	a.dialStart = now
+	a.loop.Dial(a, a.dialGen)
+}
+
+// forget removes a two-way call from the pending table. A table that held many calls in a burst
+// is rebuilt once it empties: Go maps never give their memory back.
+func (a *AdapterProxy) forget(c *call.Call) {
+	delete(a.pending, c.ID)
+	if len(a.pending) == 0 && a.pendingPeak > 1024 {
+		a.pending = make(map[int32]*call.Call)
+		a.pendingPeak = 0
 	}
 }
 
@@ -190,21 +250,56 @@ func (a *AdapterProxy) Send(c *call.Call) {
 const maxBatch = 256 << 10
 
 // Flush writes the queued calls, gathering them into as few writes as possible (one per batch
-// up to maxBatch bytes). One-way calls complete once their bytes are handed to the connection.
-// Must be called on the loop goroutine.
+// up to maxBatch bytes; a large frame is written from its own buffer, without a copy). Calls
+// whose caller gave up before they were written are dropped, not sent. One-way calls complete
+// once their bytes are handed to the connection. A Flush that runs longer than the flush budget
+// stops and continues on the loop's next turn. Must be called on the loop goroutine.
 func (a *AdapterProxy) Flush() {
 	a.dirty = false
-	for a.state == stateConnected && len(a.unsent) > 0 {
-		// Gather a batch. A single call is written from its own buffer, without a copy.
-		n := 0
+	var start int64
+	for batches := 0; a.state == stateConnected && a.q.live > 0; batches++ {
+		if batches&15 == 15 {
+			if start == 0 {
+				start = a.loop.Now()
+			}
+			if call.Now()-start > int64(a.opts.FlushBudget) {
+				a.dirty = true
+				a.loop.Resume(a)
+				return
+			}
+		}
+		// Gather a batch from the front of the queue, dropping abandoned calls. The calls stay
+		// queued until the write succeeds: a failed write closes the connection, and the close
+		// retries every queued call elsewhere, these included.
+		batch, size := a.written[:0], 0
+		for i := a.q.head; i < len(a.q.calls); i++ {
+			c := a.q.calls[i]
+			if c == nil {
+				continue
+			}
+			if c.Abandoned() {
+				a.abandon(c)
+				continue
+			}
+			if len(batch) > 0 && size+len(c.Frame) > maxBatch {
+				break
+			}
+			batch = append(batch, c)
+			size += len(c.Frame)
+			if size >= maxBatch {
+				break
+			}
+		}
+		if len(batch) == 0 {
+			break
+		}
 		var data []byte
-		if len(a.unsent) == 1 || len(a.unsent[0].Frame) >= maxBatch {
-			data, n = a.unsent[0].Frame, 1
+		if len(batch) == 1 {
+			data = batch[0].Frame // a single call is written from its own buffer, without a copy
 		} else {
 			a.wbuf = a.wbuf[:0]
-			for n < len(a.unsent) && len(a.wbuf)+len(a.unsent[n].Frame) <= maxBatch {
-				a.wbuf = append(a.wbuf, a.unsent[n].Frame...)
-				n++
+			for _, c := range batch {
+				a.wbuf = append(a.wbuf, c.Frame...)
 			}
 			data = a.wbuf
 		}
@@ -212,58 +307,75 @@ func (a *AdapterProxy) Flush() {
 		a.lastIO = a.loop.Now()
 		if _, err := conn.Write(data); err != nil {
 			// gnet wrote nothing of data (a failed write is its first syscall) and has usually
-			// run OnClose already, which retried or failed every unsent call.
+			// run OnClose already, which retried or failed every queued call.
+			clear(batch)
+			a.written = batch[:0]
 			if a.conn == conn {
 				a.closed(err)
 			}
 			return
 		}
-		// Take the written calls out of unsent before completing any of them, keeping the rest
-		// at the front of the same array (the next Send appends without allocating).
-		written := a.written[:0]
-		for _, c := range a.unsent[:n] {
-			c.Unsent = false
-			if c.Oneway {
-				written = append(written, c)
-			}
+		// Take the written calls out of the queue before completing any of them.
+		for range batch {
+			a.q.front()
+			a.q.pop()
 		}
-		left := copy(a.unsent, a.unsent[n:])
-		clear(a.unsent[left:])
-		a.unsent = a.unsent[:left]
 		w := a.loop.Wheel()
-		for i, c := range written {
-			written[i] = nil
-			w.Remove(c)
-			c.Complete(nil)
+		for i, c := range batch {
+			if c.Oneway {
+				w.Remove(c)
+				c.Complete(nil)
+			}
+			batch[i] = nil
 		}
-		a.written = written[:0]
-	}
-	if len(a.unsent) == 0 && cap(a.unsent) > 4096 {
-		a.unsent = nil
+		a.written = batch[:0]
 	}
 	if cap(a.wbuf) > 4*maxBatch {
 		a.wbuf = nil
 	}
 }
 
+// abandon drops c, queued but not written, whose caller gave up on it: it is never sent.
+func (a *AdapterProxy) abandon(c *call.Call) {
+	a.q.remove(c)
+	if !c.Oneway {
+		a.forget(c)
+	}
+	a.loop.Wheel().Remove(c)
+	a.stats.Dropped++
+	if c == a.ping {
+		a.ping = nil
+	}
+	c.Complete(nil) // an abandoned call is recycled, not delivered
+}
+
 // Expire ends c, whose deadline passed, with call.ErrTimeout. Called by the timing wheel on the
 // loop goroutine.
 func (a *AdapterProxy) Expire(c *call.Call) {
+	wasUnsent := c.Unsent
 	if c.Unsent {
-		a.removeUnsent(c)
+		a.q.remove(c)
 	}
 	if !c.Oneway {
-		delete(a.pending, c.ID)
+		a.forget(c)
 	}
 	a.stats.Timeouts++
-	a.health.fail(a.loop.Now())
+	if !wasUnsent || a.state == stateConnected {
+		// A call that expired in the connect backlog says nothing of the server's health:
+		// the connect's own outcome does.
+		a.health.fail(a.loop.Now())
+	}
 	if c == a.ping {
 		a.ping = nil
-		if a.state == stateConnected {
-			// The peer did not answer a ping within the keepalive interval: the connection is
-			// dead though no error said so. Closing it fails its calls now.
+		if a.state == stateConnected && !a.pingProbe && a.lastRead <= a.pingSent {
+			// The peer did not answer a ping within the keepalive interval, and sent nothing
+			// else meanwhile: the connection is dead though no error said so. Closing it fails
+			// its calls now. (A ping queued behind large replies that are still arriving is
+			// late, not lost.)
 			a.warn("keepalive ping unanswered, closing connection")
-			_ = a.conn.Close()
+			c.Complete(call.ErrTimeout)
+			a.detach(errPingUnanswered)
+			return
 		}
 	}
 	c.Complete(call.ErrTimeout)
@@ -279,26 +391,25 @@ func (a *AdapterProxy) FailAll(err error) {
 func (a *AdapterProxy) drop(err error, retry bool) {
 	a.ping = nil // completed below with the rest
 	w := a.loop.Wheel()
-	fail := a.scratch[:0]
-	for _, c := range a.unsent {
-		c.Unsent = false
+	fail := a.q.drain(a.scratch[:0])
+	for _, c := range fail {
 		if !c.Oneway {
 			delete(a.pending, c.ID)
 		}
 		w.Remove(c)
-		fail = append(fail, c)
 	}
 	unsent := len(fail)
-	clear(a.unsent)
-	a.unsent = a.unsent[:0]
 	for id, c := range a.pending {
 		delete(a.pending, id)
 		w.Remove(c)
 		fail = append(fail, c)
 	}
+	if a.pendingPeak > 1024 {
+		a.pending, a.pendingPeak = make(map[int32]*call.Call), 0
+	}
 	for i, c := range fail {
 		fail[i] = nil
-		if retry && i < unsent {
+		if retry && i < unsent && !c.Abandoned() {
 			c.Dest.Retry(c, err)
 		} else {
 			c.Complete(err)
@@ -307,16 +418,17 @@ func (a *AdapterProxy) drop(err error, retry bool) {
 	a.scratch = fail[:0]
 }
 
-func (a *AdapterProxy) removeUnsent(c *call.Call) {
-	for i, o := range a.unsent {
-		if o == c {
-			copy(a.unsent[i:], a.unsent[i+1:])
-			a.unsent[len(a.unsent)-1] = nil
-			a.unsent = a.unsent[:len(a.unsent)-1]
-			c.Unsent = false
-			return
-		}
+// sweepAbandoned drops queued calls whose caller gave up, so that a connect backlog does not
+// keep their frames until the connect ends. Run by Tick.
+func (a *AdapterProxy) sweepAbandoned() {
+	if a.q.live == 0 {
+		return
 	}
+	a.q.each(func(c *call.Call) {
+		if c.Abandoned() {
+			a.abandon(c)
+		}
+	})
 }
 
 // warn logs at warn level at most once a second per endpoint.
@@ -330,5 +442,9 @@ func (a *AdapterProxy) warn(msg string, fields ...zap.Field) {
 	a.log.Warn(msg, fields...)
 }
 
-// errClosedLocally is the cause recorded when a connection was closed by this side.
-var errClosedLocally = errors.New("connection closed")
+// Causes recorded when this side closes a connection.
+var (
+	errClosedLocally  = errors.New("connection closed")
+	errIdle           = errors.New("idle connection closed")
+	errPingUnanswered = errors.New("keepalive ping unanswered")
+)

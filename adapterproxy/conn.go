@@ -9,31 +9,55 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/call"
 )
 
 // Reconnect backoff after failed dials: doubling from backoffMin up to backoffMax, with up to
-// 25% jitter so that many clients do not reconnect in step.
+// 25% jitter so that many clients do not reconnect in step. The ceiling is low on purpose: a
+// refused connect costs a syscall, and a server that comes back must get its traffic back
+// within a fraction of a second, not after a backoff grown during its outage.
 const (
-	backoffMin = 50 * time.Millisecond
-	backoffMax = 5 * time.Second
+	backoffMin = 25 * time.Millisecond
+	backoffMax = 150 * time.Millisecond
 )
 
-// OnOpen is called on the loop when the dialled connection is registered: it writes what
-// waited for it. Must be called on the loop goroutine.
-func (a *AdapterProxy) OnOpen(c gnet.Conn) {
+// connectSlack is how long past the connect timeout a dial may stay unanswered (enrolled with
+// gnet but never opened) before the AdapterProxy gives up on it and dials again.
+const connectSlack = 500 * time.Millisecond
+
+// Opened is called on the loop when the connection of dial gen is registered: it attaches the
+// connection and writes what waited for it. A connection from a dial already given up on is
+// closed. Must be called on the loop goroutine.
+func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
+	if gen != a.dialGen || a.state != stateConnecting {
+		c.SetContext(nil)
+		_ = c.Close()
+		return
+	}
+	c.SetContext(a)
 	a.conn = c
 	a.state = stateConnected
 	a.lastIO = a.loop.Now()
-	a.proven = false // the backoff is reset by the first reply, not by the connect
+	a.proven = false
+	a.in.Reset()
 	a.log.Debug("connected")
+	if a.health.inactive {
+		a.probeAt = a.lastIO + int64(probeInterval)
+		a.sendPing(a.lastIO, int64(probeTimeout))
+		a.pingProbe = true
+	}
 	a.Flush()
 }
 
-// DialFailed is called on the loop when a dial did not produce a connection: every waiting
+// DialFailed is called on the loop when dial gen did not produce a connection: every waiting
 // call is retried on another endpoint (if the servant allows retries) or fails now, and the
-// next dial waits for the backoff. Must be called on the loop goroutine.
-func (a *AdapterProxy) DialFailed(err error) {
+// next dial waits for the backoff. The outcome of a dial already given up on is ignored. Must
+// be called on the loop goroutine.
+func (a *AdapterProxy) DialFailed(gen uint32, err error) {
+	if gen != a.dialGen || a.state != stateConnecting {
+		return
+	}
 	now := a.loop.Now()
 	a.state = stateIdle
 	a.dialFails++
@@ -50,11 +74,16 @@ func (a *AdapterProxy) DialFailed(err error) {
 // next Send reconnects. Must be called on the loop goroutine.
 func (a *AdapterProxy) OnClose(c gnet.Conn, err error) {
 	if c != a.conn {
-		return // a connection this proxy already gave up (after a protocol error)
+		return // a connection this proxy already detached (idle, keepalive, protocol error)
 	}
 	a.closed(err)
 }
 
+// closed forgets the connection after it closed or failed. A connection that closed with
+// two-way calls waiting and had never answered one is, to the client, a failed connect (a proxy
+// or load balancer that accepts and resets): it backs off as after a refused dial. Any other
+// connection carried traffic: the next call reconnects at once, without a health penalty beyond
+// the calls it failed.
 func (a *AdapterProxy) closed(err error) {
 	if a.state != stateConnected {
 		return
@@ -65,63 +94,89 @@ func (a *AdapterProxy) closed(err error) {
 	now := a.loop.Now()
 	a.state = stateIdle
 	a.conn = nil
+	a.in.Reset()
 	a.stats.ConnLosses++
-	if !a.proven {
-		// Closed before any reply: to the client this is a failed connect (a proxy or load
-		// balancer that accepts and resets), so it backs off as after a refused dial.
+	switch {
+	case !a.proven && len(a.pending) > 0:
 		a.dialFails++
 		a.lastErr = err
 		a.retryAt = now + int64(backoff(a.dialFails))
 		a.health.connectFailed(now)
-	} else if len(a.pending) > 0 {
+	case len(a.pending) > 0:
+		a.dialFails, a.retryAt = 0, 0
 		a.health.fail(now)
+	default:
+		a.dialFails, a.retryAt = 0, 0
 	}
 	a.log.Debug("connection closed", zap.Error(err))
 	a.drop(&call.ConnError{Addr: a.addr, Cause: err}, true)
 }
 
-// OnTraffic parses every complete reply frame in c's inbound buffer and completes the calls
-// they answer. A framing or decoding error closes the connection (failing its calls). Must be
-// called on the loop goroutine.
+// detach gives up the connection from this side (idle, unanswered keepalive): the proxy forgets
+// it before asking gnet to close it, so that calls routed in the same loop turn go to a new
+// connection instead of being written to one about to close. Calls written to it fail with a
+// connection error; calls not written are retried. No health penalty: the next call reconnects.
+func (a *AdapterProxy) detach(cause error) {
+	c := a.conn
+	if a.state != stateConnected || c == nil {
+		return
+	}
+	a.state = stateIdle
+	a.conn = nil
+	a.in.Reset()
+	a.stats.ConnLosses++
+	a.dialFails, a.retryAt = 0, 0
+	a.log.Debug("closing connection", zap.Error(cause))
+	a.drop(&call.ConnError{Addr: a.addr, Cause: cause}, true)
+	_ = c.Close()
+}
+
+// OnTraffic completes the calls answered by every complete reply frame on c. A large reply
+// arriving over many reads is moved into its own buffer as it arrives (internal/inbound), so
+// each OnTraffic costs what one read returned and the loop never stalls on it. A framing or
+// decoding error closes the connection (failing its calls). Must be called on the loop
+// goroutine.
 func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
-	buf, _ := c.Peek(-1)
 	a.lastIO = a.loop.Now()
-	off := 0
+	a.lastRead = a.lastIO
 	for {
-		frame, n, err := codec.NextFrame(buf[off:], a.opts.MaxPacketSize)
+		frame, owned, err := a.in.Next(c)
 		if err == nil && frame != nil {
-			err = a.reply(frame)
+			err = a.reply(frame, owned)
 		}
 		if err != nil {
 			a.warn("bad reply, closing connection", zap.Error(err))
 			_, _ = c.Discard(-1)
 			a.closed(fmt.Errorf("protocol error: %w", err))
+			c.SetContext(nil)
 			return gnet.Close
 		}
 		if frame == nil {
-			break
+			return gnet.None
 		}
-		off += n
 	}
-	if off > 0 {
-		_, _ = c.Discard(off)
-	}
-	return gnet.None
 }
 
-// reply completes the call that frame answers.
-func (a *AdapterProxy) reply(frame []byte) error {
+// reply completes the call that frame answers. An owned frame (a bufpool buffer) becomes the
+// call's, its body handed on without a copy; another frame is a view whose body is copied.
+func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	r := &a.resp
 	*r = codec.ResponsePacket{}
 	if err := codec.DecodeResponse(frame, r); err != nil {
+		if owned {
+			bufpool.Put(frame)
+		}
 		return err
 	}
 	c, ok := a.pending[r.RequestID]
 	if !ok {
 		a.stats.Late++
+		if owned {
+			bufpool.Put(frame)
+		}
 		return nil
 	}
-	delete(a.pending, r.RequestID)
+	a.forget(c)
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
 	a.health.ok(a.loop.Now())
@@ -133,13 +188,19 @@ func (a *AdapterProxy) reply(frame []byte) error {
 	if c == a.ping {
 		a.ping = nil
 	}
-	if !c.Abandoned() {
-		c.Ret = r.Ret
-		c.Desc = r.ResultDesc
-		c.Body = append(c.Body[:0], r.Buffer...)
-		c.RspCtx = r.Context
-		c.RspSt = r.Status
+	switch {
+	case c.Abandoned():
+		if owned {
+			bufpool.Put(frame)
+		}
+	case owned:
+		c.Ret, c.Desc, c.RspCtx, c.RspSt = r.Ret, r.ResultDesc, r.Context, r.Status
+		c.SetBigBody(frame, r.Buffer)
+	default:
+		c.Ret, c.Desc, c.RspCtx, c.RspSt = r.Ret, r.ResultDesc, r.Context, r.Status
+		c.SetBody(r.Buffer)
 	}
+	*r = codec.ResponsePacket{}
 	c.Complete(nil)
 	return nil
 }

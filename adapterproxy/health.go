@@ -77,7 +77,9 @@ func (h *health) fail(now int64) {
 	}
 	h.streak++
 	p := h.policy
-	if p.FrequentFailInvoke > 0 && h.streak >= p.FrequentFailInvoke && now-h.streakStart >= int64(p.MinFrequentFailTime) {
+	// As in TarsCpp, a streak of one failure needs no minimum duration.
+	if p.FrequentFailInvoke > 0 && h.streak >= p.FrequentFailInvoke &&
+		(p.FrequentFailInvoke == 1 || now-h.streakStart >= int64(p.MinFrequentFailTime)) {
 		h.deactivate(now)
 		return
 	}

@@ -1,16 +1,47 @@
 package adapterproxy
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/call"
 )
 
-// Tick runs the connection's periodic chores: a keepalive ping when the connection has been
-// idle for the keepalive interval, or, without keepalive, closing a connection idle for longer
-// than the endpoint's -t timeout. The net thread calls it every few check intervals. Must be
-// called on the loop goroutine.
+// Probing an inactive endpoint: every probeInterval the AdapterProxy itself connects (if it
+// has no connection) and sends tars_ping, answered within probeTimeout or counted as failed. A
+// reply makes the endpoint active again, so a recovered endpoint is back in rotation within
+// about probeInterval, without waiting for a user call to be risked on it (TarsCpp lets one
+// user call through every try-interval, which TryInterval still does too).
+const (
+	probeInterval = 250 * time.Millisecond
+	probeTimeout  = 500 * time.Millisecond
+)
+
+// Tick runs the connection's periodic chores: dropping queued calls whose callers gave up,
+// giving up on a connect that never completed, probing an inactive endpoint, a keepalive ping
+// when the connection has been idle for the keepalive interval, or, without keepalive, closing
+// a connection idle for longer than the endpoint's -t timeout. The net thread calls it every few
+// check intervals. Must be called on the loop goroutine.
 func (a *AdapterProxy) Tick(now int64) {
-	if a.state != stateConnected {
+	a.sweepAbandoned()
+	switch a.state {
+	case stateConnecting:
+		if limit := int64(a.ConnectTimeout() + connectSlack); now-a.dialStart > limit {
+			a.DialFailed(a.dialGen, fmt.Errorf("connect did not complete within %v", time.Duration(limit)))
+		}
+		return
+	case stateIdle:
+		if a.health.inactive && now >= a.probeAt && now >= a.retryAt {
+			a.probeAt = now + int64(probeInterval)
+			a.dial(now) // Opened sends the probe ping
+		}
+		return
+	}
+	if a.health.inactive && a.ping == nil && now >= a.probeAt {
+		a.probeAt = now + int64(probeInterval)
+		a.sendPing(now, int64(probeTimeout))
+		a.pingProbe = true
 		return
 	}
 	idle := now - a.lastIO
@@ -20,9 +51,8 @@ func (a *AdapterProxy) Tick(now int64) {
 		}
 		return
 	}
-	if t := int64(a.ep.Timeout); t > 0 && idle >= t && len(a.pending) == 0 && len(a.unsent) == 0 {
-		a.log.Debug("closing idle connection")
-		_ = a.conn.Close()
+	if t := int64(a.ep.Timeout); t > 0 && idle >= t && len(a.pending) == 0 && a.q.live == 0 {
+		a.detach(errIdle)
 	}
 }
 
@@ -42,8 +72,10 @@ func (a *AdapterProxy) sendPing(now, timeout int64) {
 		FuncName:    "tars_ping",
 		Timeout:     int32(timeout / 1e6),
 	})
-	a.ping = c
-	a.Send(c)
+	// Only a ping that was queued is tracked: a refused one is already recycled.
+	if a.send(c) {
+		a.ping, a.pingProbe, a.pingSent = c, false, now
+	}
 }
 
 // recycle is the completion of calls nobody waits for.

@@ -54,6 +54,12 @@ func NextFrame(buf []byte, maxSize int) (frame []byte, n int, err error) {
 	return buf[:l:l], l, nil
 }
 
+// FrameLength returns the length of the frame whose header starts b (which
+// holds at least HeaderLen bytes), header included, after the checks of
+// NextFrame: an error wraps ErrFrameTooSmall or ErrFrameTooLarge. A maxSize
+// of 0 or less means DefaultMaxPacketSize.
+func FrameLength(b []byte, maxSize int) (int, error) { return frameLen(b, maxSize) }
+
 // frameLen reads and checks the length in the frame header at the start of
 // b, which holds at least HeaderLen bytes.
 func frameLen(b []byte, maxSize int) (int, error) {

@@ -1,7 +1,5 @@
 package codec
 
-import "slices"
-
 // RequestPacket is a TARS request: the fields of RequestF.tars's
 // RequestPacket, at tags 1 to 10. On the wire its fields follow the frame
 // header directly, with no struct begin or end around them.
@@ -28,7 +26,7 @@ func (p *RequestPacket) encodedSizeHint() int {
 // written too, and Buffer as a simple list. It does not allocate beyond
 // growing e.Buf.
 func (p *RequestPacket) Encode(e *Encoder) {
-	b := p.appendHead(slices.Grow(e.Buf, p.encodedSizeHint()))
+	b := p.appendHead(grow(e.Buf, p.encodedSizeHint()))
 	b = append(appendBytesHead(b, 7, len(p.Buffer)), p.Buffer...)
 	e.Buf = p.appendTail(b)
 }
@@ -106,7 +104,7 @@ type ResponsePacket struct {
 // Encode writes p: tags 1 to 7 always, as TarsGo's reader requires them;
 // ResultDesc and Context only when non-empty, as TarsGo does.
 func (p *ResponsePacket) Encode(e *Encoder) {
-	b := slices.Grow(e.Buf, 32+len(p.Buffer)+len(p.ResultDesc))
+	b := grow(e.Buf, 32+len(p.Buffer)+len(p.ResultDesc))
 	b = appendInt(b, 1, int64(p.Version))
 	b = appendInt(b, 2, int64(p.PacketType))
 	b = appendInt(b, 3, int64(p.RequestID))

@@ -2,7 +2,6 @@ package codec
 
 import (
 	"fmt"
-	"slices"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -16,7 +15,7 @@ func (e *Encoder) WriteProto(tag byte, m proto.Message) error {
 	start := len(e.Buf)
 	e.WriteBytesHead(tag, size)
 	body := len(e.Buf)
-	e.Buf = slices.Grow(e.Buf, size)
+	e.Buf = grow(e.Buf, size)
 	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(e.Buf, m)
 	if err != nil {
 		e.Buf = e.Buf[:start]
@@ -50,7 +49,7 @@ func (d *Decoder) ReadProto(tag byte, required bool, m proto.Message) error {
 // of its own and copying it. On error e.Buf is left as it was.
 func (p *RequestPacket) EncodeProto(e *Encoder, body proto.Message) error {
 	start := len(e.Buf)
-	e.Buf = p.appendHead(slices.Grow(e.Buf, p.encodedSizeHint()))
+	e.Buf = p.appendHead(grow(e.Buf, p.encodedSizeHint()))
 	if err := e.WriteProto(7, body); err != nil {
 		e.Buf = e.Buf[:start]
 		return err

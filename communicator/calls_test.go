@@ -350,30 +350,3 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("second Proxy for the same object: %v, %v", same, err)
 	}
 }
-
-// TestAsyncQueueFull checks that async calls beyond asyncqueuecap fail at once with
-// ErrQueueFull, and that every accepted callback still runs.
-func TestAsyncQueueFull(t *testing.T) {
-	g := startGreeter(t, "slow", serverOpt{block: true})
-	comm := newComm(t, func(c *conf.Config) { c.AsyncQueueCap = 4 })
-	sp := proxyTo(t, comm, g)
-	ctx := testCtx(t)
-	var wg sync.WaitGroup
-	accepted := 0
-	var full error
-	for range 10 {
-		wg.Add(1)
-		err := sp.AsyncInvoke(ctx, "SayHello", &hellopb.HelloRequest{}, new(hellopb.HelloReply), func(error) { wg.Done() })
-		if err != nil {
-			wg.Done()
-			full = err
-			continue
-		}
-		accepted++
-	}
-	if accepted != 4 || !errors.Is(full, communicator.ErrQueueFull) {
-		t.Fatalf("accepted %d async calls (want 4), refusal: %v (want ErrQueueFull)", accepted, full)
-	}
-	close(g.release)
-	wg.Wait()
-}

@@ -16,13 +16,13 @@ import (
 	"github.com/tarscomm/tarscomm/servantproxy"
 )
 
-// TestBackpressureAsyncQueueFull fills asyncqueuecap with async calls to a black-holed server:
+// TestBackpressureAsyncQueueFull fills async-inflight-limit with async calls to a black-holed server:
 // the calls beyond it are refused at once with ErrQueueFull; the accepted ones time out, each
 // callback once; then the slots are free again and a call succeeds once the server is back.
 func TestBackpressureAsyncQueueFull(t *testing.T) {
 	const capacity = 4
 	ep := startFaultEP(t, "a")
-	comm := newComm(t, faultConf(func(c *conf.Config) { c.AsyncQueueCap = capacity }))
+	comm := newComm(t, faultConf(func(c *conf.Config) { c.AsyncInFlightLimit = capacity }))
 	sp := proxyToEPs(t, comm, ep)
 	ctx := testCtx(t)
 	ep.p.BlackHole(faultproxy.Both)
@@ -44,7 +44,7 @@ func TestBackpressureAsyncQueueFull(t *testing.T) {
 		}
 	}
 	if len(accepted) != capacity {
-		t.Fatalf("%d async calls accepted, want %d (asyncqueuecap)", len(accepted), capacity)
+		t.Fatalf("%d async calls accepted, want %d (async-inflight-limit)", len(accepted), capacity)
 	}
 	for i, done := range accepted {
 		if err := waitErr(done, time.Second, "callback"); !errors.Is(err, communicator.ErrTimeout) {

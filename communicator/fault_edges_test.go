@@ -37,7 +37,6 @@ func startHeld(t *testing.T, upstream string) *faultproxy.Held {
 // ErrQueueFull, as they would on a connected endpoint whose server does not read, instead of
 // waiting for the connect timeout.
 func TestBacklogQueueFullWhileConnecting(t *testing.T) {
-	t.Skip("TODO(issue9): item 2 (backlog counts against send-buffer-limit) — fails until the fix lands: 0 of 400 calls refused with ErrQueueFull while connecting, all wait for the connect timeout")
 	const (
 		limit   = 64 << 10
 		size    = 1 << 10
@@ -97,11 +96,10 @@ func TestBacklogQueueFullWhileConnecting(t *testing.T) {
 // check intervals. Expiring a queued call must be O(1); a linear removal per expiry holds the
 // loop for seconds at this size. The test counts late calls rather than timing the loop.
 func TestBacklogExpiryNotQuadratic(t *testing.T) {
-	t.Skip("TODO(issue9): item 2 (O(1) expiry of queued calls) — fails until the fix lands: about 28k of 50k calls end >290ms after their deadline, the latest 0.33s (7-11s under -race)")
 	const (
-		calls   = 50000
-		timeout = 500 * time.Millisecond
-		late    = 4*tick + slack // deadline + a few check intervals, with scheduling slack
+		calls     = 50000
+		timeout   = 500 * time.Millisecond
+		lateBound = 4*tick + slack // deadline + a few check intervals, with scheduling slack
 	)
 	st := startStalled(t)
 	comm := newComm(t, faultConf(func(c *conf.Config) {
@@ -112,6 +110,10 @@ func TestBacklogExpiryNotQuadratic(t *testing.T) {
 	sp := proxyToAddrs(t, comm, tcpEndpoint(st.Addr()))
 	ctx := context.Background()
 	req := &hellopb.HelloRequest{Name: "backlog"}
+	late := time.Duration(lateBound)
+	if raceEnabled {
+		late += 500 * time.Millisecond // 50k instrumented callbacks on two cores
+	}
 	var lateCalls, wrong atomic.Int64
 	var worst atomic.Int64
 	var wg sync.WaitGroup
@@ -159,7 +161,6 @@ func TestBacklogExpiryNotQuadratic(t *testing.T) {
 // timeout) or a reset. The next one-way call must reconnect at once and succeed, and the endpoint
 // must stay in rotation: a connection that carried traffic is not a failed connect.
 func TestIdleCloseIsNotFailedConnect(t *testing.T) {
-	t.Skip("TODO(issue9): item 3 (closed idle connection is not a failed connect) — fails until the fix lands: the next one-way call fails with \"not reconnecting yet after: read: EOF\"; with two endpoints the closed one gets 0 of 40 calls")
 	for _, tt := range []struct {
 		name  string
 		close func(p *faultproxy.Proxy) int
@@ -234,7 +235,6 @@ func TestIdleCloseIsNotFailedConnect(t *testing.T) {
 // connection's ping is due, so the ping is refused with ErrQueueFull and recycled. Once the proxy
 // reads again, keepalive must go on pinging, interval after interval, on the same connection.
 func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
-	t.Skip("TODO(issue9): item 4 (sendPing keeps a recycled call) — fails until the fix lands: 0-1 pings in 1s of idleness after a refused ping; once a recycled call was taken for the ping and its timeout closed the connection")
 	const ka = 50 * time.Millisecond
 	ep := startFaultEP(t, "a")
 	comm := newComm(t, faultConf(func(c *conf.Config) {
@@ -274,6 +274,12 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait() // the stalled calls are answered
+	// A ping that went out while the proxy stalled (before the send buffer filled) was rightly
+	// left unanswered and closed that connection: count connections from here on.
+	if _, err := sayHello(ctx, sp, "resync", 0); err != nil {
+		t.Fatal(err)
+	}
+	accepts0 := ep.p.Stats().Accepts
 	pings0 := ep.g.pings.Load()
 	const idle = 20 * ka
 	time.Sleep(idle)
@@ -282,8 +288,8 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 	if want := int64(idle/ka) / 3; pings < want {
 		t.Errorf("%d pings in %v of idleness with keep-alive-interval %v after a ping was refused, want at least %d: keepalive stopped", pings, idle, ka, want)
 	}
-	if got := ep.p.Stats().Accepts; got != 1 {
-		t.Errorf("proxy accepted %d connections, want 1", got)
+	if got := ep.p.Stats().Accepts - accepts0; got != 0 {
+		t.Errorf("proxy accepted %d connections while the idle connection was pinged, want 0", got)
 	}
 	// Calls recycled meanwhile must not be mistaken for the ping: short calls that time out
 	// must not close the connection.
@@ -295,8 +301,8 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 	if _, err := sayHello(ctx, sp, "after", 1); err != nil {
 		t.Fatalf("call after the timeouts: %v", err)
 	}
-	if got := ep.p.Stats().Accepts; got != 1 {
-		t.Errorf("proxy accepted %d connections after timed-out calls, want 1: a recycled call was taken for the ping", got)
+	if got := ep.p.Stats().Accepts - accepts0; got != 0 {
+		t.Errorf("proxy accepted %d connections after timed-out calls, want 0: a recycled call was taken for the ping", got)
 	}
 }
 
@@ -304,7 +310,6 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 // endpoint's connect (it hangs until the test releases it), then lets the connect complete with
 // one more call queued behind them: the server must see only that last call.
 func TestAbandonedBeforeWrittenNotSent(t *testing.T) {
-	t.Skip("TODO(issue9): item 4 (abandoned call before written is still written) — fails until the fix lands: the server runs 21 requests, want 1")
 	g := startFGreeter(t, "a")
 	h := startHeld(t, g.addr)
 	comm := newComm(t, faultConf(func(c *conf.Config) { c.ConnectTimeout = 5 * time.Second }))
@@ -359,7 +364,6 @@ func TestAbandonedBeforeWrittenNotSent(t *testing.T) {
 // connection that this side is closing must go to a new connection, not fail: no call may end
 // with ErrConnection.
 func TestIdleCloseRacesNewCalls(t *testing.T) {
-	t.Skip("TODO(issue9): item 4 (calls drained onto a connection we are closing) — fails until the fix lands: about 30-60 of 4.4k calls end with \"connection closed\" ErrConnection")
 	const (
 		callers = 8
 		runFor  = 4 * time.Second

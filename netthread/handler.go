@@ -15,33 +15,41 @@ type handler struct {
 }
 
 func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	if a, ok := c.Context().(*adapterproxy.AdapterProxy); ok {
+	if d, ok := c.Context().(adapterproxy.Dialed); ok {
 		h.t.now = call.Now()
-		a.OnOpen(c)
+		d.A.Opened(c, d.Gen)
 		h.t.flush()
 	}
 	return nil, gnet.None
 }
 
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
-	a, ok := c.Context().(*adapterproxy.AdapterProxy)
-	if !ok {
+	switch ctx := c.Context().(type) {
+	case *adapterproxy.AdapterProxy:
+		h.t.now = call.Now()
+		action := ctx.OnTraffic(c)
+		h.t.flush() // a protocol error may have retried calls on other connections
+		return action
+	case anchorCtx:
 		// The anchor: its bytes are wakeups.
 		_, _ = c.Discard(-1)
 		h.t.run()
 		return gnet.None
+	default:
+		// A connection being closed (given up dial, detached after a protocol error).
+		_, _ = c.Discard(-1)
+		return gnet.Close
 	}
-	h.t.now = call.Now()
-	action := a.OnTraffic(c)
-	h.t.flush() // a protocol error may have retried calls on other connections
-	return action
 }
 
 func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
-	if a, ok := c.Context().(*adapterproxy.AdapterProxy); ok {
+	switch ctx := c.Context().(type) {
+	case *adapterproxy.AdapterProxy:
 		h.t.now = call.Now()
-		a.OnClose(c, err)
+		ctx.OnClose(c, err)
 		h.t.flush() // calls never written may have been retried on other connections
+	case anchorCtx:
+		h.t.anchorLost(err)
 	}
 	return gnet.None
 }

@@ -57,6 +57,7 @@ type Thread struct {
 	tickDue  atomic.Bool  // the ticker asked for a sweep
 	gate     atomic.Int64 // closedBit | Submits in progress
 	nextID   atomic.Int32
+	broken   atomic.Bool // the anchor socket failed: the loop can no longer be woken
 
 	objsMu sync.Mutex
 	objs   []*objectproxy.ObjectProxy // every ObjectProxy built on this thread
@@ -65,8 +66,9 @@ type Thread struct {
 	wheel     *call.Wheel
 	now       int64
 	dirty     []*adapterproxy.AdapterProxy
-	flushing  bool  // flush is running (it can be re-entered from a write error)
-	nextChore int64 // when connection chores (keepalive, idle close) run next
+	later     []*adapterproxy.AdapterProxy // flushes resumed on the next turn (Resume)
+	flushing  bool                         // flush is running (it can be re-entered from a write error)
+	nextChore int64                        // when connection chores (keepalive, idle close) run next
 
 	// Lifetimes.
 	dialMu     sync.RWMutex // held for reading while a dialer enrolls a connection
@@ -106,6 +108,7 @@ func New(opts Options) (*Thread, error) {
 		Health:          opts.Health,
 		KeepAlive:       opts.KeepAlive,
 		SendBufferLimit: opts.SendBuffer,
+		FlushBudget:     opts.CheckInterval,
 		Log:             t.log,
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
@@ -203,6 +206,10 @@ func (t *Thread) Submit(c *call.Call) error {
 		t.gate.Add(-1)
 		return call.ErrClosed
 	}
+	if t.broken.Load() {
+		t.gate.Add(-1)
+		return errBroken
+	}
 	if t.queued.Add(1) > int64(t.opts.QueueCap) {
 		t.queued.Add(-1)
 		t.gate.Add(-1)
@@ -225,10 +232,35 @@ var wakeByte = []byte{1}
 func (t *Thread) wake() {
 	for {
 		_, err := syscall.Write(t.anchorFD, wakeByte)
-		if err != syscall.EINTR {
+		switch err {
+		case nil:
 			return
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return // bytes are waiting already: the loop will run
 		}
+		if t.gate.Load()&closedBit == 0 && !t.broken.Swap(true) {
+			t.log.Error("netthread: cannot wake the event loop: its wakeup socket failed; calls on this thread now fail", zap.Error(err))
+		}
+		return
 	}
+}
+
+// errBroken is the error of calls submitted to a thread whose wakeup socket failed.
+var errBroken = fmt.Errorf("%w: net thread cannot be woken (its wakeup socket failed)", call.ErrClosed)
+
+// anchorLost runs on the loop when the anchor connection closed. During Close that is expected;
+// at any other time the loop could never be woken again, so the thread fails loudly: it logs an
+// error, refuses new calls and fails every call it holds.
+func (t *Thread) anchorLost(err error) {
+	if t.gate.Load()&closedBit != 0 {
+		return
+	}
+	if !t.broken.Swap(true) {
+		t.log.Error("netthread: the event loop's wakeup socket closed; calls on this thread now fail", zap.Error(err))
+	}
+	t.failAll(errBroken)
 }
 
 // run is the loop-side half of a wakeup: it drains and routes every queued call, sweeps
@@ -256,6 +288,11 @@ func (t *Thread) run() {
 	}
 	if n > 0 {
 		t.queued.Add(-n)
+	}
+	if len(t.later) > 0 {
+		t.dirty = append(t.dirty, t.later...)
+		clear(t.later)
+		t.later = t.later[:0]
 	}
 	t.flush()
 }
@@ -297,6 +334,15 @@ func (t *Thread) flush() {
 // Dirty implements adapterproxy.Loop.
 func (t *Thread) Dirty(a *adapterproxy.AdapterProxy) { t.dirty = append(t.dirty, a) }
 
+// Resume implements adapterproxy.Loop: a flushes again on the next turn, which a wakeup makes
+// sure of.
+func (t *Thread) Resume(a *adapterproxy.AdapterProxy) {
+	t.later = append(t.later, a)
+	if t.notified.CompareAndSwap(false, true) {
+		t.wake()
+	}
+}
+
 // Wheel implements adapterproxy.Loop.
 func (t *Thread) Wheel() *call.Wheel { return t.wheel }
 
@@ -304,7 +350,7 @@ func (t *Thread) Wheel() *call.Wheel { return t.wheel }
 func (t *Thread) Now() int64 { return t.now }
 
 // Dial implements adapterproxy.Loop: it connects off the loop and enrolls the connection.
-func (t *Thread) Dial(a *adapterproxy.AdapterProxy) {
+func (t *Thread) Dial(a *adapterproxy.AdapterProxy, gen uint32) {
 	t.dials.Add(1)
 	go func() {
 		defer t.dials.Done()
@@ -316,12 +362,12 @@ func (t *Thread) Dial(a *adapterproxy.AdapterProxy) {
 				err = call.ErrClosed
 				_ = nc.Close()
 			} else {
-				_, err = t.client.EnrollContext(nc, a) // OnOpen runs on the loop
+				_, err = t.client.EnrollContext(nc, adapterproxy.Dialed{A: a, Gen: gen}) // OnOpen runs on the loop
 			}
 			t.dialMu.RUnlock()
 		}
 		if err != nil {
-			t.post(func() { a.DialFailed(err) })
+			t.post(func() { a.DialFailed(gen, err) })
 		}
 	}()
 }

@@ -148,7 +148,8 @@ func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Mes
 }
 
 // InvokeRaw is Invoke for bodies the caller encodes itself (TARS-encoded .tars interfaces):
-// body is sent as sBuffer and the reply's sBuffer is returned (a copy the caller owns).
+// body is sent as sBuffer and the reply's sBuffer is returned: the caller owns it (it is the
+// buffer the reply was read into, handed over without a copy).
 func (s *ServantProxy) InvokeRaw(ctx context.Context, fn string, body []byte, opts ...CallOption) ([]byte, error) {
 	if s == nil || s.p == nil {
 		return nil, errUnbound
@@ -164,7 +165,7 @@ func (s *ServantProxy) InvokeRaw(ctx context.Context, fn string, body []byte, op
 	var out []byte
 	err = resultErr(c)
 	if err == nil {
-		out = append([]byte{}, c.Body...)
+		out = c.TakeBody()
 	}
 	if err == nil || isServerError(err) {
 		o.storeMeta(c)
@@ -214,7 +215,8 @@ func (s *ServantProxy) AsyncInvoke(ctx context.Context, fn string, req, rsp prot
 	return s.p.async1(ctx, fn, collect(opts), req, nil, rsp, cb, nil)
 }
 
-// AsyncInvokeRaw is AsyncInvoke for caller-encoded bodies: cb receives a copy of the reply body.
+// AsyncInvokeRaw is AsyncInvoke for caller-encoded bodies: cb receives the reply body, which it
+// owns (handed over without a copy).
 func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byte, cb func([]byte, error), opts ...CallOption) error {
 	if cb == nil {
 		return errors.New("servantproxy: nil callback")
@@ -285,7 +287,7 @@ func finishAsync(c *call.Call) {
 		err := resultErr(c)
 		var out []byte
 		if err == nil {
-			out = append([]byte{}, c.Body...)
+			out = c.TakeBody()
 		}
 		call.Put(c)
 		cb(out, err)

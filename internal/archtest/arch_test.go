@@ -14,19 +14,27 @@ const module = "github.com/tarscomm/tarscomm"
 
 // allowed lists, for each library package, the packages of this module it may import.
 var allowed = map[string][]string{
-	"codec":               {},
+	"codec":               {"internal/bufpool"},
 	"endpoint":            {},
 	"conf":                {},
-	"internal/call":       {"codec"},
+	"internal/call":       {"codec", "internal/bufpool"},
+	"internal/bufpool":    {},
+	"internal/inbound":    {"codec", "internal/bufpool"},
 	"internal/gnetlog":    {},
 	"asyncproc":           {"internal/call"},
-	"adapterproxy":        {"codec", "endpoint", "internal/call"},
+	"adapterproxy":        {"codec", "endpoint", "internal/call", "internal/inbound", "internal/bufpool"},
 	"objectproxy":         {"adapterproxy", "endpoint", "internal/call"},
 	"netthread":           {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog"},
-	"servantproxy":        {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call"},
+	"servantproxy":        {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future"},
 	"communicator":        {"servantproxy", "netthread", "adapterproxy", "asyncproc", "conf", "endpoint", "internal/call"},
-	"server":              {"codec", "internal/gnetlog"},
+	"server":              {"codec", "internal/gnetlog", "internal/inbound", "internal/bufpool"},
 	"internal/archtest":   {},
+	"future":              {},
+	"protocol/endpointf":  {"codec"},
+	"protocol/requestf":   {"codec"},
+	"protocol/queryf":     {"codec", "servantproxy", "server", "future", "protocol/endpointf"},
+	"protocol/statf":      {"codec", "servantproxy", "server", "future"},
+	"protocol/propertyf":  {"codec", "servantproxy", "server", "future"},
 	"internal/faultproxy": {},
 }
 

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tarscomm/tarscomm/internal/bufpool"
 )
 
 // Router is the destination a net thread hands a Call to: the ObjectProxy of the call's servant
@@ -61,23 +63,31 @@ type Call struct {
 	StopCancel func() bool
 
 	// Owned by the loop goroutine while the call is pending.
-	Owner      Owner
-	next       *Call // Stack link
-	tprev      *Call // Wheel links
-	tnext      *Call
-	tslot      int32
-	Tries      int8   // endpoints tried so far
-	Tried      uint64 // bit i: endpoint i of the ObjectProxy was tried (i < 64)
-	Unsent     bool   // queued on a connection but not written yet
+	Owner  Owner
+	next   *Call // Stack link
+	tprev  *Call // Wheel links
+	tnext  *Call
+	tslot  int32
+	Tries  int8   // endpoints tried so far
+	Tried  uint64 // bit i: endpoint i of the ObjectProxy was tried (i < 64)
+	Unsent bool   // queued on a connection but not written yet
+	QIdx   int32  // while Unsent: the call's index in its owner's send queue
+	// Addr is the endpoint the call was last sent to ("" before one was chosen), for errors.
+	Addr       string
 	timerArmed bool
 
 	// Results, written by the loop before Complete and read by the finisher after it.
-	Ret    int32
-	Desc   string
-	Body   []byte // the reply body, copied out of the read buffer (reused across pool uses)
-	Err    error
-	RspCtx map[string]string
-	RspSt  map[string]string
+	Ret  int32
+	Desc string
+	Body []byte // the reply body: a view into Big, or into the call's own reused buffer
+	// Big, when set, is the whole reply frame, assembled from many reads in a bufpool buffer
+	// that the call now owns; Body is a view into it. Put gives it back to the pool unless
+	// TakeBody handed it to the user.
+	Big     []byte
+	bodyBuf []byte // the call's own body buffer, reused across pool uses
+	Err     error
+	RspCtx  map[string]string
+	RspSt   map[string]string
 
 	state atomic.Uint64 // generation<<2 | state
 	done  chan struct{} // capacity 1: signalled once per use by Complete for sync calls
@@ -98,25 +108,58 @@ func Get() *Call {
 // call does not pin memory in the pool forever.
 const maxKeep = 64 << 10
 
+// SetBody stores a copy of b, a view into a read buffer, as the reply body.
+func (c *Call) SetBody(b []byte) {
+	c.bodyBuf = append(c.bodyBuf[:0], b...)
+	c.Body = c.bodyBuf
+}
+
+// SetBigBody stores body, a view into frame, as the reply body; the call owns frame (a bufpool
+// buffer) from now on.
+func (c *Call) SetBigBody(frame, body []byte) {
+	c.Big, c.Body = frame, body
+}
+
+// TakeBody hands the reply body to the caller, who owns it from then on: no copy is made, and
+// the call forgets the buffer. An empty body is returned as a non-nil empty slice.
+func (c *Call) TakeBody() []byte {
+	b := c.Body
+	if c.Big != nil {
+		c.Big = nil
+	} else if len(b) > 0 {
+		c.bodyBuf = nil
+	}
+	c.Body = nil
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
 // Put resets c and returns it to the pool. Only the final owner of a finished or abandoned call
 // may call it, once.
 //
 // The state word is never written non-atomically: a context watcher of an earlier use may still
 // read it (AbandonGen), and must see either the old generation or the next one.
 func Put(c *Call) {
-	frame, body := c.Frame[:0], c.Body[:0]
+	frame, body := c.Frame[:0], c.bodyBuf[:0]
 	if cap(frame) > maxKeep {
+		bufpool.Put(frame)
 		frame = nil
 	}
 	if cap(body) > maxKeep {
 		body = nil
 	}
+	if c.Big != nil {
+		bufpool.Put(c.Big)
+		c.Big = nil
+	}
 	c.ID, c.Oneway, c.Hashed, c.Hash, c.Deadline = 0, false, false, 0, 0
 	c.Frame, c.Dest = frame, nil
 	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel = nil, nil, nil, nil, nil, nil
 	c.Owner, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, 0
-	c.Tries, c.Tried, c.Unsent, c.timerArmed = 0, 0, false, false
-	c.Ret, c.Desc, c.Body, c.Err, c.RspCtx, c.RspSt = 0, "", body, nil, nil, nil
+	c.Tries, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, false, 0, "", false
+	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.state.Store((c.state.Load()>>2 + 1) << 2)
 	pool.Put(c)
 }

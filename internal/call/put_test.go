@@ -11,7 +11,7 @@ import (
 func TestPutResetsEveryField(t *testing.T) {
 	want := []string{"ID", "Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Finish", "Notify",
 		"Rsp", "Callback", "RawCallback", "StopCancel", "Owner", "next", "tprev", "tnext", "tslot",
-		"Tries", "Tried", "Unsent", "timerArmed", "Ret", "Desc", "Body", "Err", "RspCtx", "RspSt",
+		"Tries", "Tried", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
 		"state", "done"}
 	typ := reflect.TypeFor[Call]()
 	var got []string

@@ -1,0 +1,88 @@
+package bufpool
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// MinSize is the smallest capacity the pool deals in: Get of less returns a fresh buffer of
+// exactly the asked capacity, and Put of a smaller buffer drops it.
+const MinSize = 64 << 10
+
+// maxShift bounds the classes: the largest holds 1.75<<maxShift bytes; bigger buffers are not
+// pooled.
+const maxShift = 30
+
+// steps is the number of classes per doubling.
+const steps = 4
+
+var pools [(maxShift - 16 + 1) * steps]sync.Pool
+
+// classSize returns the capacity of class i.
+func classSize(i int) int {
+	shift := 16 + i/steps
+	base := 1 << shift
+	return base + (base/steps)*(i%steps)
+}
+
+// classOf returns the smallest class whose buffers hold n bytes, or -1 when n is beyond the
+// largest class.
+func classOf(n int) int {
+	if n <= MinSize {
+		return 0
+	}
+	shift := bits.Len(uint(n-1)) - 1 // 1<<shift < n <= 1<<(shift+1)
+	base := 1 << shift
+	step := (n - base + base/steps - 1) / (base / steps) // 1..steps
+	i := (shift-16)*steps + step
+	if i >= len(pools) {
+		return -1
+	}
+	return i
+}
+
+// Get returns a buffer of length 0 and capacity at least n. It is recycled when n is at least
+// MinSize; smaller requests get a fresh allocation.
+func Get(n int) []byte {
+	if n < MinSize {
+		return make([]byte, 0, n)
+	}
+	i := classOf(n)
+	if i < 0 {
+		return make([]byte, 0, n)
+	}
+	if p, ok := pools[i].Get().(*[]byte); ok {
+		b := (*p)[:0]
+		*p = nil
+		boxes.Put(p)
+		return b
+	}
+	return make([]byte, 0, classSize(i))
+}
+
+// Put gives b back for reuse. Only the last owner of b may call it, and must not touch b
+// afterwards. Buffers that are not the capacity of a class (not obtained from Get) are kept in
+// the largest class they fill, or dropped when smaller than MinSize.
+func Put(b []byte) {
+	c := cap(b)
+	if c < MinSize {
+		return
+	}
+	i := classOf(c)
+	if i < 0 {
+		return
+	}
+	if classSize(i) > c {
+		i-- // c is between two classes: it serves the smaller one
+	}
+	p, _ := boxes.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	*p = b[:0]
+	pools[i].Put(p)
+}
+
+// boxes recycles the pointers that carry buffers through the pools, so that Put does not
+// allocate one per buffer.
+var boxes sync.Pool

@@ -1,0 +1,14 @@
+// Package bufpool recycles the large byte buffers of big calls: request frames, reply frames
+// assembled from many reads, and server reply buffers.
+//
+// Small buffers live with the objects that use them (a pooled call keeps its frame up to 64
+// KiB). A buffer larger than that would pin memory if every pooled object kept one, and would
+// cost an allocation of its whole size per call if none did: at 8 MiB per call that is the
+// difference between running at memory speed and running the garbage collector. bufpool keeps
+// such buffers in size classes, four per doubling (so a buffer is at most 19% larger than asked
+// for), each a sync.Pool: idle buffers are released by the garbage collector like any pooled
+// object.
+//
+// A buffer may be put back only by its last owner; a buffer handed to user code (the body of a
+// raw reply) is the user's and never comes back.
+package bufpool

@@ -1,0 +1,22 @@
+// Package inbound cuts TARS frames out of a gnet connection's inbound bytes at a cost linear in
+// their size, for the client's connections (adapterproxy) and the server's alike.
+//
+// gnet calls OnTraffic once per read() with what that read returned; whatever the handler leaves
+// unconsumed is copied into the connection's ring buffer, and a later Peek of more than the last
+// read returned copies the ring buffer out again. A frame of n bytes that arrives over k reads
+// and is peeked whole on every read costs O(k·n) copying — O(n²) for a large reply trickling in
+// — and holds the event loop while it does, so every other call on the net thread waits.
+//
+// An Assembler moves an incomplete frame out of gnet as soon as its 4-byte header is seen, into a
+// buffer of exactly the frame's length, and appends each later read to it: every byte is copied
+// once, from gnet's read buffer into the frame's final buffer, and gnet's ring buffer stays
+// empty. Each OnTraffic then costs what that one read returned, however large the frame.
+// Frames that are complete in gnet's buffer are returned as views into it, without any copy.
+//
+// Large frames (bufpool.MinSize and over) are assembled in buffers from bufpool and handed to
+// the caller, who owns them: a client hands the reply's body to the user without another copy,
+// or gives the buffer back to the pool once the body is decoded. Smaller incomplete frames are
+// assembled in a buffer the Assembler keeps and reuses.
+//
+// An Assembler belongs to one connection and is used on its event loop goroutine only.
+package inbound

@@ -1,0 +1,94 @@
+package inbound
+
+import (
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/bufpool"
+)
+
+// Conn is the part of gnet.Conn an Assembler reads from.
+type Conn interface {
+	InboundBuffered() int
+	Peek(n int) ([]byte, error)
+	Discard(n int) (int, error)
+	Read(p []byte) (int, error)
+}
+
+// Assembler splits one connection's inbound bytes into frames. The zero value accepts frames up
+// to codec.DefaultMaxPacketSize; set Max for another limit.
+type Assembler struct {
+	Max int // largest frame accepted, header included; 0 or less: codec.DefaultMaxPacketSize
+
+	frame []byte // the frame being assembled: len is its whole length
+	got   int    // bytes of frame received so far
+	large bool   // frame is from bufpool, to be handed to the caller
+	small []byte // reused for small frames split across reads
+	view  int    // bytes of the last frame returned as a view into the Conn, not yet consumed
+}
+
+// Next returns the next whole frame of c, header included, or nil when no frame is complete yet
+// (OnTraffic then returns and waits for the next read). A bad frame length is an error wrapping
+// codec.ErrFrameTooSmall or codec.ErrFrameTooLarge: close the connection.
+//
+// When owned is true the frame is the caller's, in a buffer from bufpool: it may keep it, hand
+// it to another goroutine, or give it back with bufpool.Put. When owned is false the frame is a
+// view, valid until the next call of Next or the end of the OnTraffic callback, whichever comes
+// first. The caller must call Next until it returns nil or an error in every OnTraffic: the last
+// view is consumed from c by the call that follows it.
+func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
+	if a.view > 0 {
+		_, _ = c.Discard(a.view)
+		a.view = 0
+	}
+	if a.frame != nil {
+		n, _ := c.Read(a.frame[a.got:])
+		a.got += n
+		if a.got < len(a.frame) {
+			return nil, false, nil
+		}
+		frame, owned = a.frame, a.large
+		a.frame, a.got, a.large = nil, 0, false
+		return frame, owned, nil
+	}
+	have := c.InboundBuffered()
+	if have < codec.HeaderLen {
+		return nil, false, nil
+	}
+	head, err := c.Peek(codec.HeaderLen)
+	if err != nil {
+		return nil, false, err
+	}
+	l, err := codec.FrameLength(head, a.Max)
+	if err != nil {
+		return nil, false, err
+	}
+	if have >= l {
+		f, err := c.Peek(l)
+		if err != nil {
+			return nil, false, err
+		}
+		a.view = l
+		return f[:l:l], false, nil
+	}
+	// Incomplete: take everything buffered now, and each later read, into the frame's buffer.
+	if l >= bufpool.MinSize {
+		a.frame, a.large = bufpool.Get(l)[:l], true
+	} else {
+		if cap(a.small) < l {
+			a.small = make([]byte, l)
+		}
+		a.frame = a.small[:l:l]
+	}
+	a.got, _ = c.Read(a.frame[:have])
+	return nil, false, nil
+}
+
+// Assembling reports how many bytes of an incomplete frame are held, and the frame's length.
+func (a *Assembler) Assembling() (got, length int) { return a.got, len(a.frame) }
+
+// Reset drops any frame being assembled (the connection closed) and releases its buffer.
+func (a *Assembler) Reset() {
+	if a.large {
+		bufpool.Put(a.frame)
+	}
+	a.frame, a.got, a.large, a.view = nil, 0, false, 0
+}
