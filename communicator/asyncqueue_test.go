@@ -17,17 +17,21 @@ import (
 	"github.com/tarscomm/tarscomm/server"
 )
 
-// startSleeper starts a project server whose SayHello sleeps for d on one of many workers, so
-// that calls pile up in flight, not in its queue; t.Cleanup stops it.
-func startSleeper(t *testing.T, d time.Duration, workers int) *greeter {
+// startSleeper starts a project server whose SayHello waits until gate is closed, or for at most
+// d, on one of many workers, so that calls pile up in flight, not in its queue; t.Cleanup stops
+// it.
+func startSleeper(t *testing.T, d time.Duration, workers int, gate <-chan struct{}) *greeter {
 	t.Helper()
 	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("sleeper")), server.WithNumEventLoop(1),
 		server.WithWorkers(workers), server.WithQueueCap(1<<16))
 	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if req.GetName() != "warm" {
+			select {
+			case <-gate:
+			case <-time.After(d):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 		return &hellopb.HelloReply{Message: req.GetName() + "@sleeper", Seq: req.GetSeq()}, nil
 	})
@@ -48,7 +52,8 @@ func startSleeper(t *testing.T, d time.Duration, workers int) *greeter {
 // quick: the callback queue stays short, so none may be refused, and every one must succeed.
 func TestAsyncQueueCapDoesNotBoundCallsInFlight(t *testing.T) {
 	const n = 12000
-	g := startSleeper(t, time.Second, 4096)
+	gate := make(chan struct{})
+	g := startSleeper(t, 10*time.Second, 4096, gate)
 	comm := newComm(t, nil)
 	if got := comm.Config().AsyncQueueCap; got != 100000 {
 		t.Fatalf("default asyncqueuecap = %d, want 100000", got)
@@ -84,7 +89,9 @@ func TestAsyncQueueCapDoesNotBoundCallsInFlight(t *testing.T) {
 			t.Fatalf("AsyncInvoke %d of %d with %d in flight: %v", i+1, n, inFlight.Load()-1, err)
 		}
 	}
-	if p := peak.Load(); p <= 10000 {
+	p := peak.Load()
+	close(gate) // every call was accepted: let the server answer them
+	if p <= 10000 {
 		t.Fatalf("at most %d calls were in flight: the test did not exceed the old bound", p)
 	}
 	wg.Wait()

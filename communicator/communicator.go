@@ -28,6 +28,13 @@ var (
 // ServerError is a reply with a non-zero TARS return code; match it with errors.As.
 type ServerError = call.ServerError
 
+// CallError says where a call without a reply failed (servant, function, endpoint, time spent)
+// and wraps the sentinel above that says why; match it with errors.As.
+type CallError = call.CallError
+
+// ConnError carries the endpoint and cause of a connection failure; it matches ErrConnection.
+type ConnError = call.ConnError
+
 // Option configures a Communicator at New.
 type Option interface{ apply(*options) }
 

@@ -43,7 +43,6 @@ func checkWhere(t *testing.T, what string, err error, servantName, fn, addr stri
 
 // TestErrorsWhereTimeout: sync, async and context-deadline timeouts on a black-holed endpoint.
 func TestErrorsWhereTimeout(t *testing.T) {
-	t.Skip("TODO(issue9): item 6 (errors say where) — fails until the fix lands: a timeout is just \"tarscomm: call timed out\"")
 	ep := startFaultEP(t, "a")
 	comm := newComm(t, faultConf(nil))
 	sp := proxyToEPs(t, comm, ep)
@@ -79,7 +78,6 @@ func checkTimeout(t *testing.T, what string, err error, addr string) {
 
 // TestErrorsWhereConnection: a call to a refused endpoint.
 func TestErrorsWhereConnection(t *testing.T) {
-	t.Skip("TODO(issue9): item 6 (errors say where) — fails until the fix lands: \"tarscomm: connection to <addr> failed: dial tcp ...: connection refused\" names neither servant, function nor time spent")
 	ep := startFaultEP(t, "a")
 	if err := ep.p.Refuse(faultproxy.Closed); err != nil {
 		t.Fatal(err)
@@ -97,7 +95,6 @@ func TestErrorsWhereConnection(t *testing.T) {
 // TestErrorsWhereQueueFull: a call refused because its connection's unsent bytes are over
 // send-buffer-limit (the proxy stopped reading requests), so an endpoint was chosen.
 func TestErrorsWhereQueueFull(t *testing.T) {
-	t.Skip("TODO(issue9): item 6 (errors say where) — fails until the fix lands: \"tarscomm: queue full, call not sent: <addr> is not reading, N bytes wait to be sent\" names neither servant, function nor time spent")
 	ep := startFaultEP(t, "a")
 	comm := newComm(t, faultConf(func(c *conf.Config) {
 		c.SendBufferLimit = 64 << 10
@@ -138,7 +135,6 @@ func TestErrorsWhereQueueFull(t *testing.T) {
 
 // TestErrorsWhereNoEndpoint: a call to an object without endpoints.
 func TestErrorsWhereNoEndpoint(t *testing.T) {
-	t.Skip("TODO(issue9): item 6 (errors say where) — fails until the fix lands: \"tarscomm: no endpoint for servant\" names neither servant nor function")
 	comm := newComm(t, faultConf(nil))
 	sp, err := comm.Proxy("Bare.Server.Obj")
 	if err != nil {
@@ -157,7 +153,6 @@ var digitsRE = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 // TestErrorsCancelSameSyncAsync cancels a pending sync call and a pending async call: both end
 // with an error matching context.Canceled, of the same shape (equal but for numbers).
 func TestErrorsCancelSameSyncAsync(t *testing.T) {
-	t.Skip("TODO(issue9): item 6 (same cancel error) — fails until the fix lands: sync ends with \"tarscomm: <servant> call abandoned: context canceled\", async with \"context canceled\"")
 	ep := startFaultEP(t, "a")
 	comm := newComm(t, faultConf(nil))
 	sp := proxyToEPs(t, comm, ep)

@@ -24,3 +24,8 @@ type ServerError = call.ServerError
 
 // ConnError carries the endpoint and cause of a connection failure; it matches ErrConnection.
 type ConnError = call.ConnError
+
+// CallError is the error of a call that got no reply: it names the servant, the function, the
+// endpoint (when one was chosen) and the time spent, and wraps the cause (one of the errors
+// above, a *ConnError, or the context's error), which errors.Is and errors.As see through.
+type CallError = call.CallError

@@ -194,7 +194,7 @@ func (s *ServantProxy) InvokeOneway(ctx context.Context, fn string, req proto.Me
 	if err := s.p.wait(ctx, c, t); err != nil {
 		return err
 	}
-	err = c.Err
+	err = resultErr(c)
 	call.Put(c)
 	return err
 }
@@ -229,7 +229,7 @@ func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byt
 
 func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
 	if err := p.async.Reserve(); err != nil {
-		return err
+		return &call.CallError{Servant: p.name, Func: fn, Err: err}
 	}
 	c, t, err := p.prepare(ctx, fn, o, p.asyncTO, codec.PacketNormal, req, body)
 	if err != nil {
@@ -242,10 +242,11 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	if ctx.Done() != nil {
 		// Cancelling ctx ends the call at once. Watching it costs a few allocations, paid only
 		// by contexts that can be cancelled.
-		gen := c.Gen()
-		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, rsp, cb, rawCB) })
+		gen, start, deadline := c.Gen(), c.Start, c.Deadline
+		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, fn, start, deadline, rsp, cb, rawCB) })
 	}
 	if err := t.Submit(c); err != nil {
+		err = &call.CallError{Servant: p.name, Func: fn, Err: err}
 		if c.StopCancel != nil && !c.StopCancel() {
 			// ctx ended meanwhile and the watcher took the call over: it delivers the callback,
 			// which AsyncInvoke must not promise. Wait for nothing: just report the error; the
@@ -262,14 +263,16 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 // cancelAsync runs when an async call's context ends: if the call is still pending, it is
 // abandoned (the loop recycles it when it meets it) and its callback runs on an async worker
 // with the context's error, through a fresh carrier that inherits the call's queue slot.
-func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
+func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn string, start, deadline int64, rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
+	if expiresWithCtx(ctx, deadline) {
+		// The call's own deadline is the context's: the loop's timing wheel ends it, naming
+		// the endpoint.
+		return
+	}
 	if !c.AbandonGen(gen) {
 		return // completed first: its callback has run or will run
 	}
-	err := ctx.Err()
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = ErrTimeout
-	}
+	err := cancelled(ctx, p.name, fn, start)
 	carrier := call.Get()
 	carrier.Rsp, carrier.Callback, carrier.RawCallback = rsp, cb, rawCB
 	carrier.Finish = finishAsync
@@ -307,9 +310,9 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	}
 	if err := ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, nil, ErrTimeout // the same error as a deadline that passes in flight
+			err = ErrTimeout // the same error as a deadline that passes in flight
 		}
-		return nil, nil, fmt.Errorf("tarscomm: %s.%s not sent: %w", p.name, fn, err)
+		return nil, nil, &call.CallError{Servant: p.name, Func: fn, Err: err}
 	}
 	now := call.Now()
 	if o.timeout > 0 {
@@ -322,7 +325,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		}
 	}
 	if deadline <= now {
-		return nil, nil, ErrTimeout
+		return nil, nil, &call.CallError{Servant: p.name, Func: fn, Err: ErrTimeout}
 	}
 
 	var i int
@@ -339,6 +342,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	c.ID = t.NextID()
 	c.Deadline = deadline
 	c.Dest = p.objs[i]
+	c.Servant, c.Func, c.Start = p.name, fn, now
 	c.Hashed, c.Hash = o.hashed, o.hash
 	var mt int32
 	if o.hashed {
@@ -377,8 +381,9 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 // owns c and must Put it; on error c has been recycled (or handed to the loop to recycle).
 func (p *proxy) wait(ctx context.Context, c *call.Call, t *netthread.Thread) error {
 	if err := t.Submit(c); err != nil {
+		e := &call.CallError{Servant: p.name, Func: c.Func, Err: err}
 		call.Put(c)
-		return err
+		return e
 	}
 	done := ctx.Done()
 	if done == nil {
@@ -389,22 +394,53 @@ func (p *proxy) wait(ctx context.Context, c *call.Call, t *netthread.Thread) err
 	case <-c.Done():
 		return nil
 	case <-done:
+		if expiresWithCtx(ctx, c.Deadline) {
+			// The call's deadline is the context's: the loop ends it within a check interval,
+			// with the endpoint it waited on named in its error.
+			<-c.Done()
+			return nil
+		}
+		fn, start := c.Func, c.Start
 		if c.Abandon() {
 			// The loop recycles c when it meets it again.
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return ErrTimeout
-			}
-			return fmt.Errorf("tarscomm: %s call abandoned: %w", p.name, ctx.Err())
+			return cancelled(ctx, p.name, fn, start)
 		}
 		<-c.Done() // the reply won the race: take it
 		return nil
 	}
 }
 
-// resultErr turns a finished call's outcome into an error.
+// expiresWithCtx reports whether ctx ended by its deadline and that deadline is the call's own
+// (deadline, call.Now clock), so that the loop's timing wheel will end the call.
+func expiresWithCtx(ctx context.Context, deadline int64) bool {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return false
+	}
+	d, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	return deadline <= call.Now()+int64(time.Until(d))+int64(time.Millisecond)
+}
+
+// cancelled is the error of a call whose caller's context ended first. Sync and async calls end
+// with the same error.
+func cancelled(ctx context.Context, servant, fn string, start int64) error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = ErrTimeout
+	}
+	return &call.CallError{Servant: servant, Func: fn, Elapsed: time.Duration(call.Now() - start), Err: err}
+}
+
+// resultErr turns a finished call's outcome into an error: a failure says where (CallError),
+// a reply with a non-zero return code is a *ServerError.
 func resultErr(c *call.Call) error {
 	if c.Err != nil {
-		return c.Err
+		if _, ok := c.Err.(*call.CallError); ok {
+			return c.Err // a cancelled async call's error, made by cancelAsync
+		}
+		return &call.CallError{Servant: c.Servant, Func: c.Func, Endpoint: c.Addr, Elapsed: time.Duration(call.Now() - c.Start), Err: c.Err}
 	}
 	if c.Ret != codec.RetOK {
 		return &ServerError{Code: c.Ret, Desc: c.Desc}

@@ -149,7 +149,7 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkServeFrames measures the server's own work per request, without the network: it
-// hands batches of 32 pipelined echo requests to the loop's frame parser, as OnTraffic does,
+// hands batches of 32 pipelined echo requests to the loop's serve, frame by frame as OnTraffic does,
 // and encodes the replies. One op is one request. "raw" echoes the body with a HandlerFunc,
 // "proto" unmarshals and marshals a protobuf message through HandleProto.
 func BenchmarkServeFrames(b *testing.B) {
@@ -193,8 +193,12 @@ func benchServeFrames(b *testing.B, body []byte, setup func(s *Server)) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i += batch {
 		l.out = l.out[:0]
-		if n, ok := l.serveFrames(cs, frames); !ok || n != len(frames) {
-			b.Fatalf("serveFrames: %d bytes, %v", n, ok)
+		for off := 0; off < len(frames); {
+			frame, n, err := codec.NextFrame(frames[off:], 0)
+			if err != nil || frame == nil || !l.serve(cs, frame, false) {
+				b.Fatalf("frame at %d: %v", off, err)
+			}
+			off += n
 		}
 	}
 }

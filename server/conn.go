@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"strings"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/bufpool"
+	"github.com/tarscomm/tarscomm/internal/inbound"
 )
 
 // Buffer sizes: what a loop or worker keeps between batches.
@@ -27,7 +28,8 @@ type conn struct {
 	// Owned by the loop goroutine.
 	c      gnet.Conn // nil once closed: never write to a Conn after OnClose
 	remote net.Addr
-	spare  []byte // the reply buffer not in use by workers
+	spare  []byte            // the reply buffer not in use by workers
+	in     inbound.Assembler // request frames from the connection's bytes
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    []byte
@@ -135,7 +137,8 @@ func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if s.stopping.Load() {
 		return nil, gnet.Close
 	}
-	c.SetContext(&conn{loop: s.loopOf(c.EventLoop()), c: c, remote: cloneAddr(c.RemoteAddr())})
+	c.SetContext(&conn{loop: s.loopOf(c.EventLoop()), c: c, remote: cloneAddr(c.RemoteAddr()),
+		in: inbound.Assembler{Max: s.opts.maxPacketSize}})
 	return nil, gnet.None
 }
 
@@ -152,6 +155,7 @@ func cloneAddr(a net.Addr) net.Addr {
 func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 	if cs, ok := c.Context().(*conn); ok {
 		cs.c = nil
+		cs.in.Reset()
 		c.SetContext(nil)
 	}
 	if err != nil {
@@ -161,87 +165,56 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 }
 
 // OnTraffic serves every complete frame buffered on c (gnet does not signal leftover frames
-// again until more bytes arrive) and writes their replies with one Write. A bad length or an
-// undecodable packet closes the connection.
+// again until more bytes arrive) and writes their replies with one Write. A large request
+// arriving over many reads is moved into its own buffer as it arrives (internal/inbound): each
+// OnTraffic costs what one read returned. A bad length or an undecodable packet closes the
+// connection.
 func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 	cs, ok := c.Context().(*conn)
 	if !ok {
 		return gnet.Close
 	}
 	l := cs.loop
-	maxSize := l.s.opts.maxPacketSize
-
-	// Look at the first length before peeking at everything: a large frame arriving in many
-	// reads is then copied out of gnet's buffer once, not once per read.
-	total := c.InboundBuffered()
-	if total < 4 {
-		return gnet.None
-	}
-	head, err := c.Peek(4)
-	if err != nil {
-		return gnet.Close
-	}
-	if n := binary.BigEndian.Uint32(head); n < 4 || uint64(n) > uint64(maxSize) {
-		l.s.log.Debug("bad frame length, closing", zap.Uint32("length", n), zap.Stringer("remote", cs.remote))
-		return gnet.Close
-	} else if total < int(n) {
-		return gnet.None
-	}
-	buf, err := c.Peek(total)
-	if err != nil {
-		return gnet.Close
-	}
-
 	l.out = l.out[:0]
-	off, ok := l.serveFrames(cs, buf)
 	action := gnet.None
-	if !ok {
-		action = gnet.Close
+	for {
+		frame, owned, err := cs.in.Next(c)
+		if err != nil {
+			l.s.log.Debug("bad frame, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+			action = gnet.Close
+			break
+		}
+		if frame == nil {
+			break
+		}
+		if !l.serve(cs, frame, owned) {
+			action = gnet.Close
+			break
+		}
 	}
 	if len(l.out) > 0 {
 		_, err := c.Write(l.out)
 		if cap(l.out) > maxKeptBuffer {
+			bufpool.Put(l.out)
 			l.out = nil
 		}
 		if err != nil {
 			return gnet.Close // gnet closed c already
 		}
 	}
-	if action == gnet.None {
-		_, _ = c.Discard(off)
-	}
 	return action
 }
 
-// serveFrames serves every complete frame at the start of buf, appending immediate replies to
-// l.out. It returns the number of bytes consumed, and false if the connection must be closed
-// (bad frame length or undecodable request).
-func (l *loop) serveFrames(cs *conn, buf []byte) (int, bool) {
-	maxSize := l.s.opts.maxPacketSize
-	off := 0
-	for off < len(buf) {
-		frame, n, err := codec.NextFrame(buf[off:], maxSize)
-		if err != nil {
-			l.s.log.Debug("bad frame, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
-			return off, false
-		}
-		if n == 0 {
-			break
-		}
-		off += n
-		if !l.serve(cs, frame) {
-			return off, false
-		}
-	}
-	return off, true
-}
-
 // serve handles one frame: it answers it at once (inline handler, error, ping) into l.out, or
-// hands it to a worker. It returns false if the frame is not a decodable request.
-func (l *loop) serve(cs *conn, frame []byte) bool {
+// hands it to a worker. An owned frame (a bufpool buffer) is the server's to recycle, or to
+// hand to the worker with the job. It returns false if the frame is not a decodable request.
+func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	s := l.s
 	if s.jobs != nil {
-		return l.dispatch(cs, frame)
+		return l.dispatch(cs, frame, owned)
+	}
+	if owned {
+		defer bufpool.Put(frame) // after the reply, which may echo the request, is encoded
 	}
 	req := &l.req
 	*req = codec.RequestPacket{}
@@ -269,6 +242,7 @@ func (l *loop) serve(cs *conn, frame []byte) bool {
 	}
 	l.rsp = growScratch(l.rsp, len(body))
 	*cur = Current{}
+	*req = codec.RequestPacket{}
 	return true
 }
 
@@ -277,19 +251,31 @@ const stoppingDesc = "server is stopping"
 
 // growScratch returns the scratch to hand to the next handler: scratch itself, or a bigger one
 // if the last reply body (of length used) did not fit. A handler's returned slice is never
-// kept, as it may alias memory the server does not own.
+// kept, as it may alias memory the server does not own. Scratches of large replies come from
+// bufpool, and go back to it once replies are small again.
 func growScratch(scratch []byte, used int) []byte {
-	if used <= cap(scratch) || used > maxKeptBuffer {
+	switch {
+	case used <= cap(scratch):
+		if cap(scratch) > maxKeptBuffer && used < cap(scratch)/8 {
+			bufpool.Put(scratch)
+			return make([]byte, 0, initialScratch)
+		}
 		return scratch
+	case used > maxKeptBuffer:
+		bufpool.Put(scratch)
+		return bufpool.Get(used)
 	}
 	return make([]byte, 0, used+used/4)
 }
 
 // dispatch decodes frame into a job and queues it for the workers, or answers at once when
 // there is no handler, the server is stopping or the queue is full.
-func (l *loop) dispatch(cs *conn, frame []byte) bool {
+func (l *loop) dispatch(cs *conn, frame []byte, owned bool) bool {
 	s := l.s
 	j := getJob()
+	if owned {
+		j.frame = frame // the job owns it: putJob recycles it
+	}
 	req := &j.req
 	servantName, fn, err := decodeRequest(frame, req)
 	if err != nil {
@@ -298,9 +284,11 @@ func (l *loop) dispatch(cs *conn, frame []byte) bool {
 		return false
 	}
 	h, ret, desc := s.route(req, servantName, fn, &l.routes)
-	// The body is a view into gnet's buffer, which is reused when OnTraffic returns.
-	j.body = append(j.body[:0], req.Buffer...)
-	req.Buffer = j.body
+	if !owned {
+		// The body is a view into gnet's buffer, which is reused when OnTraffic returns.
+		j.body = append(j.body[:0], req.Buffer...)
+		req.Buffer = j.body
+	}
 	if h != nil {
 		// Count before checking stopping, so that Stop either sees the request in flight or
 		// the request sees Stop.
@@ -370,6 +358,7 @@ func (l *loop) flush(context.Context) error {
 		if cap(out) <= maxKeptBuffer {
 			cs.spare = out[:0]
 		} else {
+			bufpool.Put(out)
 			cs.spare = nil
 		}
 		n += k

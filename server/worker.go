@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/bufpool"
 )
 
 // job is one request handed from an event loop to a worker. The loop fills it; the worker
@@ -13,7 +14,8 @@ type job struct {
 	h    HandlerFunc
 	req  codec.RequestPacket // Buffer points into body
 	cur  Current
-	body []byte // the worker's copy of the request body
+	body  []byte // the worker's copy of the request body
+	frame []byte // or the whole request frame, a bufpool buffer the job owns
 }
 
 var jobPool = sync.Pool{New: func() any { return new(job) }}
@@ -25,6 +27,9 @@ func putJob(j *job) {
 	body := j.body[:0]
 	if cap(body) > maxKeptBuffer {
 		body = nil
+	}
+	if j.frame != nil {
+		bufpool.Put(j.frame)
 	}
 	*j = job{body: body}
 	jobPool.Put(j)

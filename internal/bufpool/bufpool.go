@@ -18,6 +18,49 @@ const steps = 4
 
 var pools [(maxShift - 16 + 1) * steps]sync.Pool
 
+// Buffers of a megabyte and more are also kept outside sync.Pool, which empties at every garbage
+// collection: at several megabytes per call a collection comes every few calls, and the pool
+// would be empty whenever it is needed. Each class keeps at most keepPerClass such buffers, and
+// all classes together at most keepBytes; beyond that buffers go to sync.Pool.
+const (
+	keepMin      = 1 << 20
+	keepPerClass = 4
+	keepBytes    = 64 << 20
+)
+
+var kept struct {
+	mu    sync.Mutex
+	bytes int
+	bufs  [len(pools)][][]byte
+}
+
+// take returns a kept buffer of class i, or nil.
+func take(i int) []byte {
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	l := kept.bufs[i]
+	if len(l) == 0 {
+		return nil
+	}
+	b := l[len(l)-1]
+	l[len(l)-1] = nil
+	kept.bufs[i] = l[:len(l)-1]
+	kept.bytes -= cap(b)
+	return b
+}
+
+// keep stores b as a buffer of class i if there is room, and reports whether it did.
+func keep(i int, b []byte) bool {
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	if len(kept.bufs[i]) >= keepPerClass || kept.bytes+cap(b) > keepBytes {
+		return false
+	}
+	kept.bufs[i] = append(kept.bufs[i], b)
+	kept.bytes += cap(b)
+	return true
+}
+
 // classSize returns the capacity of class i.
 func classSize(i int) int {
 	shift := 16 + i/steps
@@ -51,6 +94,11 @@ func Get(n int) []byte {
 	if i < 0 {
 		return make([]byte, 0, n)
 	}
+	if classSize(i) >= keepMin {
+		if b := take(i); b != nil {
+			return b[:0]
+		}
+	}
 	if p, ok := pools[i].Get().(*[]byte); ok {
 		b := (*p)[:0]
 		*p = nil
@@ -74,6 +122,9 @@ func Put(b []byte) {
 	}
 	if classSize(i) > c {
 		i-- // c is between two classes: it serves the smaller one
+	}
+	if classSize(i) >= keepMin && keep(i, b[:0]) {
+		return
 	}
 	p, _ := boxes.Get().(*[]byte)
 	if p == nil {

@@ -7,7 +7,9 @@
 // difference between running at memory speed and running the garbage collector. bufpool keeps
 // such buffers in size classes, four per doubling (so a buffer is at most 19% larger than asked
 // for), each a sync.Pool: idle buffers are released by the garbage collector like any pooled
-// object.
+// object. Because sync.Pool empties at every collection, and at megabytes per call collections
+// come every few calls, a few buffers of a megabyte and more per class (64 MiB in all) are also
+// kept aside from the collector.
 //
 // A buffer may be put back only by its last owner; a buffer handed to user code (the body of a
 // raw reply) is the user's and never comes back.

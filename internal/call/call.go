@@ -48,6 +48,9 @@ type Call struct {
 	Deadline int64  // monotonic nanoseconds (see Now); 0 means none
 	Frame    []byte // the whole encoded request frame
 	Dest     Router // the ObjectProxy that routes this call on its net thread
+	Servant  string // the servant and function called, for errors
+	Func     string
+	Start    int64 // when the call began (Now clock), for errors
 
 	// Finish, when set, makes this an asynchronous call: Complete hands the call to Notify (an
 	// asyncproc pool), whose worker runs Finish(c). Finish owns c from then on and must Put it.
@@ -155,7 +158,7 @@ func Put(c *Call) {
 		c.Big = nil
 	}
 	c.ID, c.Oneway, c.Hashed, c.Hash, c.Deadline = 0, false, false, 0, 0
-	c.Frame, c.Dest = frame, nil
+	c.Frame, c.Dest, c.Servant, c.Func, c.Start = frame, nil, "", "", 0
 	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel = nil, nil, nil, nil, nil, nil
 	c.Owner, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, 0
 	c.Tries, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, false, 0, "", false

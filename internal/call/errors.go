@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
 )
@@ -68,3 +70,35 @@ func (e *ServerError) Error() string {
 	}
 	return fmt.Sprintf("tarscomm: server returned %d (%s): %s", e.Code, codec.RetName(e.Code), e.Desc)
 }
+
+// CallError is how a call that got no reply ends: it names the call (servant and function),
+// the endpoint it was sent to (when one was chosen) and the time it took, and wraps the cause:
+// ErrTimeout, ErrQueueFull, ErrNoEndpoint, ErrClosed, a *ConnError, or the context's error for
+// a cancelled call, so that errors.Is and errors.As see through it.
+type CallError struct {
+	Servant  string
+	Func     string
+	Endpoint string        // host:port; "" when the call never reached an endpoint
+	Elapsed  time.Duration // from the call's start to its end
+	Err      error
+}
+
+func (e *CallError) Error() string {
+	var b strings.Builder
+	b.WriteString("tarscomm: ")
+	b.WriteString(e.Servant)
+	b.WriteByte('.')
+	b.WriteString(e.Func)
+	if e.Endpoint != "" {
+		b.WriteString(" to ")
+		b.WriteString(e.Endpoint)
+	}
+	b.WriteString(" after ")
+	b.WriteString(e.Elapsed.Round(time.Microsecond).String())
+	b.WriteString(": ")
+	b.WriteString(strings.TrimPrefix(e.Err.Error(), "tarscomm: "))
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *CallError) Unwrap() error { return e.Err }
