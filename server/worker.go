@@ -10,10 +10,10 @@ import (
 // job is one request handed from an event loop to a worker. The loop fills it; the worker
 // owns it until it returns it with putJob.
 type job struct {
-	cs   *conn
-	h    HandlerFunc
-	req  codec.RequestPacket // Buffer points into body
-	cur  Current
+	cs    *conn
+	h     HandlerFunc
+	req   codec.RequestPacket // Buffer points into body
+	cur   Current
 	body  []byte // the worker's copy of the request body
 	frame []byte // or the whole request frame, a bufpool buffer the job owns
 }
