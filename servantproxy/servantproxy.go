@@ -201,10 +201,11 @@ func (s *ServantProxy) InvokeOneway(ctx context.Context, fn string, req proto.Me
 
 // AsyncInvoke sends req and returns at once; when the call ends, cb runs on one of the
 // Communicator's async workers with nil (the reply is in rsp) or the call's error. cb runs
-// exactly once if AsyncInvoke returns nil, and never if it returns an error (ErrQueueFull when
-// asyncqueuecap callbacks are already outstanding, ErrClosed after Close). The deadline is the
-// earlier of ctx's and the async invoke timeout; cancelling ctx ends the call at once and runs
-// cb with ctx's error (watching a cancellable ctx costs a few allocations per call).
+// exactly once if AsyncInvoke returns nil, and never if it returns an error (ErrQueueFull while
+// asyncqueuecap callbacks wait for an async worker, or async-inflight-limit calls are
+// unfinished; ErrClosed after Close). The deadline is the earlier of ctx's and the async invoke
+// timeout; cancelling ctx ends the call at once and runs cb with ctx's error (watching a
+// cancellable ctx costs a few allocations per call).
 func (s *ServantProxy) AsyncInvoke(ctx context.Context, fn string, req, rsp proto.Message, cb func(error), opts ...CallOption) error {
 	if cb == nil {
 		return errors.New("servantproxy: nil callback")

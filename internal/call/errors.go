@@ -15,9 +15,11 @@ import (
 // errors.Is(err, context.DeadlineExceeded).
 var ErrTimeout error = timeoutError{}
 
-// ErrQueueFull means a bounded queue (the net thread's request queue or the async callback
-// queue) was full and the call was not sent. The caller is sending faster than the servers
-// answer: back off, or raise queue-cap / asyncqueuecap.
+// ErrQueueFull means a bound was reached and the call was not sent: the net thread's request
+// queue (queue-cap), the unsent bytes of the chosen connection (send-buffer-limit, including
+// calls waiting for it to connect), the callbacks waiting for an async worker (asyncqueuecap),
+// or unfinished async calls (async-inflight-limit). The caller is sending faster than the
+// servers answer: back off, or raise the bound.
 var ErrQueueFull = errors.New("tarscomm: queue full, call not sent")
 
 // ErrNoEndpoint means the proxy has no endpoint to send to (an object name without "@endpoints"

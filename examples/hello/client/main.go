@@ -110,8 +110,8 @@ func run(path, obj string, callers, calls int) error {
 	}
 
 	// Async calls: callbacks run on the Communicator's asyncthread workers. Each goroutine keeps
-	// at most 64 calls in flight, well inside asyncqueuecap (beyond it AsyncSayHello would refuse
-	// calls with ErrQueueFull).
+	// at most 64 calls in flight; callbacks wait for a worker in a queue bounded by asyncqueuecap
+	// (while that many wait, AsyncSayHello refuses new calls with ErrQueueFull).
 	start = time.Now()
 	var pending sync.WaitGroup
 	var asyncFailed atomic.Int64
