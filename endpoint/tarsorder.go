@@ -1,0 +1,43 @@
+package endpoint
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+)
+
+// tarsProto is the protocol's number in TarsCpp's TC_Endpoint::EType and in EndpointF.istcp:
+// UDP 0, TCP 1, SSL 2.
+func tarsProto(p Protocol) int {
+	switch p {
+	case UDP:
+		return 0
+	case SSL:
+		return 2
+	}
+	return 1
+}
+
+// TarsKey returns the key TarsCpp orders and compares an object's endpoints by (EndpointInfo's
+// cmpDesc): "<istcp>:<host>:<port>", istcp being 0 for udp, 1 for tcp, 2 for ssl. Two endpoints
+// with equal keys are the same endpoint to TarsCpp, whatever their other options.
+func (e Endpoint) TarsKey() string {
+	b := make([]byte, 0, len(e.Host)+10)
+	b = strconv.AppendInt(b, int64(tarsProto(e.Proto)), 10)
+	b = append(b, ':')
+	b = append(b, e.Host...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(e.Port), 10)
+	return string(b)
+}
+
+// SortTars sorts eps in TarsCpp's order: by TarsKey, as strings (so "1:10.0.0.10:1" sorts before
+// "1:10.0.0.2:1", as in TarsCpp). It is the order mod-hash routing indexes into; the sort is
+// stable, so equal keys keep their order.
+func SortTars(eps []Endpoint) {
+	keys := make(map[Endpoint]string, len(eps))
+	for _, e := range eps {
+		keys[e] = e.TarsKey()
+	}
+	slices.SortStableFunc(eps, func(a, b Endpoint) int { return cmp.Compare(keys[a], keys[b]) })
+}
