@@ -1,6 +1,7 @@
-// Package archtest keeps the import graph of tarscomm as DESIGN.md §3 draws it: imports point
-// downward only, codec, endpoint and conf are leaves, and only communicator wires the engine
-// together. It runs `go list` over the module; `make depcheck` runs it alone.
+// Package archtest keeps the import graph of tarscomm as docs/ARCHITECTURE.md ("Import rules")
+// draws it: imports point downward only, codec, endpoint and conf are leaves, and only
+// communicator wires the engine together. It runs `go list` over the module; `make depcheck`
+// runs it alone.
 package archtest
 
 import (
