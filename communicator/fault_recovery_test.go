@@ -187,8 +187,12 @@ func TestRecoveryOneEndpoint(t *testing.T) {
 			if back < 0 {
 				t.Fatalf("calls did not come back to half their old rate within %v of the end of the fault", until-passAt)
 			}
-			if took := back - passAt; took > within+recSlack {
-				t.Errorf("calls came back to half their old rate %v after the endpoint was healthy again, want within %v (+%v slack)", took, within, recSlack)
+			slack := recSlack
+			if raceEnabled {
+				slack += 400 * time.Millisecond // instrumented ramp-up; the strict bound runs without -race in CI
+			}
+			if took := back - passAt; took > within+slack {
+				t.Errorf("calls came back to half their old rate %v after the endpoint was healthy again, want within %v (+%v slack)", took, within, slack)
 			}
 		})
 	}
