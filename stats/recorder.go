@@ -1,0 +1,247 @@
+package stats
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Result says how a call ended.
+type Result uint8
+
+// The results a call can end with.
+const (
+	OK          Result = iota // a reply with TARS return code 0
+	Timeout                   // the deadline passed before a reply
+	Connection                // the connection could not be made or was lost before a reply
+	QueueFull                 // a net-thread queue or a connection's send buffer was full: not sent
+	NoEndpoint                // the servant had no endpoint: not sent
+	Overload                  // a client-side bound on calls in flight (asyncqueuecap, async-inflight-limit): not sent
+	ServerError               // a reply with a non-zero TARS return code (counted by code too)
+	Closed                    // the communicator was closed before the call ended
+	Cancelled                 // the caller's context was cancelled before the call ended
+	numResults
+)
+
+// NumResults is the number of Result values.
+const NumResults = int(numResults)
+
+var resultNames = [NumResults]string{"ok", "timeout", "connection", "queue_full", "no_endpoint", "overload", "server_error", "closed", "cancelled"}
+
+// String returns the result's name as a metric label writes it: "ok", "timeout", "queue_full", ...
+func (r Result) String() string {
+	if int(r) < NumResults {
+		return resultNames[r]
+	}
+	return "unknown"
+}
+
+// Results returns every Result, in order.
+func Results() []Result {
+	rs := make([]Result, NumResults)
+	for i := range rs {
+		rs[i] = Result(i)
+	}
+	return rs
+}
+
+// CodeCount is the number of replies that carried one TARS return code.
+type CodeCount struct {
+	Code  int32
+	Count uint64
+}
+
+// Counters are the counts of one (servant, function, endpoint).
+type Counters struct {
+	// Results[r] is the number of calls that ended with r.
+	Results [NumResults]uint64
+	// Codes are the ServerError replies by TARS return code, sorted by code.
+	Codes []CodeCount
+	// Latency holds the time from the call's start to its reply, of the calls that succeeded.
+	Latency Histogram
+}
+
+// Calls returns the number of calls that ended, whatever their result.
+func (c *Counters) Calls() uint64 {
+	var n uint64
+	for _, v := range c.Results {
+		n += v
+	}
+	return n
+}
+
+// Failures returns the calls that did not succeed.
+func (c *Counters) Failures() uint64 { return c.Calls() - c.Results[OK] }
+
+func (c *Counters) record(res Result, code int32, d time.Duration) {
+	if res >= numResults {
+		res = ServerError
+	}
+	c.Results[res]++
+	switch res {
+	case OK:
+		c.Latency.Observe(d)
+	case ServerError:
+		c.addCode(code, 1)
+	}
+}
+
+func (c *Counters) addCode(code int32, n uint64) {
+	for i := range c.Codes {
+		if c.Codes[i].Code == code {
+			c.Codes[i].Count += n
+			return
+		}
+	}
+	i, _ := slices.BinarySearchFunc(c.Codes, code, func(cc CodeCount, code int32) int { return int(cc.Code) - int(code) })
+	c.Codes = slices.Insert(c.Codes, i, CodeCount{code, n})
+}
+
+// add merges o into c.
+func (c *Counters) add(o *Counters) {
+	for i, v := range o.Results {
+		c.Results[i] += v
+	}
+	for _, cc := range o.Codes {
+		c.addCode(cc.Code, cc.Count)
+	}
+	c.Latency.Add(&o.Latency)
+}
+
+// clone returns a copy of c that shares no memory with it.
+func (c *Counters) clone() Counters {
+	out := *c
+	out.Codes = slices.Clone(c.Codes)
+	return out
+}
+
+// sub returns c minus prev, an earlier state of the same counters.
+func (c *Counters) sub(prev *Counters) Counters {
+	for i := range c.Results {
+		if c.Results[i] < prev.Results[i] { // not an earlier state: all of c is new
+			return c.clone()
+		}
+	}
+	var d Counters
+	for i := range c.Results {
+		d.Results[i] = c.Results[i] - prev.Results[i]
+	}
+	for _, cc := range c.Codes {
+		n := cc.Count
+		for _, p := range prev.Codes {
+			if p.Code == cc.Code {
+				n -= min(n, p.Count)
+			}
+		}
+		if n != 0 {
+			d.Codes = append(d.Codes, CodeCount{cc.Code, n})
+		}
+	}
+	d.Latency = c.Latency.Sub(prev.Latency)
+	return d
+}
+
+// Recorder counts the calls that end on one goroutine, a net thread's loop. It takes no lock:
+// every method must be called on that goroutine (Shared is the locked variant). The zero value
+// is ready.
+type Recorder struct {
+	eps  map[epKey]*EndpointRecorder
+	list []*EndpointRecorder // in creation order
+}
+
+type epKey struct{ servant, endpoint string }
+
+// Endpoint returns the recorder of calls from servant to endpoint ("host:port", or "" for calls
+// that ended before one was chosen), creating it on first use. Keep it: recording through it
+// costs one map lookup by function name.
+func (r *Recorder) Endpoint(servant, endpoint string) *EndpointRecorder {
+	k := epKey{servant, endpoint}
+	if e := r.eps[k]; e != nil {
+		return e
+	}
+	if r.eps == nil {
+		r.eps = make(map[epKey]*EndpointRecorder)
+	}
+	e := &EndpointRecorder{servant: servant, endpoint: endpoint, funcs: make(map[string]*Counters)}
+	r.eps[k] = e
+	r.list = append(r.list, e)
+	return e
+}
+
+// Record counts one call of servant's function to endpoint: Endpoint(servant,
+// endpoint).Record(function, res, code, d). Prefer keeping the EndpointRecorder.
+func (r *Recorder) Record(servant, function, endpoint string, res Result, code int32, d time.Duration) {
+	r.Endpoint(servant, endpoint).Record(function, res, code, d)
+}
+
+// Snapshot returns a copy of every counter, as Snapshot.Calls sorted by key. It sets Taken to
+// now; Threads and Endpoints are left for the caller to fill.
+func (r *Recorder) Snapshot() Snapshot {
+	return Snapshot{Taken: time.Now(), Calls: r.AppendCalls(nil)}
+}
+
+// AppendCalls appends a copy of every counter to dst, sorted by key, and returns it.
+func (r *Recorder) AppendCalls(dst []Call) []Call {
+	start := len(dst)
+	for _, e := range r.list {
+		for fn, c := range e.funcs {
+			dst = append(dst, Call{Key: Key{Servant: e.servant, Function: fn, Endpoint: e.endpoint}, Counters: c.clone()})
+		}
+	}
+	sortCalls(dst[start:])
+	return dst
+}
+
+// EndpointRecorder counts the calls of one servant to one endpoint, by function. It belongs to
+// its Recorder's goroutine.
+type EndpointRecorder struct {
+	servant, endpoint string
+	funcs             map[string]*Counters
+	lastName          string    // the function of the latest Record, kept to skip the map
+	last              *Counters // its counters
+}
+
+// Servant returns the servant it counts for.
+func (e *EndpointRecorder) Servant() string { return e.servant }
+
+// Addr returns the endpoint it counts for.
+func (e *EndpointRecorder) Addr() string { return e.endpoint }
+
+// Record counts one call of function that ended with res after d: the TARS return code for a
+// ServerError (ignored otherwise), and d's latency in the histogram for an OK. It allocates only
+// the first time function is seen (the name is kept: it must be an immutable string).
+func (e *EndpointRecorder) Record(function string, res Result, code int32, d time.Duration) {
+	c := e.last
+	if c == nil || function != e.lastName {
+		if c = e.funcs[function]; c == nil {
+			c = new(Counters)
+			function = strings.Clone(function)
+			e.funcs[function] = c
+		}
+		e.lastName, e.last = function, c
+	}
+	c.record(res, code, d)
+}
+
+// Shared is a Recorder behind a mutex, for the calls that fail before they reach a loop (a full
+// queue seen by the caller, a closed communicator). Any goroutine may use it; the zero value is
+// ready.
+type Shared struct {
+	mu sync.Mutex
+	r  Recorder
+}
+
+// Record counts one call, as Recorder.Record does.
+func (s *Shared) Record(servant, function, endpoint string, res Result, code int32, d time.Duration) {
+	s.mu.Lock()
+	s.r.Record(servant, function, endpoint, res, code, d)
+	s.mu.Unlock()
+}
+
+// Snapshot returns a copy of the counters, as Recorder.Snapshot does.
+func (s *Shared) Snapshot() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.r.Snapshot()
+}

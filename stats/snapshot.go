@@ -1,0 +1,232 @@
+package stats
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Key names what a Call counts: a function of a servant, called on one endpoint ("host:port";
+// "" for calls that ended before an endpoint was chosen).
+type Key struct {
+	Servant, Function, Endpoint string
+}
+
+func (k Key) compare(o Key) int {
+	if c := cmp.Compare(k.Servant, o.Servant); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(k.Function, o.Function); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.Endpoint, o.Endpoint)
+}
+
+// Call is the counters of one Key.
+type Call struct {
+	Key
+	Counters
+}
+
+// NetThread is what one net thread counts about itself. The communicator fills it on the loop.
+type NetThread struct {
+	Index       int    // the net thread's number, from 0
+	QueueDepth  int    // requests waiting in its submission queue when the snapshot was taken
+	QueueCap    int    // the bound of that queue (queue-cap)
+	Connections int    // connections open
+	Wakeups     uint64 // times the loop was woken to drain its queue
+	Batches     uint64 // drains of the queue that found requests
+	Requests    uint64 // requests taken from the queue
+	Writes      uint64 // writes to connections
+	BytesOut    uint64 // bytes written to connections
+	BytesIn     uint64 // bytes read from connections
+	LateReplies uint64 // replies for no pending call (timed out, abandoned, unknown id): dropped
+}
+
+// ConnState is the state of an endpoint's connection on one net thread.
+type ConnState uint8
+
+// The states of a connection.
+const (
+	StateIdle       ConnState = iota // never connected, or closed when idle: connects on the next call
+	StateConnecting                  // a dial is running
+	StateConnected                   // established
+	StateBackoff                     // a dial failed or the connection was lost: waiting to reconnect
+	StateClosed                      // closed for good (communicator closing, endpoint removed)
+)
+
+var connStateNames = [...]string{"idle", "connecting", "connected", "backoff", "closed"}
+
+// String returns the state's name: "idle", "connecting", "connected", "backoff" or "closed".
+func (s ConnState) String() string {
+	if int(s) < len(connStateNames) {
+		return connStateNames[s]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the state's name, so that JSON shows "connected" rather than 2.
+func (s ConnState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Endpoint is the state of one endpoint of a servant on one net thread (an AdapterProxy). The
+// communicator fills it on the loop.
+type Endpoint struct {
+	Thread   int       // the net thread
+	Servant  string    // the object name
+	Endpoint string    // host:port
+	State    ConnState // the connection's state
+	Pending  int       // two-way calls sent and waiting for their reply
+	// Active is false while the health rules keep the endpoint out of rotation.
+	Active bool
+	// WindowCalls and WindowFailures are the counts of the health check's current window.
+	WindowCalls, WindowFailures int
+	// ConsecutiveFailures is the current run of failed calls.
+	ConsecutiveFailures int
+
+	Sent        uint64 // calls handed to this endpoint (one-way included)
+	Replies     uint64 // replies matched to a pending call
+	Late        uint64 // replies for no pending call: dropped
+	Timeouts    uint64 // calls expired waiting for a reply
+	ConnFails   uint64 // dials that failed
+	ConnLosses  uint64 // established connections that closed
+	Reconnects  uint64 // dials after the first
+	Deactivated uint64 // times the health rules took the endpoint out of rotation
+}
+
+// Snapshot is the state of the counters at one moment: what Communicator.Stats returns, and what
+// reporters read. It is a plain value that shares nothing with the recorders.
+type Snapshot struct {
+	Taken     time.Time   // when it was taken (the latest of the merged pieces)
+	Calls     []Call      // sorted by Key
+	Threads   []NetThread // sorted by Index
+	Endpoints []Endpoint  // sorted by Servant, Endpoint, Thread
+}
+
+func sortCalls(cs []Call) {
+	slices.SortFunc(cs, func(a, b Call) int { return a.Key.compare(b.Key) })
+}
+
+func sortEndpoints(es []Endpoint) {
+	slices.SortFunc(es, func(a, b Endpoint) int {
+		if c := cmp.Compare(a.Servant, b.Servant); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Endpoint, b.Endpoint); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Thread, b.Thread)
+	})
+}
+
+// Merge joins the pieces of several recorders (one per net thread, plus a Shared one) into one
+// Snapshot: the Calls of equal keys are added up, Threads and Endpoints are put together. The
+// pieces are not changed.
+func Merge(parts ...Snapshot) Snapshot {
+	var out Snapshot
+	n := 0
+	for _, p := range parts {
+		n += len(p.Calls)
+		if p.Taken.After(out.Taken) {
+			out.Taken = p.Taken
+		}
+		out.Threads = append(out.Threads, p.Threads...)
+		out.Endpoints = append(out.Endpoints, p.Endpoints...)
+	}
+	all := make([]Call, 0, n)
+	for _, p := range parts {
+		for i := range p.Calls {
+			all = append(all, Call{Key: p.Calls[i].Key, Counters: p.Calls[i].Counters.clone()})
+		}
+	}
+	sortCalls(all)
+	for i := 0; i < len(all); i++ {
+		if len(out.Calls) > 0 && out.Calls[len(out.Calls)-1].Key == all[i].Key {
+			out.Calls[len(out.Calls)-1].Counters.add(&all[i].Counters)
+			continue
+		}
+		out.Calls = append(out.Calls, all[i])
+	}
+	slices.SortStableFunc(out.Threads, func(a, b NetThread) int { return cmp.Compare(a.Index, b.Index) })
+	sortEndpoints(out.Endpoints)
+	return out
+}
+
+// Delta returns what happened between prev, an earlier Snapshot of the same communicator, and s:
+// the Calls counters of s less those of prev, keeping only the keys that saw a call (see
+// Histogram.Sub for Min and Max); the cumulative counters of Threads and Endpoints less prev's
+// (matched by Index, and by Thread, Servant and Endpoint), and their gauges (QueueDepth, State,
+// Pending, ...) as s has them. A counter lower than prev's (a restarted recorder) is taken whole.
+func (s Snapshot) Delta(prev Snapshot) Snapshot {
+	out := Snapshot{Taken: s.Taken}
+	j := 0
+	for i := range s.Calls {
+		c := &s.Calls[i]
+		for j < len(prev.Calls) && prev.Calls[j].Key.compare(c.Key) < 0 {
+			j++
+		}
+		var d Counters
+		if j < len(prev.Calls) && prev.Calls[j].Key == c.Key {
+			d = c.Counters.sub(&prev.Calls[j].Counters)
+		} else {
+			d = c.Counters.clone()
+		}
+		if d.Calls() != 0 {
+			out.Calls = append(out.Calls, Call{Key: c.Key, Counters: d})
+		}
+	}
+	prevThreads := make(map[int]NetThread, len(prev.Threads))
+	for _, t := range prev.Threads {
+		prevThreads[t.Index] = t
+	}
+	for _, t := range s.Threads {
+		if p, ok := prevThreads[t.Index]; ok {
+			t.Wakeups = sub(t.Wakeups, p.Wakeups)
+			t.Batches = sub(t.Batches, p.Batches)
+			t.Requests = sub(t.Requests, p.Requests)
+			t.Writes = sub(t.Writes, p.Writes)
+			t.BytesOut = sub(t.BytesOut, p.BytesOut)
+			t.BytesIn = sub(t.BytesIn, p.BytesIn)
+			t.LateReplies = sub(t.LateReplies, p.LateReplies)
+		}
+		out.Threads = append(out.Threads, t)
+	}
+	type ek struct {
+		thread            int
+		servant, endpoint string
+	}
+	prevEps := make(map[ek]Endpoint, len(prev.Endpoints))
+	for _, e := range prev.Endpoints {
+		prevEps[ek{e.Thread, e.Servant, e.Endpoint}] = e
+	}
+	for _, e := range s.Endpoints {
+		if p, ok := prevEps[ek{e.Thread, e.Servant, e.Endpoint}]; ok {
+			e.Sent = sub(e.Sent, p.Sent)
+			e.Replies = sub(e.Replies, p.Replies)
+			e.Late = sub(e.Late, p.Late)
+			e.Timeouts = sub(e.Timeouts, p.Timeouts)
+			e.ConnFails = sub(e.ConnFails, p.ConnFails)
+			e.ConnLosses = sub(e.ConnLosses, p.ConnLosses)
+			e.Reconnects = sub(e.Reconnects, p.Reconnects)
+			e.Deactivated = sub(e.Deactivated, p.Deactivated)
+		}
+		out.Endpoints = append(out.Endpoints, e)
+	}
+	return out
+}
+
+// sub returns a - b, or a when a < b (a counter that restarted).
+func sub(a, b uint64) uint64 {
+	if a < b {
+		return a
+	}
+	return a - b
+}
+
+// Total returns the counters of every Call of s added up.
+func (s *Snapshot) Total() Counters {
+	var t Counters
+	for i := range s.Calls {
+		t.add(&s.Calls[i].Counters)
+	}
+	return t
+}
