@@ -123,7 +123,7 @@ generate-check: generate
 tidy-check:
 	$(GO) mod tidy -diff
 
-## depcheck: the import graph follows DESIGN.md §3 (a test in internal/archtest).
+## depcheck: the import graph follows the import rules of docs/ARCHITECTURE.md (a test in internal/archtest).
 depcheck:
 	$(GO) test -count=1 ./internal/archtest
 

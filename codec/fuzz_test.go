@@ -9,7 +9,7 @@ import (
 )
 
 // The seed corpora are in testdata/fuzz/<FuzzName>/: the packets of the
-// TARS_PROTOCOL.md test vectors (without their frame headers) and a few
+// protocol test vectors of vectors_test.go (without their frame headers) and a few
 // hand-made edge cases. Plain `go test` replays them.
 
 // FuzzDecodeRequest decodes arbitrary bytes as a request packet: it must

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The test vectors of TARS_PROTOCOL.md: whole frames captured from a live
+// The protocol test vectors: whole frames captured from a live
 // TarsGo v1.4.6 server.
 const (
 	echoServant  = "Anchor.EchoServer.EchoPbObj"

@@ -27,8 +27,8 @@ func (s *ServantProxy) FutureInvoke(ctx context.Context, fn string, req, rsp pro
 	return f
 }
 
-// FutureInvokeRaw is AsyncInvokeRaw returning a future of the reply body (a copy the caller
-// owns), completed as FutureInvoke's.
+// FutureInvokeRaw is AsyncInvokeRaw returning a future of the reply body (the caller owns it:
+// the buffer the reply was read into, handed over without a copy), completed as FutureInvoke's.
 func (s *ServantProxy) FutureInvokeRaw(ctx context.Context, fn string, body []byte, opts ...CallOption) *future.Future[[]byte] {
 	f := future.Make[[]byte]()
 	if err := s.AsyncInvokeRaw(ctx, fn, body, func(b []byte, err error) { f.Complete(b, err) }, opts...); err != nil {

@@ -48,7 +48,7 @@ func tarsEcho(_ context.Context, _ *Current, req, rsp []byte) ([]byte, error) {
 	return e.Buf, nil
 }
 
-// TestVectors sends the request vectors of TARS_PROTOCOL.md (captured from TarsGo v1.4.6) and
+// TestVectors sends the protocol's request test vectors (captured from TarsGo v1.4.6) and
 // checks the replies: byte for byte where the server answers as TarsGo does, by fields where
 // the two differ by design (unknown function: -3 like TarsCpp instead of TarsGo's 1).
 func TestVectors(t *testing.T) {
