@@ -13,6 +13,7 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/inbound"
+	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
 // Buffer sizes: what a loop or worker keeps between batches.
@@ -30,6 +31,7 @@ type conn struct {
 	remote net.Addr
 	spare  []byte            // the reply buffer not in use by workers
 	in     inbound.Assembler // request frames from the connection's bytes
+	link   *tlsconn.Link     // the TLS bridge of a WithTLS server's connection; nil for TCP
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    []byte
@@ -134,11 +136,22 @@ func listenAddr(eng gnet.Engine) (net.Addr, error) {
 // OnOpen attaches a conn to c, or refuses c once Stop began.
 func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
+	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize}}
+	if p, ok := c.Context().(tlsPeer); ok {
+		cs.remote, cs.link = p.remote, p.link
+	} else if s.front != nil {
+		s.front.primedBy() // the engine's own socket is only for start's signal
+		return nil, gnet.Close
+	} else {
+		cs.remote = cloneAddr(c.RemoteAddr())
+	}
 	if s.stopping.Load() {
+		if cs.link != nil {
+			_ = cs.link.Close()
+		}
 		return nil, gnet.Close
 	}
-	c.SetContext(&conn{loop: s.loopOf(c.EventLoop()), c: c, remote: cloneAddr(c.RemoteAddr()),
-		in: inbound.Assembler{Max: s.opts.maxPacketSize}})
+	c.SetContext(cs)
 	return nil, gnet.None
 }
 
@@ -157,6 +170,12 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 		cs.c = nil
 		cs.in.Reset()
 		c.SetContext(nil)
+		if cs.link != nil {
+			_ = cs.link.Close()
+			if lerr := cs.link.Err(); lerr != nil {
+				err = lerr
+			}
+		}
 	}
 	if err != nil {
 		e.s.log.Debug("connection closed", zap.Error(err))

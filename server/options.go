@@ -1,6 +1,9 @@
 package server
 
 import (
+	"crypto/tls"
+	"time"
+
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
@@ -22,12 +25,16 @@ type options struct {
 	numEventLoop  int
 	workers       int
 	queueCap      int
+	tls           *tls.Config   // nil: plain TCP
+	handshake     time.Duration // limit of a TLS handshake
 }
 
 // Default values of the options.
 const (
 	// DefaultQueueCap is the default capacity of the worker queue (WithQueueCap).
 	DefaultQueueCap = 10000
+	// DefaultHandshakeTimeout is the default limit of a client's TLS handshake (WithTLS).
+	DefaultHandshakeTimeout = 10 * time.Second
 )
 
 func defaultOptions() options {
@@ -35,6 +42,7 @@ func defaultOptions() options {
 		logger:        zap.NewNop(),
 		maxPacketSize: codec.DefaultMaxPacketSize,
 		queueCap:      DefaultQueueCap,
+		handshake:     DefaultHandshakeTimeout,
 	}
 }
 
@@ -85,6 +93,30 @@ func WithQueueCap(n int) Option {
 	return optionFunc(func(o *options) {
 		if n > 0 {
 			o.queueCap = n
+		}
+	})
+}
+
+// WithTLS makes the server's adapter an ssl one: every connection is TLS, with cfg's
+// certificate (cfg.Certificates or GetCertificate). For mutual TLS set cfg.ClientAuth to
+// tls.RequireAndVerifyClientCert and cfg.ClientCAs to the CAs of the clients' certificates;
+// tlsconn.ServerConfig builds such a config from PEM files. A client that does not complete its
+// handshake within the handshake timeout (WithHandshakeTimeout) is disconnected; a failed
+// handshake is logged at debug level and never reaches a handler. cfg must not be changed
+// afterwards. nil keeps plain TCP.
+//
+// The connections are relayed to the event loops through package tlsconn: handlers see the
+// same Current (RemoteAddr is the client's TCP address) and the same ordering as on plain TCP.
+func WithTLS(cfg *tls.Config) Option {
+	return optionFunc(func(o *options) { o.tls = cfg })
+}
+
+// WithHandshakeTimeout sets the limit of a client's TLS handshake with a WithTLS server
+// (default DefaultHandshakeTimeout). Values <= 0 keep the default.
+func WithHandshakeTimeout(d time.Duration) Option {
+	return optionFunc(func(o *options) {
+		if d > 0 {
+			o.handshake = d
 		}
 	})
 }

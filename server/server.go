@@ -67,6 +67,7 @@ type Server struct {
 	baseCtx context.Context // handlers' ctx; cancelled when Stop gives up waiting
 	cancel  context.CancelFunc
 	jobs    chan *job // worker queue; nil in inline mode
+	front   *tlsFront // the TLS listener of a WithTLS server; nil for plain TCP
 
 	// Completion of the goroutines Start starts.
 	runDone     chan struct{} // closed when gnet.Run has returned
@@ -182,23 +183,49 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 		close(s.workersDone)
 	}
 
+	gopts := []gnet.Option{
+		gnet.WithLogger(gnetlog.New(s.opts.logger)),
+		gnet.WithNumEventLoop(loops),
+		gnet.WithReuseAddr(true),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+	}
+	var err error
+	if s.opts.tls != nil {
+		// Clients connect to the TLS listener; the engine listens privately and gets the
+		// connections registered (Engine.Register wants a balancer other than round-robin).
+		if s.front, protoAddr, err = s.listenTLS(addr); err != nil {
+			s.closeJobsOnce.Do(s.closeJobs)
+			<-s.workersDone
+			s.cancel()
+			s.mu.Lock()
+			s.state = stateStopped
+			s.mu.Unlock()
+			close(s.runDone)
+			return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, err)
+		}
+		gopts = append(gopts, gnet.WithLoadBalancing(gnet.LeastConnections))
+	}
+
 	booted := make(chan error, 1)
 	ev := &events{s: s, booted: booted}
 	go func() {
 		defer close(s.runDone)
-		s.runErr = gnet.Run(ev, protoAddr,
-			gnet.WithLogger(gnetlog.New(s.opts.logger)),
-			gnet.WithNumEventLoop(loops),
-			gnet.WithReuseAddr(true),
-			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-		)
+		s.runErr = gnet.Run(ev, protoAddr, gopts...)
 	}()
 
-	var err error
 	select {
 	case err = <-booted:
 		if err == nil {
 			s.booted = true
+			if f := s.front; f != nil {
+				if err := f.start(); err != nil {
+					_ = s.Stop(context.Background())
+					return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, err)
+				}
+				s.mu.Lock()
+				s.addr = f.ln.Addr()
+				s.mu.Unlock()
+			}
 			s.log.Debug("listening", zap.Stringer("addr", s.addr), zap.Int("loops", loops),
 				zap.Int("workers", s.opts.workers))
 			return s.addr, nil
@@ -211,6 +238,9 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 		}
 	}
 	// The engine never ran: release what Start started.
+	if s.front != nil {
+		s.front.close()
+	}
 	s.closeJobsOnce.Do(s.closeJobs)
 	<-s.workersDone
 	s.cancel()
@@ -251,6 +281,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 
 	s.stopping.Store(true)
+	if s.front != nil {
+		s.front.stop() // no new TLS connection from now on
+	}
 	var idleErr error
 	if !s.forced.Load() { // a Stop that gave up already stopped counting replies
 		if idleErr = s.waitIdle(ctx); idleErr != nil {
@@ -261,6 +294,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	if err := wait(ctx, s.runDone); err != nil {
 		s.force()
 		return err
+	}
+	if s.front != nil {
+		s.front.close() // the engine closed every connection: no bridge is left but stuck ones
 	}
 	// The loops have exited: nothing sends on jobs any more.
 	s.closeJobsOnce.Do(s.closeJobs)

@@ -1,0 +1,128 @@
+package tlsconn
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"time"
+)
+
+// Files names the PEM files of one side's TLS settings, as TARS names them: ca (the
+// certificates that sign the peer's), cert and key (this side's own certificate chain and
+// private key).
+type Files struct {
+	CA   string // PEM file of trusted CA certificates; "" trusts the system's
+	Cert string // PEM file of this side's certificate chain; with Key
+	Key  string // PEM file of the private key of Cert
+	// ServerName is the name the client verifies in the server's certificate; "" verifies the
+	// endpoint's -h host (an IP address is checked against the certificate's IP addresses).
+	ServerName string
+}
+
+// ClientConfig builds the tls.Config of a client from f: TLS 1.2 or later, the server's
+// certificate verified against f.CA (or the system's roots) and the server name, and f's
+// certificate offered when the server asks for one. Each file is read once, now; errors name
+// the file.
+func ClientConfig(f Files) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
+	if f.CA != "" {
+		pool, err := loadPool(f.CA)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	if f.Cert != "" || f.Key != "" {
+		cert, err := loadPair(f)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// ServerConfig builds the tls.Config of a server from f: TLS 1.2 or later with f's certificate
+// and key (both required). When verifyClients is set, a client must present a certificate
+// signed by f.CA (mutual TLS); otherwise f.CA is unused and clients are not asked for one.
+func ServerConfig(f Files, verifyClients bool) (*tls.Config, error) {
+	if f.Cert == "" || f.Key == "" {
+		return nil, fmt.Errorf("tlsconn: a TLS server needs both cert and key")
+	}
+	cert, err := loadPair(f)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	if verifyClients {
+		if f.CA == "" {
+			return nil, fmt.Errorf("tlsconn: verifying client certificates needs a ca")
+		}
+		pool, err := loadPool(f.CA)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+func loadPool(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tlsconn: ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("tlsconn: ca %s: no PEM certificate in it", path)
+	}
+	return pool, nil
+}
+
+func loadPair(f Files) (tls.Certificate, error) {
+	if f.Cert == "" || f.Key == "" {
+		return tls.Certificate{}, fmt.Errorf("tlsconn: cert and key go together (cert %q, key %q)", f.Cert, f.Key)
+	}
+	cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tlsconn: cert %s, key %s: %w", f.Cert, f.Key, err)
+	}
+	return cert, nil
+}
+
+// Client runs the client side of a TLS handshake on nc with cfg (nil: the defaults of
+// ClientConfig with system roots), verifying host (the endpoint's -h) unless cfg names a
+// server, and gives up when ctx ends. On failure it closes nc and returns an *Error naming addr
+// and the cause. limit is the time the handshake had, for the error message.
+func Client(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr string, limit time.Duration) (*tls.Conn, error) {
+	if cfg == nil {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = nc.Close()
+		return nil, handshakeError(addr, err, limit)
+	}
+	return tc, nil
+}
+
+// Server runs the server side of a TLS handshake on nc within limit. On failure it closes nc
+// and returns an *Error naming the client's address and the cause.
+func Server(ctx context.Context, nc net.Conn, cfg *tls.Config, limit time.Duration) (*tls.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	tc := tls.Server(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = nc.Close()
+		return nil, handshakeError(nc.RemoteAddr().String(), err, limit)
+	}
+	return tc, nil
+}
