@@ -1,0 +1,24 @@
+// Package stat reports call statistics to the TARS stat service (tars.tarsstat.StatObj,
+// interface StatF) as TarsCpp does: every interval, one reportMicMsg per batch of at most
+// max-report-size bytes, with a StatMicMsgHead and a StatMicMsgBody per (caller, callee,
+// function, endpoint).
+//
+// A Reporter reads a func() stats.Snapshot (Communicator.Stats, or a server's), keeps the
+// previous snapshot, and sends the Delta: per key, successes (count), timeouts (timeoutCount),
+// every other failure (execCount: connection, queue full, no endpoint, server error, ...), the
+// successes' latencies in TARS's buckets (intervalCount, keys 5, 10, 50, 100, 200, 500, 1000,
+// 2000, 3000 ms, all present; a latency of 3 s or more counts in none), and their total, greatest
+// and least in milliseconds.
+//
+// The head is filled as TarsCpp's client fills it: masterName "<modulename>@<version>"
+// (truncated to 127 bytes), slaveName the first two dot parts of the object name ("App.Server"),
+// interfaceName the function, masterIp the node name (empty for a standalone client: the stat
+// server fills it in), slaveIp and slavePort the endpoint, returnValue 0. With FromClient false
+// (a server reporting what it served, bFromClient = false) the callee is this server: slaveName
+// is the module name, slaveIp and slavePort the address served, and masterName the caller as
+// TarsGo's server names it ("stat_from_server"). Keys that map to the same head are merged.
+//
+// Calls to the stat servant itself are not reported. A Reporter's goroutine is started by Start
+// and stopped by Close, which sends what is left; Flush sends at once. Its methods are safe for
+// concurrent use.
+package stat

@@ -1,0 +1,293 @@
+package stat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tarscomm/tarscomm/protocol/statf"
+	"github.com/tarscomm/tarscomm/stats"
+)
+
+// Defaults of Options, TarsCpp's where TarsCpp has them.
+const (
+	DefaultInterval      = 60 * time.Second // TarsCpp report-interval
+	DefaultMaxReportSize = 1400             // TarsCpp max-report-size (500..1400)
+	DefaultTimeout       = 5 * time.Second  // TarsCpp report-timeout
+	DefaultVersion       = "1.0.0"          // after '@' in masterName: this framework's version
+	ServerMasterName     = "stat_from_server"
+	maxMasterName        = 127
+)
+
+// Options configure a Reporter. Only ModuleName is required.
+type Options struct {
+	// ModuleName is this process's TARS module, "App.Server" (TARS "modulename").
+	ModuleName string
+	// Version follows '@' in masterName. Default DefaultVersion.
+	Version string
+	// NodeName is sent as masterIp: TARS's node name, empty for a standalone client.
+	NodeName string
+	// FromClient is bFromClient: true for a client's calls, false for a server's.
+	FromClient bool
+	// LocalIP replaces the host of the served address as slaveIp when FromClient is false
+	// (useful when the server listens on 0.0.0.0).
+	LocalIP string
+	// Interval is the report interval (TARS "report-interval"). Default DefaultInterval.
+	Interval time.Duration
+	// MaxReportSize bounds a batch, counted as TarsCpp does: 100 bytes plus the lengths of the
+	// head's names per entry (TARS "max-report-size"). Default DefaultMaxReportSize.
+	MaxReportSize int
+	// Timeout bounds one reportMicMsg call. Default DefaultTimeout.
+	Timeout time.Duration
+	// OnError, if set, is told of each report that failed (the interval's counts are dropped, as
+	// TarsCpp drops them).
+	OnError func(error)
+}
+
+func (o *Options) defaults() {
+	if o.Version == "" {
+		o.Version = DefaultVersion
+	}
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.MaxReportSize <= 0 {
+		o.MaxReportSize = DefaultMaxReportSize
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+}
+
+// Reporter sends the Delta of a snapshot source to StatF every Interval.
+type Reporter struct {
+	src  func() stats.Snapshot
+	prx  *statf.StatFProxy
+	opts Options
+	self string // the stat servant's object name: its calls are not reported
+
+	mu   sync.Mutex // serialises Flush
+	prev stats.Snapshot
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	run  sync.Once
+}
+
+// New returns a Reporter of src's counters to prx. It sends nothing until Start or Flush; the
+// first report holds everything src counted since it began.
+func New(src func() stats.Snapshot, prx *statf.StatFProxy, o Options) *Reporter {
+	o.defaults()
+	r := &Reporter{src: src, prx: prx, opts: o, stop: make(chan struct{}), done: make(chan struct{})}
+	if sp := prx.ServantProxy(); sp != nil {
+		r.self = sp.Name()
+	}
+	return r
+}
+
+// Start starts the goroutine that reports every Interval. Calling it again does nothing.
+func (r *Reporter) Start() {
+	r.run.Do(func() {
+		go r.loop()
+	})
+}
+
+func (r *Reporter) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.report(context.Background())
+		}
+	}
+}
+
+func (r *Reporter) report(ctx context.Context) {
+	if err := r.Flush(ctx); err != nil && r.opts.OnError != nil {
+		r.opts.OnError(err)
+	}
+}
+
+// Close stops the goroutine, if started, and sends what was counted since the last report. Call
+// it before closing the Communicator the proxy belongs to. Calling it again does nothing.
+func (r *Reporter) Close() error {
+	var err error
+	r.once.Do(func() {
+		close(r.stop)
+		r.run.Do(func() { close(r.done) }) // never started: nothing to wait for
+		<-r.done
+		err = r.Flush(context.Background())
+	})
+	return err
+}
+
+// Flush reports at once what was counted since the last report: one reportMicMsg per batch. It
+// returns the errors of the batches that failed.
+func (r *Reporter) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cur := r.src()
+	delta := cur.Delta(r.prev)
+	r.prev = cur
+	var errs []error
+	for _, batch := range Messages(delta, r.opts, r.self) {
+		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+		ret, err := r.prx.ReportMicMsg(cctx, batch, r.opts.FromClient)
+		cancel()
+		if err == nil && ret != 0 {
+			err = fmt.Errorf("stat: reportMicMsg returned %d", ret)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stat: report of %d entries: %w", len(batch), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Messages builds the reportMicMsg maps of delta, split in batches by o.MaxReportSize, skipping
+// the calls to servant skip. Heads are built as the package doc says; o's zero fields take their
+// defaults.
+func Messages(delta stats.Snapshot, o Options, skip string) []map[statf.StatMicMsgHead]statf.StatMicMsgBody {
+	o.defaults()
+	masterName := o.ModuleName + "@" + o.Version
+	if len(masterName) > maxMasterName {
+		masterName = masterName[:maxMasterName]
+	}
+	all := make(map[statf.StatMicMsgHead]statf.StatMicMsgBody)
+	var order []statf.StatMicMsgHead
+	for i := range delta.Calls {
+		c := &delta.Calls[i]
+		if c.Servant == skip && skip != "" {
+			continue
+		}
+		h := head(&c.Key, &o, masterName)
+		b := body(&c.Counters)
+		if old, ok := all[h]; ok {
+			b = mergeBody(old, b)
+		} else {
+			order = append(order, h)
+		}
+		all[h] = b
+	}
+	var out []map[statf.StatMicMsgHead]statf.StatMicMsgBody
+	var cur map[statf.StatMicMsgHead]statf.StatMicMsgBody
+	size := 0
+	for _, h := range order {
+		n := 100 + len(h.MasterName) + len(h.SlaveName) + len(h.InterfaceName) + len(h.SlaveSetName) + len(h.SlaveSetArea) + len(h.SlaveSetID)
+		if cur != nil && size+n > o.MaxReportSize {
+			out = append(out, cur)
+			cur = nil
+		}
+		if cur == nil {
+			cur = make(map[statf.StatMicMsgHead]statf.StatMicMsgBody)
+			size = 0
+		}
+		cur[h] = all[h]
+		size += n
+	}
+	if cur != nil {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func head(k *stats.Key, o *Options, masterName string) statf.StatMicMsgHead {
+	host, port := splitAddr(k.Endpoint)
+	if !o.FromClient {
+		if o.LocalIP != "" {
+			host = o.LocalIP
+		}
+		return statf.StatMicMsgHead{
+			MasterName:    ServerMasterName,
+			SlaveName:     o.ModuleName,
+			InterfaceName: k.Function,
+			SlaveIp:       host,
+			SlavePort:     port,
+		}
+	}
+	return statf.StatMicMsgHead{
+		MasterName:    masterName,
+		SlaveName:     slaveName(k.Servant),
+		InterfaceName: k.Function,
+		MasterIp:      o.NodeName,
+		SlaveIp:       host,
+		SlavePort:     port,
+	}
+}
+
+// slaveName returns the first two dot parts of an object name: "App.Server" of
+// "App.Server.Obj".
+func slaveName(obj string) string {
+	i := strings.IndexByte(obj, '.')
+	if i < 0 {
+		return obj
+	}
+	if j := strings.IndexByte(obj[i+1:], '.'); j >= 0 {
+		return obj[:i+1+j]
+	}
+	return obj
+}
+
+func splitAddr(addr string) (string, int32) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, 0
+	}
+	port, _ := strconv.Atoi(p)
+	return host, int32(port)
+}
+
+func body(c *stats.Counters) statf.StatMicMsgBody {
+	b := statf.StatMicMsgBody{
+		Count:         int32(c.Results[stats.OK]),
+		TimeoutCount:  int32(c.Results[stats.Timeout]),
+		ExecCount:     int32(c.Calls() - c.Results[stats.OK] - c.Results[stats.Timeout]),
+		IntervalCount: make(map[int32]int32, len(stats.TarsBounds)),
+		TotalRspTime:  c.Latency.Sum.Milliseconds(),
+		MaxRspTime:    int32(c.Latency.Max.Milliseconds()),
+		MinRspTime:    int32(c.Latency.Min.Milliseconds()),
+	}
+	for _, ms := range stats.TarsBounds {
+		b.IntervalCount[ms] = 0
+	}
+	bounds := stats.Bounds()
+	for i, n := range c.Latency.Counts {
+		if n == 0 || i >= len(bounds) {
+			continue // 3 s or more: in no TARS bucket
+		}
+		// The TARS point of bucket i: the smallest at or above its upper bound (every bound
+		// up to 3 s is below or equal to some point).
+		j := 0
+		for time.Duration(stats.TarsBounds[j])*time.Millisecond < bounds[i] {
+			j++
+		}
+		b.IntervalCount[stats.TarsBounds[j]] += int32(n)
+	}
+	return b
+}
+
+// mergeBody adds b to a: sums, the greater max, the smaller non-zero min (TarsCpp's rule).
+func mergeBody(a, b statf.StatMicMsgBody) statf.StatMicMsgBody {
+	a.Count += b.Count
+	a.TimeoutCount += b.TimeoutCount
+	a.ExecCount += b.ExecCount
+	for k, v := range b.IntervalCount {
+		a.IntervalCount[k] += v
+	}
+	a.TotalRspTime += b.TotalRspTime
+	a.MaxRspTime = max(a.MaxRspTime, b.MaxRspTime)
+	if a.MinRspTime == 0 || (b.MinRspTime != 0 && b.MinRspTime < a.MinRspTime) {
+		a.MinRspTime = b.MinRspTime
+	}
+	return a
+}
