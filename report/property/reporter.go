@@ -1,0 +1,148 @@
+package property
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tarscomm/tarscomm/protocol/propertyf"
+)
+
+// Defaults of Options, TarsCpp's.
+const (
+	DefaultInterval      = 60 * time.Second
+	DefaultMaxReportSize = 1400
+	DefaultTimeout       = 5 * time.Second
+	propertyVersion      = 2 // iPropertyVer as TarsCpp sends it
+)
+
+// Options configure a Reporter. Only ModuleName is required.
+type Options struct {
+	ModuleName    string        // this process's TARS module, "App.Server" (TARS "modulename")
+	Interval      time.Duration // TARS "report-interval"; default DefaultInterval
+	MaxReportSize int           // TARS "max-report-size"; default DefaultMaxReportSize
+	Timeout       time.Duration // bounds one reportPropMsg; default DefaultTimeout
+	OnError       func(error)   // told of each report that failed, if set
+}
+
+func (o *Options) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.MaxReportSize <= 0 {
+		o.MaxReportSize = DefaultMaxReportSize
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+}
+
+// Reporter sends a Registry's properties to PropertyF every Interval.
+type Reporter struct {
+	reg  *Registry
+	prx  *propertyf.PropertyFProxy
+	opts Options
+
+	mu   sync.Mutex
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	run  sync.Once
+}
+
+// NewReporter returns a Reporter of reg's properties to prx. It sends nothing until Start or
+// Flush.
+func NewReporter(reg *Registry, prx *propertyf.PropertyFProxy, o Options) *Reporter {
+	o.defaults()
+	return &Reporter{reg: reg, prx: prx, opts: o, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Start starts the goroutine that reports every Interval. Calling it again does nothing.
+func (r *Reporter) Start() {
+	r.run.Do(func() { go r.loop() })
+}
+
+func (r *Reporter) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			if err := r.Flush(context.Background()); err != nil && r.opts.OnError != nil {
+				r.opts.OnError(err)
+			}
+		}
+	}
+}
+
+// Close stops the goroutine, if started, and sends the values of the last interval. Calling it
+// again does nothing.
+func (r *Reporter) Close() error {
+	var err error
+	r.once.Do(func() {
+		close(r.stop)
+		r.run.Do(func() { close(r.done) })
+		<-r.done
+		err = r.Flush(context.Background())
+	})
+	return err
+}
+
+// Flush takes every property's values (starting a new interval) and sends them at once, one
+// reportPropMsg per batch.
+func (r *Reporter) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, batch := range Messages(r.reg, r.opts) {
+		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+		ret, err := r.prx.ReportPropMsg(cctx, batch)
+		cancel()
+		if err == nil && ret != 0 {
+			err = fmt.Errorf("property: reportPropMsg returned %d", ret)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("property: report of %d properties: %w", len(batch), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Messages takes the values of reg's properties (starting a new interval) and builds the
+// reportPropMsg maps, split in batches of at most o.MaxReportSize bytes counted as 100 plus the
+// lengths of the names and values of each property.
+func Messages(reg *Registry, o Options) []map[propertyf.StatPropMsgHead]propertyf.StatPropMsgBody {
+	o.defaults()
+	var out []map[propertyf.StatPropMsgHead]propertyf.StatPropMsgBody
+	var cur map[propertyf.StatPropMsgHead]propertyf.StatPropMsgBody
+	size := 0
+	for _, p := range reg.Properties() {
+		infos := p.Take()
+		h := propertyf.StatPropMsgHead{ModuleName: o.ModuleName, PropertyName: p.name, IPropertyVer: propertyVersion}
+		b := propertyf.StatPropMsgBody{VInfo: make([]propertyf.StatPropInfo, len(infos))}
+		n := 100 + len(h.ModuleName) + len(h.PropertyName)
+		for i, in := range infos {
+			b.VInfo[i] = propertyf.StatPropInfo{Policy: in.Policy, Value: in.Value}
+			n += len(in.Policy) + len(in.Value)
+		}
+		if cur != nil && size+n > o.MaxReportSize {
+			out = append(out, cur)
+			cur = nil
+		}
+		if cur == nil {
+			cur = make(map[propertyf.StatPropMsgHead]propertyf.StatPropMsgBody)
+			size = 0
+		}
+		cur[h] = b
+		size += n
+	}
+	if cur != nil {
+		out = append(out, cur)
+	}
+	return out
+}
