@@ -13,7 +13,6 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/inbound"
-	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
 // Buffer sizes: what a loop or worker keeps between batches.
@@ -31,7 +30,7 @@ type conn struct {
 	remote net.Addr
 	spare  []byte            // the reply buffer not in use by workers
 	in     inbound.Assembler // request frames from the connection's bytes
-	link   *tlsconn.Link     // the TLS bridge of a WithTLS server's connection; nil for TCP
+	tls    *tlsPeer          // the TLS bridge of a WithTLS server's connection; nil for TCP
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    []byte
@@ -137,17 +136,18 @@ func listenAddr(eng gnet.Engine) (net.Addr, error) {
 func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
 	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize}}
-	if p, ok := c.Context().(tlsPeer); ok {
-		cs.remote, cs.link = p.remote, p.link
-	} else if s.front != nil {
-		s.front.primedBy() // the engine's own socket is only for start's signal
-		return nil, gnet.Close
+	if f := s.front; f != nil {
+		// A WithTLS server's engine has only relayed connections.
+		if cs.tls = f.take(c.RemoteAddr()); cs.tls == nil {
+			return nil, gnet.Close
+		}
+		cs.remote = cs.tls.remote
 	} else {
 		cs.remote = cloneAddr(c.RemoteAddr())
 	}
 	if s.stopping.Load() {
-		if cs.link != nil {
-			_ = cs.link.Close()
+		if cs.tls != nil {
+			cs.tls.close(nil)
 		}
 		return nil, gnet.Close
 	}
@@ -170,11 +170,8 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 		cs.c = nil
 		cs.in.Reset()
 		c.SetContext(nil)
-		if cs.link != nil {
-			_ = cs.link.Close()
-			if lerr := cs.link.Err(); lerr != nil {
-				err = lerr
-			}
+		if cs.tls != nil {
+			err = cs.tls.close(err)
 		}
 	}
 	if err != nil {

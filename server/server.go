@@ -191,8 +191,7 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	}
 	var err error
 	if s.opts.tls != nil {
-		// Clients connect to the TLS listener; the engine listens privately and gets the
-		// connections registered (Engine.Register wants a balancer other than round-robin).
+		// Clients connect to the TLS listener; the engine listens privately for the relays.
 		if s.front, protoAddr, err = s.listenTLS(addr); err != nil {
 			s.closeJobsOnce.Do(s.closeJobs)
 			<-s.workersDone
@@ -203,7 +202,6 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 			close(s.runDone)
 			return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, err)
 		}
-		gopts = append(gopts, gnet.WithLoadBalancing(gnet.LeastConnections))
 	}
 
 	booted := make(chan error, 1)
@@ -218,13 +216,10 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 		if err == nil {
 			s.booted = true
 			if f := s.front; f != nil {
-				if err := f.start(); err != nil {
-					_ = s.Stop(context.Background())
-					return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, err)
-				}
 				s.mu.Lock()
 				s.addr = f.ln.Addr()
 				s.mu.Unlock()
+				f.start()
 			}
 			s.log.Debug("listening", zap.Stringer("addr", s.addr), zap.Int("loops", loops),
 				zap.Int("workers", s.opts.workers))

@@ -3,43 +3,77 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
 // tlsFront is the TLS side of a WithTLS server. Clients connect to its listener; each
-// connection is handshaken on a goroutine of its own, bridged by package tlsconn, and
-// registered with the engine, whose own listener is a Unix socket in a private directory that
-// nobody else connects to. The handlers see the connection as any other; its Current names the
-// client's TCP address.
+// connection is handshaken on a goroutine of its own and relayed by package tlsconn over a Unix
+// connection to the engine, whose own listener is a socket in a private directory. The relay
+// binds its end to a unique abstract name, which the engine sees as the peer's address: OnOpen
+// finds the client's TCP address and the bridge by it. Handlers see the connection as any other.
+//
+// (Engine.Register would skip the socket path, but gnet fills the balancer it reads without
+// synchronization after OnBoot, and runs each registration on a pool goroutine that outlives
+// it; a dial to the engine's listener needs neither.)
 type tlsFront struct {
-	s      *Server
-	ln     net.Listener
-	dir    string        // holds the engine's socket
-	primed chan struct{} // closed when the engine opened its first connection (prime)
-	once   sync.Once
+	s    *Server
+	ln   net.Listener
+	dir  string // holds the engine's socket
+	sock string // the engine's socket
 
-	ctx    context.Context // cancelled by stop: ends handshakes
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // the accept loop and the connections being set up
-	links  tlsconn.Group
-
-	mu   sync.RWMutex // held for reading while a connection is registered with the engine
-	down bool         // guarded by mu: register no more (the engine is stopping)
+	ctx     context.Context // cancelled by stop: ends handshakes
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // the accept loop and the connections being set up
+	links   tlsconn.Group
+	pending sync.Map // abstract name -> *tlsPeer: relayed connections until OnOpen takes them
 }
 
-// tlsPeer is the context of a TLS connection registered with the engine, until OnOpen.
+// tlsSeq numbers the relay names of the process's TLS connections.
+var tlsSeq atomic.Uint64
+
+// tlsPeer is one relayed TLS connection as its server conn knows it.
 type tlsPeer struct {
-	remote net.Addr
-	link   *tlsconn.Link
+	remote net.Addr // the client's TCP address
+
+	mu     sync.Mutex
+	link   *tlsconn.Link // nil until the bridge runs
+	closed bool          // the engine's connection closed
+}
+
+// setLink attaches the bridge; if the connection closed meanwhile, the bridge is closed.
+func (p *tlsPeer) setLink(l *tlsconn.Link) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.link = l
+	if p.closed {
+		_ = l.Close()
+	}
+}
+
+// close closes the bridge with the engine's connection and returns the TLS failure that ended
+// it, or err.
+func (p *tlsPeer) close(err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.link == nil {
+		return err
+	}
+	_ = p.link.Close()
+	if lerr := p.link.Err(); lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 // listenTLS opens the public listener on addr and the private directory of the engine's socket,
@@ -58,9 +92,9 @@ func (s *Server) listenTLS(addr string) (*tlsFront, string, error) {
 		_ = ln.Close()
 		return nil, "", err
 	}
-	f := &tlsFront{s: s, ln: ln, dir: dir, primed: make(chan struct{})}
+	f := &tlsFront{s: s, ln: ln, dir: dir, sock: filepath.Join(dir, "engine.sock")}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	return f, "unix://" + filepath.Join(dir, "engine.sock"), nil
+	return f, "unix://" + f.sock, nil
 }
 
 // indexScheme returns the index of "://" in addr, or -1.
@@ -73,29 +107,11 @@ func indexScheme(addr string) int {
 	return -1
 }
 
-// start accepts clients in the background, once the engine is ready for Engine.Register: gnet
-// fills its balancer on the Run goroutine after OnBoot, with no synchronization that Register
-// could rely on. start connects once to the engine's own socket and waits for OnOpen (which
-// runs on a loop, started after the balancer was filled) to call primedBy.
-func (f *tlsFront) start() error {
-	nc, err := net.DialTimeout("unix", filepath.Join(f.dir, "engine.sock"), 5*time.Second)
-	if err != nil {
-		return err
-	}
-	defer nc.Close() //nolint:errcheck // only a signal
-	select {
-	case <-f.primed:
-	case <-time.After(5 * time.Second):
-		return errors.New("the engine did not open a connection within 5s")
-	}
+// start accepts clients in the background.
+func (f *tlsFront) start() {
 	f.wg.Add(1)
 	go f.accept()
-	return nil
 }
-
-// primedBy runs in OnOpen for a connection that came through the engine's own socket; it is
-// closed at once.
-func (f *tlsFront) primedBy() { f.once.Do(func() { close(f.primed) }) }
 
 func (f *tlsFront) accept() {
 	defer f.wg.Done()
@@ -122,7 +138,7 @@ func (f *tlsFront) accept() {
 	}
 }
 
-// serve handshakes with one client and hands its connection to the engine.
+// serve handshakes with one client and relays its connection to the engine.
 func (f *tlsFront) serve(nc net.Conn) {
 	defer f.wg.Done()
 	s := f.s
@@ -132,41 +148,45 @@ func (f *tlsFront) serve(nc net.Conn) {
 		s.log.Debug("tls handshake failed", zap.Error(err))
 		return
 	}
-	loopSide, link, err := f.links.Bridge(tc, remote.String())
+	name := fmt.Sprintf("@tarscomm-tls-%d-%d", os.Getpid(), tlsSeq.Add(1))
+	p := &tlsPeer{remote: remote}
+	f.pending.Store(name, p)
+	rel, err := net.DialUnix("unix", &net.UnixAddr{Name: name, Net: "unix"}, &net.UnixAddr{Name: f.sock, Net: "unix"})
 	if err != nil {
+		f.pending.Delete(name)
+		_ = nc.Close()
+		if f.ctx.Err() == nil {
+			s.log.Warn("tls: cannot reach the engine", zap.Error(err))
+		}
+		return
+	}
+	link, err := f.links.BridgeConn(tc, rel, remote.String())
+	if err != nil {
+		f.pending.Delete(name)
 		_ = nc.Close()
 		return
 	}
-	ctx := gnet.NewNetConnContext(gnet.NewContext(context.Background(), tlsPeer{remote: remote, link: link}), loopSide)
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if f.down {
-		_ = loopSide.Close()
-		_ = link.Close()
-		return
+	p.setLink(link)
+}
+
+// take returns the relayed connection whose relay end is named by addr, or nil (a connection to
+// the engine's socket that no relay made).
+func (f *tlsFront) take(addr net.Addr) *tlsPeer {
+	if addr == nil {
+		return nil
 	}
-	ch, err := s.eng.Register(ctx)
-	if err != nil {
-		_ = loopSide.Close()
-		_ = link.Close()
-		return
+	v, ok := f.pending.LoadAndDelete(addr.String())
+	if !ok {
+		return nil
 	}
-	// The engine runs until stop has taken mu: the registration completes (gnet closes
-	// loopSide, keeping a duplicate).
-	if r := <-ch; r.Err != nil {
-		s.log.Debug("tls connection not registered", zap.Error(r.Err))
-		_ = link.Close()
-	}
+	return v.(*tlsPeer)
 }
 
 // stop closes the listener, ends the handshakes in progress and waits for every connection
-// being set up. Run it before the engine stops.
+// being set up. Stop runs it before the engine stops.
 func (f *tlsFront) stop() {
 	_ = f.ln.Close()
 	f.cancel()
-	f.mu.Lock()
-	f.down = true
-	f.mu.Unlock()
 	f.wg.Wait()
 }
 
@@ -175,5 +195,6 @@ func (f *tlsFront) stop() {
 func (f *tlsFront) close() {
 	f.stop()
 	f.links.Close()
+	f.pending.Clear()
 	_ = os.RemoveAll(f.dir)
 }

@@ -62,13 +62,24 @@ func (g *Group) Bridge(tc *tls.Conn, addr string) (net.Conn, *Link, error) {
 		_ = loopSide.Close()
 		return nil, nil, err
 	}
+	l, err := g.BridgeConn(tc, rel, addr)
+	if err != nil {
+		_ = loopSide.Close()
+		return nil, nil, err
+	}
+	return loopSide, l, nil
+}
+
+// BridgeConn is Bridge over a connection of the caller's: rel is the end of a local stream
+// connection (a Unix socket) whose other end the loop owns. The Link owns rel from now on,
+// even on error (then rel is closed, tc is not).
+func (g *Group) BridgeConn(tc *tls.Conn, rel net.Conn, addr string) (*Link, error) {
 	l := &Link{g: g, addr: addr, tc: tc, rel: rel}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		_ = loopSide.Close()
 		_ = rel.Close()
-		return nil, nil, ErrGroupClosed
+		return nil, ErrGroupClosed
 	}
 	if g.links == nil {
 		g.links = make(map[*Link]struct{})
@@ -79,7 +90,7 @@ func (g *Group) Bridge(tc *tls.Conn, addr string) (net.Conn, *Link, error) {
 	g.mu.Unlock()
 	go l.encrypt()
 	go l.decrypt()
-	return loopSide, l, nil
+	return l, nil
 }
 
 // fileConn makes a net.Conn of fd, closing fd (net.FileConn keeps a duplicate).
