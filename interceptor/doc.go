@@ -1,0 +1,27 @@
+// Package interceptor defines the hooks through which instrumentation (tracing, metrics,
+// dyeing) sees the calls a Communicator makes and the requests a server serves, without the
+// library depending on any of it: a Client interceptor wraps each outgoing call, a Server
+// interceptor each request served.
+//
+// # Client
+//
+// A Client runs on the caller's goroutine before the request is encoded. It may add to the
+// request's context and status maps (SetContext, SetStatus) and its iMessageType bits, return a
+// derived ctx to next, and register with OnEnd what to do when the call ends. It must call next
+// at most once and return its error (or its own, without calling next, to refuse the call).
+//
+// The call ends once, whatever its kind: the communicator fills Endpoint, Ret and Err and calls
+// End, which runs the OnEnd functions in the reverse order of their registration. For a sync call
+// End runs before next returns; for an async call, before the callback, on the async worker;
+// for a one-way call, once the request is written; for a call that fails before it is sent,
+// before next returns its error. The functions must not block.
+//
+// # Server
+//
+// A Server runs on the goroutine that runs the handler, around it: next runs the handler with
+// the ctx it is given (so that calls made from the handler with that ctx carry what the
+// interceptor put in it) and sets info.Ret to the reply's TARS return code before returning the
+// handler's error.
+//
+// Chain composes interceptors: the first given is the outermost.
+package interceptor
