@@ -153,6 +153,9 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 // Endpoint returns the endpoint this proxy connects to. Safe for concurrent use.
 func (a *AdapterProxy) Endpoint() endpoint.Endpoint { return a.ep }
 
+// Servant returns the object name of the servant this proxy calls. Safe for concurrent use.
+func (a *AdapterProxy) Servant() string { return a.servant }
+
 // Addr returns the endpoint's host:port. Safe for concurrent use.
 func (a *AdapterProxy) Addr() string { return a.addr }
 

@@ -15,8 +15,14 @@ type handler struct {
 }
 
 func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	if d, ok := c.Context().(adapterproxy.Dialed); ok {
+	switch d := c.Context().(type) {
+	case adapterproxy.Dialed:
 		h.t.now = call.Now()
+		d.A.Opened(c, d.Gen)
+		h.t.flush()
+	case tlsDialed:
+		h.t.now = call.Now()
+		h.t.openedTLS(c, d.link)
 		d.A.Opened(c, d.Gen)
 		h.t.flush()
 	}
@@ -43,6 +49,9 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 }
 
 func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
+	if len(h.t.links) > 0 {
+		err = h.t.closedTLS(c, err)
+	}
 	switch ctx := c.Context().(type) {
 	case *adapterproxy.AdapterProxy:
 		h.t.now = call.Now()
