@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -229,4 +230,15 @@ func (s *Snapshot) Total() Counters {
 		t.add(&s.Calls[i].Counters)
 	}
 	return t
+}
+
+// UnmarshalText reads a name MarshalText wrote.
+func (s *ConnState) UnmarshalText(b []byte) error {
+	for i, n := range connStateNames {
+		if n == string(b) {
+			*s = ConnState(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("stats: unknown connection state %q", b)
 }

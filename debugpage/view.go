@@ -1,0 +1,139 @@
+package debugpage
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tarscomm/tarscomm/stats"
+)
+
+// View is what the page shows and the JSON holds: a Snapshot with durations in milliseconds and
+// results by name.
+type View struct {
+	Title     string            `json:"title"`
+	Taken     time.Time         `json:"taken"`
+	Totals    Totals            `json:"totals"`
+	Threads   []stats.NetThread `json:"threads"`
+	Endpoints []Endpoint        `json:"endpoints"`
+	Calls     []Call            `json:"calls"`
+	Config    any               `json:"config,omitempty"`
+}
+
+// Totals add up every call.
+type Totals struct {
+	Calls     uint64 `json:"calls"`
+	Successes uint64 `json:"successes"`
+	Failures  uint64 `json:"failures"`
+	Endpoints int    `json:"endpoints"`
+	Inactive  int    `json:"inactive"`
+}
+
+// Endpoint is a stats.Endpoint with its state by name.
+type Endpoint struct {
+	stats.Endpoint
+	StateName string `json:"state_name"`
+}
+
+// Call is one (servant, function, endpoint) row.
+type Call struct {
+	Servant   string            `json:"servant"`
+	Function  string            `json:"function"`
+	Endpoint  string            `json:"endpoint"`
+	Calls     uint64            `json:"calls"`
+	Results   map[string]uint64 `json:"results"` // non-zero results by name
+	Codes     []stats.CodeCount `json:"codes,omitempty"`
+	MeanMs    float64           `json:"mean_ms"`
+	P50Ms     float64           `json:"p50_ms"`
+	P99Ms     float64           `json:"p99_ms"`
+	MaxMs     float64           `json:"max_ms"`
+	Buckets   []Bucket          `json:"buckets"`
+	ErrorRate float64           `json:"error_rate"`
+	Bars      []Bar             `json:"-"`
+}
+
+// Bar is a bucket drawn in the chart: its box in the SVG's coordinates.
+type Bar struct {
+	X, Y, W, H int
+	Le         string
+	Count      uint64
+}
+
+// Chart geometry.
+const (
+	barW   = 36
+	barGap = 4
+	chartH = 80
+)
+
+// Bucket is one bar of a latency histogram.
+type Bucket struct {
+	Le    string `json:"le"` // upper bound, "+Inf" for the last
+	Count uint64 `json:"count"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func newView(s stats.Snapshot, o Options) View {
+	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Config: o.Config}
+	if v.Title == "" {
+		v.Title = "tarscomm"
+	}
+	for _, e := range s.Endpoints {
+		v.Endpoints = append(v.Endpoints, Endpoint{Endpoint: e, StateName: e.State.String()})
+		v.Totals.Endpoints++
+		if !e.Active {
+			v.Totals.Inactive++
+		}
+	}
+	bounds := stats.Bounds()
+	for i := range s.Calls {
+		c := &s.Calls[i]
+		row := Call{Servant: c.Servant, Function: c.Function, Endpoint: c.Endpoint, Calls: c.Calls(),
+			Results: map[string]uint64{}, Codes: c.Codes,
+			MeanMs: ms(c.Latency.Mean()), P50Ms: ms(c.Latency.Quantile(0.5)), P99Ms: ms(c.Latency.Quantile(0.99)), MaxMs: ms(c.Latency.Max)}
+		for r, n := range c.Results {
+			if n != 0 {
+				row.Results[stats.Result(r).String()] = n
+			}
+		}
+		if row.Calls != 0 {
+			row.ErrorRate = float64(c.Failures()) / float64(row.Calls)
+		}
+		for b, n := range c.Latency.Counts {
+			le := "+Inf"
+			if b < len(bounds) {
+				le = fmtDur(bounds[b])
+			}
+			row.Buckets = append(row.Buckets, Bucket{Le: le, Count: n})
+		}
+		var top uint64
+		for _, b := range row.Buckets {
+			top = max(top, b.Count)
+		}
+		for b, bk := range row.Buckets {
+			h := 0
+			if top > 0 {
+				h = int(bk.Count * chartH / top)
+				if bk.Count > 0 && h == 0 {
+					h = 1
+				}
+			}
+			row.Bars = append(row.Bars, Bar{X: b * (barW + barGap), Y: chartH - h, W: barW, H: h, Le: bk.Le, Count: bk.Count})
+		}
+		v.Calls = append(v.Calls, row)
+		v.Totals.Calls += row.Calls
+		v.Totals.Successes += c.Results[stats.OK]
+		v.Totals.Failures += c.Failures()
+	}
+	return v
+}
+
+func fmtDur(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%dµs", d/time.Microsecond)
+	}
+	if d < time.Second {
+		return fmt.Sprintf("%gms", ms(d))
+	}
+	return fmt.Sprintf("%gs", d.Seconds())
+}
