@@ -1,0 +1,134 @@
+package tarsprom
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tarscomm/tarscomm/stats"
+)
+
+// Options configure a Collector.
+type Options struct {
+	// Namespace prefixes every metric. Default "tarscomm".
+	Namespace string
+	// Side is the subsystem of the call metrics: "client" (default) or "server".
+	Side string
+	// ConstLabels are added to every metric.
+	ConstLabels prometheus.Labels
+}
+
+// Collector is a prometheus.Collector of snapshots.
+type Collector struct {
+	src func() stats.Snapshot
+
+	calls, codes, duration                                   *prometheus.Desc
+	queue, wakeups, batches, requests, writes, out, in, late *prometheus.Desc
+	pending, active, state, timeouts, connFails, reconnects  *prometheus.Desc
+	deactivated                                              *prometheus.Desc
+	buckets                                                  []float64
+}
+
+// NewCollector returns a Collector that reads src at each scrape.
+func NewCollector(src func() stats.Snapshot, o Options) *Collector {
+	if o.Namespace == "" {
+		o.Namespace = "tarscomm"
+	}
+	if o.Side == "" {
+		o.Side = "client"
+	}
+	call := []string{"servant", "function", "endpoint"}
+	thread := []string{"thread"}
+	ep := []string{"servant", "endpoint", "thread"}
+	d := func(sub, name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(o.Namespace, sub, name), help, labels, o.ConstLabels)
+	}
+	c := &Collector{
+		src:         src,
+		calls:       d(o.Side, "calls_total", "Calls that ended, by result.", append(call, "result")...),
+		codes:       d(o.Side, "server_errors_total", "Replies with a non-zero TARS return code, by code.", append(call, "code")...),
+		duration:    d(o.Side, "call_duration_seconds", "Latency of the calls that succeeded.", call...),
+		queue:       d("netthread", "queue_depth", "Requests waiting in the net thread's queue.", thread...),
+		wakeups:     d("netthread", "wakeups_total", "Times the net thread was woken to drain its queue.", thread...),
+		batches:     d("netthread", "batches_total", "Drains of the queue that found requests.", thread...),
+		requests:    d("netthread", "requests_total", "Requests taken from the queue.", thread...),
+		writes:      d("netthread", "writes_total", "Writes to connections.", thread...),
+		out:         d("netthread", "sent_bytes_total", "Bytes written to connections.", thread...),
+		in:          d("netthread", "received_bytes_total", "Bytes read from connections.", thread...),
+		late:        d("netthread", "late_replies_total", "Replies for no pending call, dropped.", thread...),
+		pending:     d("endpoint", "pending", "Two-way calls waiting for their reply.", ep...),
+		active:      d("endpoint", "active", "1 while the health rules keep the endpoint in rotation.", ep...),
+		state:       d("endpoint", "state", "1 for the connection's current state.", append(ep, "state")...),
+		timeouts:    d("endpoint", "timeouts_total", "Calls expired waiting for a reply.", ep...),
+		connFails:   d("endpoint", "connect_failures_total", "Dials that failed.", ep...),
+		reconnects:  d("endpoint", "reconnects_total", "Dials after the first.", ep...),
+		deactivated: d("endpoint", "deactivations_total", "Times the health rules took the endpoint out of rotation.", ep...),
+	}
+	for _, b := range stats.Bounds() {
+		c.buckets = append(c.buckets, b.Seconds())
+	}
+	return c
+}
+
+// Describe sends every metric's description.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.calls, c.codes, c.duration, c.queue, c.wakeups, c.batches, c.requests,
+		c.writes, c.out, c.in, c.late, c.pending, c.active, c.state, c.timeouts, c.connFails, c.reconnects, c.deactivated} {
+		ch <- d
+	}
+}
+
+// Collect takes a snapshot and sends its metrics.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.src()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for i := range s.Calls {
+		k := &s.Calls[i]
+		for r, n := range k.Results {
+			if n != 0 || stats.Result(r) == stats.OK {
+				counter(c.calls, n, k.Servant, k.Function, k.Endpoint, stats.Result(r).String())
+			}
+		}
+		for _, cc := range k.Codes {
+			counter(c.codes, cc.Count, k.Servant, k.Function, k.Endpoint, strconv.Itoa(int(cc.Code)))
+		}
+		h := &k.Latency
+		cum := make(map[float64]uint64, len(c.buckets))
+		var run uint64
+		for b, ub := range c.buckets {
+			run += h.Counts[b]
+			cum[ub] = run
+		}
+		ch <- prometheus.MustNewConstHistogram(c.duration, h.Count(), h.Sum.Seconds(), cum, k.Servant, k.Function, k.Endpoint)
+	}
+	for _, t := range s.Threads {
+		id := strconv.Itoa(t.Index)
+		gauge(c.queue, float64(t.QueueDepth), id)
+		counter(c.wakeups, t.Wakeups, id)
+		counter(c.batches, t.Batches, id)
+		counter(c.requests, t.Requests, id)
+		counter(c.writes, t.Writes, id)
+		counter(c.out, t.BytesOut, id)
+		counter(c.in, t.BytesIn, id)
+		counter(c.late, t.LateReplies, id)
+	}
+	for _, e := range s.Endpoints {
+		l := []string{e.Servant, e.Endpoint, strconv.Itoa(e.Thread)}
+		gauge(c.pending, float64(e.Pending), l...)
+		a := 0.0
+		if e.Active {
+			a = 1
+		}
+		gauge(c.active, a, l...)
+		gauge(c.state, 1, append(l, e.State.String())...)
+		counter(c.timeouts, e.Timeouts, l...)
+		counter(c.connFails, e.ConnFails, l...)
+		counter(c.reconnects, e.Reconnects, l...)
+		counter(c.deactivated, e.Deactivated, l...)
+	}
+}

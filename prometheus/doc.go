@@ -1,0 +1,28 @@
+// Package tarsprom exposes tarscomm's stats to Prometheus: a prometheus.Collector over a
+// func() stats.Snapshot (Communicator.Stats), read at each scrape. It is a Go module of its own
+// so that client_golang never enters the library's go.mod.
+//
+//	reg := prometheus.NewRegistry()
+//	reg.MustRegister(tarsprom.NewCollector(comm.Stats, tarsprom.Options{}))
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// Metrics, with namespace "tarscomm" and subsystem "client" by default (Options.Side "server"
+// for a server's stats):
+//
+//	tarscomm_client_calls_total{servant,function,endpoint,result}         counter
+//	tarscomm_client_server_errors_total{servant,function,endpoint,code}   counter
+//	tarscomm_client_call_duration_seconds{servant,function,endpoint}      histogram of successful calls
+//	tarscomm_netthread_queue_depth{thread}                                gauge
+//	tarscomm_netthread_{wakeups,batches,requests,writes}_total{thread}    counters
+//	tarscomm_netthread_{sent,received}_bytes_total{thread}                counters
+//	tarscomm_netthread_late_replies_total{thread}                         counter
+//	tarscomm_endpoint_pending{servant,endpoint,thread}                    gauge
+//	tarscomm_endpoint_active{servant,endpoint,thread}                     gauge, 1 or 0
+//	tarscomm_endpoint_state{servant,endpoint,thread,state}                gauge, 1 for the current state
+//	tarscomm_endpoint_{timeouts,connect_failures,reconnects,deactivations}_total{servant,endpoint,thread}
+//
+// result is a stats.Result name: ok, timeout, connection, queue_full, no_endpoint, overload,
+// server_error, closed, cancelled. The histogram's buckets are stats.Bounds; a sample equal to a
+// bound counts in the next bucket (TARS's rule), which Prometheus's "le" does not distinguish at
+// the resolution of a clock.
+package tarsprom
