@@ -40,6 +40,11 @@ var allowed = map[string][]string{
 	"protocol/propertyf":  {"codec", "servantproxy", "server", "future"},
 	"internal/faultproxy": {},
 	"stats":               {},
+	"report/stat":         {"stats", "protocol/statf"},
+	"report/property":     {"protocol/propertyf"},
+	"interceptor":         {},
+	"dye":                 {"codec"},
+	"debugpage":           {"stats"},
 }
 
 type pkg struct {
