@@ -16,8 +16,8 @@ import (
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/internal/tlstest"
-	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
@@ -39,10 +39,11 @@ func newTLSPKI(t *testing.T) *tlsPKI {
 
 // tlsServerOpt says how to run a TLS greeter.
 type tlsServerOpt struct {
-	pair       tlstest.Pair // the server's certificate
-	mutual     bool         // require a client certificate signed by the CA
-	maxVersion uint16       // 0: TLS 1.3
-	block      bool         // SayHello blocks until the server stops
+	pair       tlstest.Pair                // the server's certificate
+	mutual     bool                        // require a client certificate signed by the CA
+	maxVersion uint16                      // 0: TLS 1.3
+	block      bool                        // SayHello blocks until the server stops
+	authKeys   func(string) (string, bool) // with server.WithAuth
 }
 
 // startTLSGreeter starts a project server with TLS answering SayHello like startGreeter's.
@@ -57,6 +58,9 @@ func startTLSGreeter(t *testing.T, p *tlsPKI, id string, o tlsServerOpt) *greete
 	opts := []server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server-" + id)), server.WithNumEventLoop(1), server.WithTLS(cfg)}
 	if o.block {
 		opts = append(opts, server.WithWorkers(16))
+	}
+	if o.authKeys != nil {
+		opts = append(opts, server.WithAuth(o.authKeys))
 	}
 	s := server.New(opts...)
 	err = server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/adapterproxy"
+	"github.com/tarscomm/tarscomm/auth"
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
@@ -39,7 +40,11 @@ type Options struct {
 	// roots and the endpoint's host verified. The handshake is part of the connect, within
 	// ConnectTimeout. See package tlsconn.
 	TLS map[string]*tls.Config
-	Log *zap.Logger
+	// Auth holds the credentials for endpoints with -e 1 (TARS authentication) by servant, ""
+	// for every other servant. The auth request is the connection's first packet, sent and
+	// answered within ConnectTimeout before any call is written. See package auth.
+	Auth map[string]auth.Credentials
+	Log  *zap.Logger
 }
 
 // closedBit marks a Thread as closed in its gate word; the low bits count Submits in progress.
@@ -352,6 +357,19 @@ func (t *Thread) Resume(a *adapterproxy.AdapterProxy) {
 	}
 }
 
+// Go implements adapterproxy.Loop: fn runs on its own goroutine, which Close waits for after
+// cancelling ctx.
+func (t *Thread) Go(fn func(ctx context.Context)) {
+	t.dials.Add(1)
+	go func() {
+		defer t.dials.Done()
+		fn(t.ctx)
+	}()
+}
+
+// Post implements adapterproxy.Loop.
+func (t *Thread) Post(fn func()) { t.post(fn) }
+
 // Wheel implements adapterproxy.Loop.
 func (t *Thread) Wheel() *call.Wheel { return t.wheel }
 
@@ -375,8 +393,14 @@ func (t *Thread) Dial(a *adapterproxy.AdapterProxy, gen uint32) {
 			nc, link, err = t.dialTLS(a)
 			ctx = tlsDialed{Dialed: adapterproxy.Dialed{A: a, Gen: gen}, link: link}
 		} else {
+			start := time.Now()
 			d := net.Dialer{Timeout: a.ConnectTimeout()}
 			nc, err = d.DialContext(t.ctx, "tcp", a.Addr())
+			if err == nil && a.Endpoint().AuthType == endpoint.AuthLocal {
+				if err = t.authenticate(nc, a, start.Add(a.ConnectTimeout())); err != nil {
+					_ = nc.Close()
+				}
+			}
 		}
 		if err == nil {
 			t.dialMu.RLock()
@@ -422,12 +446,35 @@ func (t *Thread) dialTLS(a *adapterproxy.AdapterProxy) (net.Conn, *tlsconn.Link,
 	if err != nil {
 		return nil, nil, err
 	}
+	if a.Endpoint().AuthType == endpoint.AuthLocal {
+		deadline, _ := ctx.Deadline()
+		if err := t.authenticate(tc, a, deadline); err != nil {
+			_ = nc.Close()
+			return nil, nil, err
+		}
+	}
 	loopSide, link, err := t.tlsLinks.Bridge(tc, a.Addr())
 	if err != nil {
 		_ = nc.Close()
 		return nil, nil, err
 	}
 	return loopSide, link, nil
+}
+
+// authenticate runs TARS authentication on the new connection nc to a's endpoint (-e 1) with
+// the servant's credentials, before deadline.
+func (t *Thread) authenticate(nc net.Conn, a *adapterproxy.AdapterProxy, deadline time.Time) error {
+	cred, ok := t.opts.Auth[a.Servant()]
+	if !ok {
+		cred = t.opts.Auth[""]
+	}
+	if t.ctx.Err() != nil {
+		return call.ErrClosed
+	}
+	// Close cancels t.ctx: end the exchange then, as for a dial.
+	stop := context.AfterFunc(t.ctx, func() { _ = nc.SetDeadline(time.Now()) })
+	defer stop()
+	return auth.Handshake(nc, a.Servant(), a.Addr(), cred, deadline)
 }
 
 // openedTLS runs on the loop when a TLS connection is registered: the thread keeps its link

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
 
+	"github.com/tarscomm/tarscomm/auth"
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/inbound"
@@ -31,6 +33,7 @@ type conn struct {
 	spare  []byte            // the reply buffer not in use by workers
 	in     inbound.Assembler // request frames from the connection's bytes
 	tls    *tlsPeer          // the TLS bridge of a WithTLS server's connection; nil for TCP
+	authed bool              // the connection may be served: authenticated, or WithAuth is off
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    []byte
@@ -135,7 +138,8 @@ func listenAddr(eng gnet.Engine) (net.Addr, error) {
 // OnOpen attaches a conn to c, or refuses c once Stop began.
 func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
-	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize}}
+	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize},
+		authed: s.opts.authKeys == nil}
 	if f := s.front; f != nil {
 		// A WithTLS server's engine has only relayed connections.
 		if cs.tls = f.take(c.RemoteAddr()); cs.tls == nil {
@@ -202,6 +206,13 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 		}
 		if frame == nil {
 			break
+		}
+		if !cs.authed {
+			if !l.authenticate(cs, frame, owned) {
+				action = gnet.Close
+				break
+			}
+			continue
 		}
 		if !l.serve(cs, frame, owned) {
 			action = gnet.Close
@@ -385,4 +396,38 @@ func (l *loop) flush(context.Context) error {
 		l.s.done(n)
 	}
 	return nil
+}
+
+// authenticate checks frame, the first packet of a WithAuth server's connection: an auth
+// request with good credentials is answered into l.out and the connection may be served from
+// now on. It returns false, to close the connection, for anything else.
+func (l *loop) authenticate(cs *conn, frame []byte, owned bool) bool {
+	s := l.s
+	if owned {
+		defer bufpool.Put(frame)
+	}
+	req := &l.req
+	*req = codec.RequestPacket{}
+	defer func() { *req = codec.RequestPacket{} }()
+	if err := codec.DecodeRequest(frame, req); err != nil {
+		s.log.Info("auth: undecodable first packet, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+		return false
+	}
+	if !auth.IsRequest(req) {
+		s.log.Info("auth: first packet is not an auth request, closing", zap.String("func", req.FuncName),
+			zap.String("servant", req.ServantName), zap.Stringer("remote", cs.remote))
+		return false
+	}
+	st := auth.StateWrongObj
+	if _, ok := s.servants[req.ServantName]; ok {
+		st = auth.Verify(req.Buffer, req.ServantName, s.opts.authKeys, time.Now())
+	}
+	if st != auth.StateOK {
+		s.log.Info("auth: refused, closing", zap.Stringer("state", st), zap.String("servant", req.ServantName),
+			zap.Stringer("remote", cs.remote))
+		return false
+	}
+	l.out = auth.AppendResponse(l.out, req)
+	cs.authed = true
+	return true
 }

@@ -25,8 +25,9 @@ type options struct {
 	numEventLoop  int
 	workers       int
 	queueCap      int
-	tls           *tls.Config   // nil: plain TCP
-	handshake     time.Duration // limit of a TLS handshake
+	tls           *tls.Config                                        // nil: plain TCP
+	handshake     time.Duration                                      // limit of a TLS handshake
+	authKeys      func(accessKey string) (secretKey string, ok bool) // nil: no authentication
 }
 
 // Default values of the options.
@@ -119,4 +120,15 @@ func WithHandshakeTimeout(d time.Duration) Option {
 			o.handshake = d
 		}
 	})
+}
+
+// WithAuth makes every connection authenticate before it is served: TARS local authentication,
+// the adapter option -e 1 of TarsCpp (package auth). The first packet of a connection must be
+// an auth request for a servant of this server, signed with the secret key that keys returns
+// for its access key; the server answers it and then serves the connection. A connection whose
+// first packet is anything else, or whose credentials fail, is closed at once, unanswered, and
+// the failure logged at info level. keys must be safe for concurrent use. nil turns
+// authentication off (the default).
+func WithAuth(keys func(accessKey string) (secretKey string, ok bool)) Option {
+	return optionFunc(func(o *options) { o.authKeys = keys })
 }
