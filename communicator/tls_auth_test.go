@@ -15,8 +15,8 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
-	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
 )
 
 // startAuthGreeter starts a greeter that requires TARS authentication with access key "app"
