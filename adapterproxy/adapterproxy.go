@@ -1,6 +1,7 @@
 package adapterproxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -27,6 +28,10 @@ type Loop interface {
 	// flush that used up its time budget continues there, after the loop has served other
 	// connections.
 	Resume(a *AdapterProxy)
+	// Go runs fn on a goroutine of its own that Close waits for; ctx ends when the loop closes.
+	Go(fn func(ctx context.Context))
+	// Post runs fn on the loop goroutine soon (dropped once the loop has stopped).
+	Post(fn func())
 	// Wheel is the loop's timing wheel for call deadlines.
 	Wheel() *call.Wheel
 	// Now is the loop's clock (call.Now), read once per batch.
@@ -93,6 +98,8 @@ type AdapterProxy struct {
 	scratch     []*call.Call         // scratch for failing or retrying calls
 	written     []*call.Call         // scratch for the calls of a written batch
 	dirty       bool                 // registered with the loop for a Flush
+	bigWriting  bool                 // a writer goroutine finishes a large frame: write nothing else
+	bigBytes    int                  // the bytes it had left to write when it started
 	dialFails   int                  // consecutive failed dials (or connections reset before use)
 	proven      bool                 // the current connection has delivered a reply
 	retryAt     int64                // no dial before this (call.Now clock) after failures
@@ -200,7 +207,7 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		}
 		a.dial(now)
 	case stateConnected:
-		queued += a.conn.OutboundBuffered()
+		queued += a.conn.OutboundBuffered() + a.bigBytes
 	}
 	if queued > a.opts.SendBufferLimit {
 		a.loop.Wheel().Remove(c)
@@ -260,7 +267,7 @@ const maxBatch = 256 << 10
 func (a *AdapterProxy) Flush() {
 	a.dirty = false
 	var start int64
-	for batches := 0; a.state == stateConnected && a.q.live > 0; batches++ {
+	for batches := 0; a.state == stateConnected && a.q.live > 0 && !a.bigWriting; batches++ {
 		if batches&15 == 15 {
 			if start == 0 {
 				start = a.loop.Now()
@@ -270,6 +277,9 @@ func (a *AdapterProxy) Flush() {
 				a.loop.Resume(a)
 				return
 			}
+		}
+		if c := a.q.front(); c != nil && len(c.Frame) >= bigWriteMin && !c.Abandoned() && a.writeBig(c) {
+			continue
 		}
 		// Gather a batch from the front of the queue, dropping abandoned calls. The calls stay
 		// queued until the write succeeds: a failed write closes the connection, and the close

@@ -1,6 +1,8 @@
 package inbound
 
 import (
+	"syscall"
+
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 )
@@ -42,6 +44,9 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 	if a.frame != nil {
 		n, _ := c.Read(a.frame[a.got:])
 		a.got += n
+		if a.got < len(a.frame) && a.large {
+			a.readDirect(c)
+		}
 		if a.got < len(a.frame) {
 			return nil, false, nil
 		}
@@ -79,7 +84,44 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 		a.frame = a.small[:l:l]
 	}
 	a.got, _ = c.Read(a.frame[:have])
+	if a.large {
+		a.readDirect(c)
+		if a.got == len(a.frame) {
+			frame = a.frame
+			a.frame, a.got, a.large = nil, 0, false
+			return frame, true, nil
+		}
+	}
 	return nil, false, nil
+}
+
+// fder is implemented by connections whose socket the Assembler may read directly (gnet.Conn).
+type fder interface{ Fd() int }
+
+// readDirect reads the rest of a large frame straight from c's socket into the frame's buffer,
+// as far as the socket has bytes: one copy (kernel to frame) instead of two (kernel to gnet's
+// read buffer to frame), and a few large read() calls instead of one per 64 KiB. It never reads
+// past the frame, so the bytes of the next frame stay in the socket for gnet, whose poller
+// reports them. An error or end of stream is left for gnet's next read to find.
+func (a *Assembler) readDirect(c Conn) {
+	f, ok := c.(fder)
+	if !ok {
+		return
+	}
+	fd := f.Fd()
+	if fd < 0 {
+		return
+	}
+	for a.got < len(a.frame) {
+		n, err := syscall.Read(fd, a.frame[a.got:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return
+		}
+		a.got += n
+	}
 }
 
 // Assembling reports how many bytes of an incomplete frame are held, and the frame's length.

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package adapterproxy
+
+import "time"
+
+// waitWritable waits a little before the next write attempt (no ppoll here).
+func waitWritable(fd int, d time.Duration) error {
+	time.Sleep(min(d, time.Millisecond))
+	return nil
+}
