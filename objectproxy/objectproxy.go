@@ -2,72 +2,169 @@ package objectproxy
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
 )
 
+// Selection modes, from the servant's balancer name.
+const (
+	modeRoundRobin = iota
+	modeWeighted
+	modeRandom
+	modeHash
+	modeConsistentHash
+)
+
 // ObjectProxy routes the calls of one servant on one net thread.
 type ObjectProxy struct {
 	// Immutable after New.
-	name string
-	loop adapterproxy.Loop
-
+	name    string
+	loop    adapterproxy.Loop
+	opts    adapterproxy.Options
 	retries int
+	mode    int
+
+	// Set by Await before the first call; read on the loop.
+	awaiting bool
+	demand   func()
 
 	// Owned by the loop goroutine.
-	adapters []*adapterproxy.AdapterProxy
-	nodes    []endpoint.Node // nodes[i] describes adapters[i]
-	lb       endpoint.Balancer
-	hash     endpoint.Balancer
+	list     endpoints                    // the current list, TarsCpp order
+	adapters []*adapterproxy.AdapterProxy // adapters[i] serves list.eps[i]
+	sel      selection
+	retiring []*adapterproxy.AdapterProxy // left the list, finishing their calls
+	parked   map[*call.Call]struct{}      // calls waiting for the first list
+	rng      *rand.Rand
+	setName  string // set routing: the set stamped on every call ("" for none)
+	scratch  []int32
 }
 
-// New returns the ObjectProxy of target's servant on loop, with one AdapterProxy per endpoint.
-// balancer names the load-balancing algorithm for calls without a hash code ("" is
-// round-robin); hashed calls use consistent hashing when balancer is "consistenthash", and
-// hashing modulo the endpoint count otherwise. Safe to call off the loop; the ObjectProxy belongs
-// to the loop afterwards.
+// New returns the ObjectProxy of target's servant on loop, with one AdapterProxy per endpoint of
+// target. balancer names the load-balancing algorithm for calls without a hash code ("" is
+// round-robin); hashed calls use the ketama ring when balancer is "consistenthash", and TarsCpp's
+// mod hash otherwise. Safe to call off the loop; the ObjectProxy belongs to the loop afterwards.
 //
 // retries is how many other endpoints a call may try after failing before any of it was
 // written (a refused connection, a failed write); 0 turns retries off, as in TARS.
 func New(target endpoint.Target, balancer string, retries int, loop adapterproxy.Loop, opts adapterproxy.Options) (*ObjectProxy, error) {
-	lb, err := endpoint.NewBalancer(balancer)
-	if err != nil {
+	mode := modeRoundRobin
+	switch balancer {
+	case "", "roundrobin":
+	case "weighted":
+		mode = modeWeighted
+	case "random":
+		mode = modeRandom
+	case "hash":
+		mode = modeHash
+	case "consistenthash":
+		mode = modeConsistentHash
+	default:
+		_, err := endpoint.NewBalancer(balancer) // its error names the accepted ones
+		if err == nil {
+			err = fmt.Errorf("balancer %q not supported by objectproxy", balancer)
+		}
 		return nil, fmt.Errorf("objectproxy %s: %w", target.Object, err)
 	}
-	hashName := "hash"
-	if balancer == "consistenthash" {
-		hashName = "consistenthash"
+	o := &ObjectProxy{
+		name: target.Object, loop: loop, opts: opts, retries: retries, mode: mode,
+		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
-	hash, err := endpoint.NewBalancer(hashName)
-	if err != nil {
-		return nil, fmt.Errorf("objectproxy %s: %w", target.Object, err)
-	}
-	o := &ObjectProxy{name: target.Object, loop: loop, lb: lb, hash: hash, retries: retries}
-	for _, ep := range target.Endpoints {
-		o.adapters = append(o.adapters, adapterproxy.New(ep, target.Object, loop, opts))
-		o.nodes = append(o.nodes, endpoint.Node{Endpoint: ep, Active: true})
-	}
+	o.update(target.Endpoints, nil)
 	return o, nil
 }
 
 // Name returns the servant name. Safe for concurrent use.
 func (o *ObjectProxy) Name() string { return o.name }
 
-// Adapters returns the AdapterProxies, one per endpoint in proxy-string order. Must be called on
-// the loop goroutine.
+// Await makes the ObjectProxy wait for its first list: calls routed before the first Update are
+// parked, each until that Update or its deadline, and the first of them runs demand (on the
+// loop; it must not block), which is how a lazy naming source learns it is needed. It must be
+// called before any call is routed here and before the first Update, by whoever built the
+// ObjectProxy.
+func (o *ObjectProxy) Await(demand func()) {
+	o.awaiting, o.demand = true, demand
+}
+
+// SetName makes every call routed here a set call: TARS message type bit 0x80 and
+// status["STATUS_SETNAME_VALUE"] = set, as TarsCpp marks calls invoked by set. It must be called
+// before any call is routed here.
+func (o *ObjectProxy) SetName(set string) { o.setName = set }
+
+// Adapters returns the AdapterProxies of the current list, in TarsCpp order (see the package
+// documentation). Must be called on the loop goroutine.
 func (o *ObjectProxy) Adapters() []*adapterproxy.AdapterProxy { return o.adapters }
 
-// Route picks the AdapterProxy for c and hands c to it; a servant without endpoints fails c with
-// call.ErrNoEndpoint. Must be called on the loop goroutine.
+// Update replaces the endpoint list: active are the endpoints to balance over, inactive those a
+// registry lists as registered but not active (kept so that mod-hash indices stay stable, as
+// TarsCpp does; they get hashed calls only through the fallback's absence). Endpoints keep their
+// AdapterProxy (and connection) across updates; endpoints that left stop getting calls now and
+// close their connections once their calls have completed. Calls parked waiting for the first
+// list are routed. Must be called on the loop goroutine.
+func (o *ObjectProxy) Update(active, inactive []endpoint.Endpoint) {
+	o.update(active, inactive)
+	o.awaiting = false
+	o.demand = nil
+	if len(o.parked) > 0 {
+		w := o.loop.Wheel()
+		for c := range o.parked {
+			delete(o.parked, c)
+			w.Remove(c)
+			c.Owner = nil
+			if c.Abandoned() {
+				c.Complete(nil)
+				continue
+			}
+			o.Route(c)
+		}
+	}
+}
+
+// Route picks the AdapterProxy for c and hands c to it. A servant without endpoints fails c with
+// call.ErrNoEndpoint at once; one waiting for its first list parks c. Must be called on the loop
+// goroutine.
 func (o *ObjectProxy) Route(c *call.Call) {
+	if o.awaiting {
+		o.park(c)
+		return
+	}
+	if o.setName != "" {
+		if err := markSet(c, o.setName); err != nil {
+			c.Complete(err)
+			return
+		}
+	}
 	i := o.pick(c)
 	if i < 0 {
 		c.Complete(call.ErrNoEndpoint)
 		return
 	}
 	o.send(c, i)
+}
+
+// park holds c until the first list or its deadline.
+func (o *ObjectProxy) park(c *call.Call) {
+	if d := o.demand; d != nil {
+		o.demand = nil
+		d()
+	}
+	if o.parked == nil {
+		o.parked = make(map[*call.Call]struct{})
+	}
+	o.parked[c] = struct{}{}
+	c.Owner = o
+	if c.Deadline != 0 {
+		o.loop.Wheel().Add(c)
+	}
+}
+
+// Expire implements call.Owner for parked calls: c's deadline passed before the first list.
+func (o *ObjectProxy) Expire(c *call.Call) {
+	delete(o.parked, c)
+	c.Owner = nil
+	c.Complete(call.ErrTimeout)
 }
 
 // Retry implements call.Router: c failed with err before any byte of it was written. It goes to
@@ -94,68 +191,40 @@ func (o *ObjectProxy) send(c *call.Call, i int) {
 	o.adapters[i].Send(c)
 }
 
-// pick returns the index of the endpoint for c, or -1 if there is none.
-func (o *ObjectProxy) pick(c *call.Call) int {
-	switch len(o.adapters) {
-	case 0:
-		return -1
-	case 1:
-		return 0
-	}
-	o.refresh()
-	if c.Hashed {
-		return o.hash.Pick(o.nodes, c.Hash)
-	}
-	return o.lb.Pick(o.nodes, 0)
-}
-
-// pickUntried picks among the endpoints c has not tried, preferring active ones; -1 if c has
-// tried them all.
-func (o *ObjectProxy) pickUntried(c *call.Call) int {
-	o.refresh()
-	untried := 0
-	for i := range o.nodes {
-		if i < 64 && c.Tried&(1<<i) != 0 {
-			o.nodes[i].Active = false
-		} else {
-			untried++
-		}
-	}
-	if untried == 0 {
-		return -1
-	}
-	i := o.lb.Pick(o.nodes, c.Hash)
-	if i >= 0 && i < 64 && c.Tried&(1<<i) != 0 {
-		// Every untried endpoint is inactive and the balancer fell back to a tried one: take
-		// the first untried endpoint instead.
-		for j := range o.nodes {
-			if j >= 64 || c.Tried&(1<<j) == 0 {
-				return j
-			}
-		}
-	}
-	return i
-}
-
-// refresh copies each endpoint's availability into the balancer's view.
-func (o *ObjectProxy) refresh() {
-	now := o.loop.Now()
-	for i, a := range o.adapters {
-		o.nodes[i].Active = a.Active(now)
-	}
-}
-
-// Tick runs the periodic chores of every endpoint's connection (keepalive, idle close). Must be
-// called on the loop goroutine.
+// Tick runs the periodic chores of every endpoint's connection (keepalive, idle close), notices
+// health changes for the selection, closes the connections of endpoints that left once their
+// calls are done, and drops parked calls whose callers gave up. Must be called on the loop
+// goroutine.
 func (o *ObjectProxy) Tick(now int64) {
 	for _, a := range o.adapters {
 		a.Tick(now)
 	}
+	o.sel.checkHealth(o, now)
+	o.tickRetiring(now)
+	for c := range o.parked {
+		if c.Abandoned() {
+			delete(o.parked, c)
+			o.loop.Wheel().Remove(c)
+			c.Owner = nil
+			c.Complete(nil)
+		}
+	}
 }
 
-// FailAll ends every call of every endpoint with err. Must be called on the loop goroutine.
+// FailAll ends every call of every endpoint with err, and every parked call. Must be called on
+// the loop goroutine.
 func (o *ObjectProxy) FailAll(err error) {
 	for _, a := range o.adapters {
 		a.FailAll(err)
+	}
+	for _, a := range o.retiring {
+		a.FailAll(err)
+	}
+	w := o.loop.Wheel()
+	for c := range o.parked {
+		delete(o.parked, c)
+		w.Remove(c)
+		c.Owner = nil
+		c.Complete(err)
 	}
 }
