@@ -78,6 +78,9 @@ type Config struct {
 	// Health holds the thresholds that mark an endpoint inactive. Table [health].
 	Health Health `toml:"health"`
 
+	// Naming: locator, enableset, setdivision, endpoint-cache, naming-file (conf/naming.go).
+	Naming
+
 	// Servants holds per-servant overrides, keyed by object name: [servant."Hello.Server.GreeterObj"].
 	// Read them with ForServant.
 	Servants map[string]Servant `toml:"servant,omitempty"`

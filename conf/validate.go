@@ -52,6 +52,7 @@ func (c *Config) Validate() error {
 	v.intRange("send-buffer-limit", c.SendBufferLimit, 64<<10, 1<<30)
 	v.oneOf("log-level", c.LogLevel, logLevels)
 	v.oneOf("load-balance", c.LoadBalance, balancerNames)
+	c.validateNaming(&v)
 
 	h := &c.Health
 	v.intRange("health.min-timeout-invoke", h.MinTimeoutInvoke, 1, maxCount)

@@ -1,0 +1,63 @@
+package conf
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Naming is how the Communicator finds the endpoints of a proxy string without '@'. Its keys sit
+// at the top level of the file, beside the other communicator keys, as in TARS.
+type Naming struct {
+	// Locator is the TARS registry's query object, e.g. "tars.tarsregistry.QueryObj@tcp -h
+	// 10.0.0.1 -p 17890:tcp -h 10.0.0.2 -p 17890" (TARS "locator"). When set, a proxy string
+	// without '@' asks it for the object's endpoints, every refresh-endpoint-interval.
+	Locator string `toml:"locator"`
+	// EnableSet turns set routing on (TARS "enableset"): objects are looked up with
+	// findObjectByIdInSameSet(obj, SetDivision), and calls carry the set.
+	EnableSet bool `toml:"enableset"`
+	// SetDivision is this client's set, "name.area.group" (TARS "setdivision"); required with
+	// EnableSet. As in TarsCpp the name and the area may not be "*"; the group may.
+	SetDivision string `toml:"setdivision"`
+	// EndpointCache is a file where the last good registry answer per object is kept, and read
+	// at start when the registry cannot be reached; "" for none. Not a TARS key (TarsCpp keeps
+	// it in <datapath><server>.tarsdat).
+	EndpointCache string `toml:"endpoint-cache"`
+	// NamingFile is a file of proxy strings ("Obj@tcp -h ... :tcp -h ...", one object per line,
+	// '#' starts a comment) that resolves proxy strings without '@', reloaded within a second of
+	// a change; "" for none. Not a TARS key. It cannot be combined with Locator.
+	NamingFile string `toml:"naming-file"`
+}
+
+// SetDivisionProblem says why s is not a valid set division by TarsCpp's rule (exactly three
+// '.'-separated parts, neither of the first two "*" or empty), or returns "".
+func SetDivisionProblem(s string) string {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return `must be "name.area.group"`
+	}
+	for i, p := range parts {
+		if p == "" {
+			return "must not have an empty part"
+		}
+		if i < 2 && p == "*" {
+			return `the name and the area must not be "*"`
+		}
+	}
+	return ""
+}
+
+// validateNaming adds the problems of the naming keys to v.
+func (c *Config) validateNaming(v *validator) {
+	n := &c.Naming
+	if n.EnableSet || n.SetDivision != "" {
+		if p := SetDivisionProblem(n.SetDivision); p != "" {
+			v.add("setdivision", strconv.Quote(n.SetDivision), p)
+		}
+	}
+	if n.Locator != "" && !strings.Contains(n.Locator, "@") {
+		v.add("locator", strconv.Quote(n.Locator), `must be a proxy string with endpoints, "Obj@tcp -h host -p port"`)
+	}
+	if n.Locator != "" && n.NamingFile != "" {
+		v.add("naming-file", strconv.Quote(n.NamingFile), "cannot be combined with locator")
+	}
+}
