@@ -13,6 +13,7 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/internal/inbound"
+	"github.com/tarscomm/tarscomm/stats"
 )
 
 // Loop is what an AdapterProxy needs from the net thread that owns it. Its methods are called on
@@ -32,6 +33,9 @@ type Loop interface {
 	Go(fn func(ctx context.Context))
 	// Post runs fn on the loop goroutine soon (dropped once the loop has stopped).
 	Post(fn func())
+	// Recorder is the loop's call counter, nil when stats are off. The pointer may be read off
+	// the loop; the recorder itself is used on the loop only.
+	Recorder() *stats.Recorder
 	// Wheel is the loop's timing wheel for call deadlines.
 	Wheel() *call.Wheel
 	// Now is the loop's clock (call.Now), read once per batch.
@@ -114,6 +118,8 @@ type AdapterProxy struct {
 	resp        codec.ResponsePacket // scratch for decoding replies
 	health      health
 	stats       Stats
+	rec         *stats.EndpointRecorder // this endpoint's counters in the loop's recorder (lazy)
+	recOn       bool                    // the loop records calls
 }
 
 // Stats counts what happened on an AdapterProxy. Read it on the loop goroutine.
@@ -126,6 +132,9 @@ type Stats struct {
 	ConnFails   uint64 // dials that failed
 	ConnLosses  uint64 // established connections that closed
 	Deactivated uint64 // times the health rules took the endpoint out of rotation
+	Writes      uint64 // writes to the connection
+	BytesOut    uint64 // bytes written
+	BytesIn     uint64 // bytes of the reply frames read
 }
 
 // New returns the AdapterProxy of servant's endpoint ep, owned by loop. It does not connect
@@ -154,6 +163,7 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		pending: make(map[int32]*call.Call),
 		in:      inbound.Assembler{Max: opts.MaxPacketSize},
 		health:  health{policy: opts.Health},
+		recOn:   loop.Recorder() != nil,
 	}
 }
 
@@ -220,6 +230,9 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 	}
 	a.health.picked(now)
 	c.Owner = a
+	if a.recOn {
+		c.Rec = a
+	}
 	a.stats.Sent++
 	if !c.Oneway {
 		a.pending[c.ID] = c
@@ -318,6 +331,8 @@ func (a *AdapterProxy) Flush() {
 		}
 		conn := a.conn
 		a.lastIO = a.loop.Now()
+		a.stats.Writes++
+		a.stats.BytesOut += uint64(len(data))
 		if _, err := conn.Write(data); err != nil {
 			// gnet wrote nothing of data (a failed write is its first syscall) and has usually
 			// run OnClose already, which retried or failed every queued call.

@@ -44,6 +44,8 @@ func (a *AdapterProxy) writeBig(c *call.Call) bool {
 	}
 	n = max(n, 0)
 	a.lastIO = a.loop.Now()
+	a.stats.Writes++
+	a.stats.BytesOut += uint64(len(c.Frame))
 	a.q.front()
 	a.q.pop()
 	if n == len(c.Frame) {

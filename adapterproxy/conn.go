@@ -160,6 +160,7 @@ func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
 // reply completes the call that frame answers. An owned frame (a bufpool buffer) becomes the
 // call's, its body handed on without a copy; another frame is a view whose body is copied.
 func (a *AdapterProxy) reply(frame []byte, owned bool) error {
+	a.stats.BytesIn += uint64(len(frame))
 	r := &a.resp
 	*r = codec.ResponsePacket{}
 	if err := codec.DecodeResponse(frame, r); err != nil {

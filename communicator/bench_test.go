@@ -2,6 +2,7 @@ package communicator_test
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 )
 
 // benchSetup starts an inline echo server and a Communicator with one net thread on loopback.
+// TARSCOMM_BENCH_NOSTATS=1 turns the Communicator's call counting off, to measure its cost.
 func benchSetup(b *testing.B) *servantproxy.ServantProxy {
 	b.Helper()
 	s := server.New(server.WithNumEventLoop(1))
@@ -29,7 +31,11 @@ func benchSetup(b *testing.B) *servantproxy.ServantProxy {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Stop(context.Background()) })
-	comm, err := communicator.New(conf.Default(), communicator.WithLogger(zap.NewNop()))
+	opts := []communicator.Option{communicator.WithLogger(zap.NewNop())}
+	if os.Getenv("TARSCOMM_BENCH_NOSTATS") == "1" {
+		opts = append(opts, communicator.WithoutStats())
+	}
+	comm, err := communicator.New(conf.Default(), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
 	"github.com/tarscomm/tarscomm/objectproxy"
+	"github.com/tarscomm/tarscomm/stats"
 	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
@@ -34,6 +35,7 @@ type Options struct {
 	MaxPacketSize  int           // largest reply frame accepted
 	Health         adapterproxy.Health
 	KeepAlive      time.Duration // tars_ping idle connections this often; 0: off
+	NoStats        bool          // count no calls (stats.Recorder off)
 	SendBuffer     int           // unsent bytes per connection before calls fail; 0: default
 	// TLS holds the TLS settings of ssl endpoints by servant (object name); the entry "" is
 	// every other servant's. A servant with no entry (and no "") uses Go's defaults: the system's
@@ -61,6 +63,7 @@ type Thread struct {
 	apOptions adapterproxy.Options
 	ctx       context.Context // cancelled by Close: ends dials
 	cancel    context.CancelFunc
+	rec       *stats.Recorder // the calls that end on this loop; nil with NoStats (used on the loop)
 
 	// Shared with callers; atomics only.
 	queue    call.Stack
@@ -79,6 +82,7 @@ type Thread struct {
 	now       int64
 	dirty     []*adapterproxy.AdapterProxy
 	later     []*adapterproxy.AdapterProxy // flushes resumed on the next turn (Resume)
+	counts    stats.NetThread              // wakeups, batches, requests
 	flushing  bool                         // flush is running (it can be re-entered from a write error)
 	nextChore int64                        // when connection chores (keepalive, idle close) run next
 	links     map[gnet.Conn]*tlsconn.Link  // TLS connections open on the loop, to close with them
@@ -115,6 +119,9 @@ func New(opts Options) (*Thread, error) {
 		log:        opts.Log.With(zap.Int("netthread", opts.Index)),
 		stopTicker: make(chan struct{}),
 		tickerDone: make(chan struct{}),
+	}
+	if !opts.NoStats {
+		t.rec = new(stats.Recorder)
 	}
 	t.apOptions = adapterproxy.Options{
 		MaxPacketSize:   opts.MaxPacketSize,
@@ -206,6 +213,17 @@ func (t *Thread) NewObjectProxy(target endpoint.Target, balancer string, retries
 	return o, nil
 }
 
+// ObjectProxies returns the ObjectProxies built on this thread, oldest first. Safe for
+// concurrent use; the ObjectProxies themselves belong to the loop.
+func (t *Thread) ObjectProxies() []*objectproxy.ObjectProxy {
+	return append([]*objectproxy.ObjectProxy(nil), t.objects()...)
+}
+
+// Execute runs fn on the loop goroutine soon, then flushes the connections it made dirty; after
+// Close fn is dropped. It is how an endpoint list reaches an ObjectProxy. Safe for concurrent
+// use.
+func (t *Thread) Execute(fn func()) { t.post(fn) }
+
 func (t *Thread) objects() []*objectproxy.ObjectProxy {
 	t.objsMu.Lock()
 	defer t.objsMu.Unlock()
@@ -290,18 +308,25 @@ func (t *Thread) run() {
 		}
 	}
 	n := int64(0)
+	rec := t.rec != nil
 	for c := t.queue.Drain(); c != nil; {
 		next := c.Next()
 		n++
+		if rec {
+			c.Rec = t // the endpoint's AdapterProxy takes over once one is chosen
+		}
 		if c.Abandoned() {
-			call.Put(c)
+			c.Complete(nil) // counted as cancelled, and recycled
 		} else {
 			c.Dest.Route(c)
 		}
 		c = next
 	}
+	t.counts.Wakeups++
 	if n > 0 {
 		t.queued.Add(-n)
+		t.counts.Batches++
+		t.counts.Requests += uint64(n)
 	}
 	if len(t.later) > 0 {
 		t.dirty = append(t.dirty, t.later...)

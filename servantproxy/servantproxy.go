@@ -15,6 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
+	"github.com/tarscomm/tarscomm/stats"
 )
 
 // Options are what a ServantProxy is built from; the Communicator fills them from its config.
@@ -25,6 +26,9 @@ type Options struct {
 	AsyncTimeout time.Duration       // default deadline of async calls
 	Balancer     string              // endpoint balancer name ("" = round-robin)
 	Retries      int                 // other endpoints a call that could not be written may try
+	// Stats counts the calls that fail before a net thread takes them (full queue, closed,
+	// refused by the async bounds, deadline already passed); nil: not counted.
+	Stats *stats.Shared
 }
 
 // ServantProxy calls one TARS servant. It is a small handle: copies share the same proxy. The
@@ -49,6 +53,7 @@ type proxy struct {
 	notify  func(*call.Call) // async.Deliver, bound once
 	syncTO  time.Duration
 	asyncTO time.Duration
+	shared  *stats.Shared
 
 	rr atomic.Uint32 // first-layer round-robin over threads
 }
@@ -72,6 +77,7 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 		notify:  o.Async.Deliver,
 		syncTO:  defaultTimeout(o.SyncTimeout, 3*time.Second),
 		asyncTO: defaultTimeout(o.AsyncTimeout, 5*time.Second),
+		shared:  o.Stats,
 	}
 	for _, t := range o.Threads {
 		obj, err := t.NewObjectProxy(target, o.Balancer, o.Retries)
@@ -230,7 +236,11 @@ func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byt
 
 func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
 	if err := p.async.Reserve(); err != nil {
-		return &call.CallError{Servant: p.name, Func: fn, Err: err}
+		res := stats.Overload
+		if errors.Is(err, call.ErrClosed) {
+			res = stats.Closed
+		}
+		return p.unsent(fn, res, err)
 	}
 	c, t, err := p.prepare(ctx, fn, o, p.asyncTO, codec.PacketNormal, req, body)
 	if err != nil {
@@ -247,7 +257,7 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, fn, start, deadline, rsp, cb, rawCB) })
 	}
 	if err := t.Submit(c); err != nil {
-		err = &call.CallError{Servant: p.name, Func: fn, Err: err}
+		err = p.unsent(fn, resultOfUnsent(err), err)
 		if c.StopCancel != nil && !c.StopCancel() {
 			// ctx ended meanwhile and the watcher took the call over: it delivers the callback,
 			// which AsyncInvoke must not promise. Wait for nothing: just report the error; the
@@ -313,7 +323,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = ErrTimeout // the same error as a deadline that passes in flight
 		}
-		return nil, nil, &call.CallError{Servant: p.name, Func: fn, Err: err}
+		return nil, nil, p.unsent(fn, resultOfUnsent(err), err)
 	}
 	now := call.Now()
 	if o.timeout > 0 {
@@ -326,7 +336,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		}
 	}
 	if deadline <= now {
-		return nil, nil, &call.CallError{Servant: p.name, Func: fn, Err: ErrTimeout}
+		return nil, nil, p.unsent(fn, stats.Timeout, ErrTimeout)
 	}
 
 	var i int
@@ -382,7 +392,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 // owns c and must Put it; on error c has been recycled (or handed to the loop to recycle).
 func (p *proxy) wait(ctx context.Context, c *call.Call, t *netthread.Thread) error {
 	if err := t.Submit(c); err != nil {
-		e := &call.CallError{Servant: p.name, Func: c.Func, Err: err}
+		e := p.unsent(c.Func, resultOfUnsent(err), err)
 		call.Put(c)
 		return e
 	}
@@ -409,6 +419,27 @@ func (p *proxy) wait(ctx context.Context, c *call.Call, t *netthread.Thread) err
 		<-c.Done() // the reply won the race: take it
 		return nil
 	}
+}
+
+// unsent counts a call that failed before a net thread took it, and returns its error.
+func (p *proxy) unsent(fn string, res stats.Result, err error) error {
+	if p.shared != nil {
+		p.shared.Record(p.name, fn, "", res, 0, 0)
+	}
+	return &call.CallError{Servant: p.name, Func: fn, Err: err}
+}
+
+// resultOfUnsent classifies the error of a call refused before it was queued.
+func resultOfUnsent(err error) stats.Result {
+	switch {
+	case errors.Is(err, call.ErrQueueFull):
+		return stats.QueueFull
+	case errors.Is(err, call.ErrClosed):
+		return stats.Closed
+	case errors.Is(err, call.ErrTimeout):
+		return stats.Timeout
+	}
+	return stats.Cancelled
 }
 
 // expiresWithCtx reports whether ctx ended by its deadline and that deadline is the call's own

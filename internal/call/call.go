@@ -21,6 +21,14 @@ type Router interface {
 	Retry(c *Call, err error)
 }
 
+// Recorder counts finished calls: Complete hands it every call it ends (a success, a server
+// error in Ret, or err), on the loop goroutine that owns the recorder, before the waiter can see
+// the call. The net thread sets one on every call it routes, and the endpoint's AdapterProxy
+// replaces it with its own.
+type Recorder interface {
+	RecordCall(c *Call, err error)
+}
+
 // Owner is whoever holds a Call in its pending table on the loop (an AdapterProxy). Expire is
 // called on the loop goroutine by the Wheel when the call's deadline has passed: the owner must
 // forget the call and complete it with ErrTimeout.
@@ -67,8 +75,9 @@ type Call struct {
 
 	// Owned by the loop goroutine while the call is pending.
 	Owner  Owner
-	next   *Call // Stack link
-	tprev  *Call // Wheel links
+	Rec    Recorder // counts the call when it ends; nil: not counted
+	next   *Call    // Stack link
+	tprev  *Call    // Wheel links
 	tnext  *Call
 	tslot  int32
 	Tries  int8   // endpoints tried so far
@@ -160,7 +169,7 @@ func Put(c *Call) {
 	c.ID, c.Oneway, c.Hashed, c.Hash, c.Deadline = 0, false, false, 0, 0
 	c.Frame, c.Dest, c.Servant, c.Func, c.Start = frame, nil, "", "", 0
 	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel = nil, nil, nil, nil, nil, nil
-	c.Owner, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, 0
+	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, nil, 0
 	c.Tries, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.state.Store((c.state.Load()>>2 + 1) << 2)
@@ -176,8 +185,14 @@ func (c *Call) Complete(err error) bool {
 	c.Err = err
 	s := c.state.Load()
 	if s&stateMask != statePending || !c.state.CompareAndSwap(s, s|stateDone) {
+		if c.Rec != nil {
+			c.Rec.RecordCall(c, errAbandoned)
+		}
 		Put(c)
 		return false
+	}
+	if c.Rec != nil {
+		c.Rec.RecordCall(c, err)
 	}
 	if c.Notify != nil {
 		c.Notify(c)

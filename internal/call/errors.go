@@ -104,3 +104,9 @@ func (e *CallError) Error() string {
 
 // Unwrap returns the cause.
 func (e *CallError) Unwrap() error { return e.Err }
+
+// ErrAbandoned is what a Recorder is told of a call whose caller gave up waiting (its context
+// ended) before the loop completed it.
+var ErrAbandoned = errAbandoned
+
+var errAbandoned = errors.New("tarscomm: call abandoned by its caller")

@@ -1,0 +1,49 @@
+package communicator
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/tarscomm/tarscomm/debugpage"
+	"github.com/tarscomm/tarscomm/stats"
+)
+
+// WithoutStats turns call counting off: Stats then reports the net threads and endpoints but no
+// calls. Counting costs a map lookup and a few increments per call, on the net thread, without
+// locks or shared atomics; this option exists to measure that cost.
+func WithoutStats() Option {
+	return optionFunc(func(o *options) { o.noStats = true })
+}
+
+// statsTimeout bounds the wait for one net thread's part of a snapshot.
+const statsTimeout = time.Second
+
+// Stats returns a snapshot of what the Communicator counted: calls per (servant, function,
+// endpoint) by result with their latency, each net thread's counters, and the state and health
+// of every endpoint's connection on every net thread. Each net thread copies its own counters on
+// its loop; Stats merges them. A net thread that does not answer within a second is left out.
+// Safe for concurrent use, also after Close (which leaves the threads out).
+func (c *Communicator) Stats() stats.Snapshot {
+	parts := make([]stats.Snapshot, 0, len(c.threads)+1)
+	for _, t := range c.threads {
+		if s, err := t.Snapshot(statsTimeout); err == nil {
+			parts = append(parts, s)
+		}
+	}
+	if c.shared != nil {
+		parts = append(parts, c.shared.Snapshot())
+	}
+	s := stats.Merge(parts...)
+	if s.Taken.IsZero() {
+		s.Taken = time.Now()
+	}
+	return s
+}
+
+// DebugHandler returns the debug page: an http.Handler that shows Stats (net threads,
+// connections, endpoints and their health, per-function latency and errors) and the
+// configuration, as HTML, or as JSON with ?format=json. The library starts no HTTP server:
+// mount the handler on yours, e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
+func (c *Communicator) DebugHandler() http.Handler {
+	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.cfg})
+}

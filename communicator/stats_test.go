@@ -1,0 +1,138 @@
+package communicator_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/communicator"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/faultproxy"
+	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/stats"
+)
+
+// TestStatsCountCalls makes successes, server errors, timeouts and no-endpoint calls over two net
+// threads and checks that Stats counts each under its (servant, function, endpoint) and result,
+// with latencies, and that the net threads and endpoints are described.
+func TestStatsCountCalls(t *testing.T) {
+	ep := startFaultEP(t, "a")
+	comm := newComm(t, func(c *conf.Config) { c.NetThread = 2; c.TimeoutCheckInterval = tick })
+	sp := proxyToEPs(t, comm, ep)
+	ctx := testCtx(t)
+	const oks = 20
+	for i := range oks {
+		if _, err := sayHello(ctx, sp, "s", uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var se *communicator.ServerError
+	if _, err := sp.InvokeRaw(ctx, "NoSuchFunction", nil); !errors.As(err, &se) {
+		t.Fatalf("unknown function: err = %v, want a ServerError", err)
+	}
+	ep.p.BlackHole(faultproxy.Both)
+	if _, err := sayHello(ctx, sp, "t", 1, servantproxy.WithTimeout(50*time.Millisecond)); !errors.Is(err, communicator.ErrTimeout) {
+		t.Fatalf("black-holed call: %v, want ErrTimeout", err)
+	}
+	_ = ep.p.Pass()
+	bare, err := comm.Proxy("Bare.Server.Obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.InvokeRaw(ctx, "lookup", nil); !errors.Is(err, communicator.ErrNoEndpoint) {
+		t.Fatalf("no endpoint: %v", err)
+	}
+
+	s := comm.Stats()
+	addr := ep.p.Addr()
+	get := func(fn, endpoint string) stats.Counters {
+		var sum stats.Counters
+		for _, c := range s.Calls {
+			if c.Function == fn && c.Endpoint == endpoint {
+				for r := range c.Results {
+					sum.Results[r] += c.Results[r]
+				}
+				sum.Codes = append(sum.Codes, c.Codes...)
+				sum.Latency.Add(&c.Latency)
+			}
+		}
+		return sum
+	}
+	hello := get("SayHello", addr)
+	if got := hello.Results[stats.OK]; got != oks {
+		t.Errorf("SayHello successes on %s: %d, want %d (calls %+v)", addr, got, oks, s.Calls)
+	}
+	if got := hello.Results[stats.Timeout]; got != 1 {
+		t.Errorf("SayHello timeouts: %d, want 1", got)
+	}
+	if n, mean := hello.Latency.Count(), hello.Latency.Mean(); n != oks || mean <= 0 || mean > time.Second {
+		t.Errorf("latency histogram: %d samples, mean %v", n, mean)
+	}
+	nf := get("NoSuchFunction", addr)
+	if nf.Results[stats.ServerError] != 1 || len(nf.Codes) != 1 || nf.Codes[0].Code == 0 {
+		t.Errorf("server error not counted by code: %+v", nf)
+	}
+	if got := get("lookup", "").Results[stats.NoEndpoint]; got != 1 {
+		t.Errorf("no-endpoint calls: %d, want 1", got)
+	}
+	if len(s.Threads) != 2 {
+		t.Fatalf("%d net threads in the snapshot, want 2", len(s.Threads))
+	}
+	var requests uint64
+	for _, th := range s.Threads {
+		requests += th.Requests
+	}
+	if requests < oks+2 {
+		t.Errorf("net threads took %d requests, want at least %d", requests, oks+2)
+	}
+	found := false
+	for _, e := range s.Endpoints {
+		if e.Endpoint == addr && e.Replies > 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("endpoint %s not described with its replies: %+v", addr, s.Endpoints)
+	}
+}
+
+// TestDebugHandlerServesStats mounts the debug page and reads its JSON and HTML over HTTP.
+func TestDebugHandlerServesStats(t *testing.T) {
+	g := startGreeter(t, "a", serverOpt{})
+	comm := newComm(t, nil)
+	sp := proxyTo(t, comm, g)
+	if _, err := sayHello(testCtx(t), sp, "x", 1); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(comm.DebugHandler())
+	defer srv.Close()
+	get := func(path string) string {
+		rsp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rsp.Body.Close()
+		b, err := io.ReadAll(rsp.Body)
+		if err != nil || rsp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", path, rsp.StatusCode, err)
+		}
+		return string(b)
+	}
+	js := get("/?format=json")
+	var v map[string]any
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	if !strings.Contains(js, `"SayHello"`) || !strings.Contains(js, g.addr) {
+		t.Fatalf("JSON snapshot does not show the call and its endpoint %s: %s", g.addr, js)
+	}
+	if page := get("/"); !strings.Contains(page, "SayHello") || !strings.Contains(page, g.addr) {
+		t.Fatalf("HTML page does not show the call and its endpoint %s", g.addr)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
