@@ -12,7 +12,12 @@ import (
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/naming"
+	"github.com/tarscomm/tarscomm/naming/file"
+	"github.com/tarscomm/tarscomm/naming/registry"
 	"github.com/tarscomm/tarscomm/netthread"
+	"github.com/tarscomm/tarscomm/objectproxy"
+	"github.com/tarscomm/tarscomm/protocol/queryf"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -42,6 +47,7 @@ type Option interface{ apply(*options) }
 type options struct {
 	log     *zap.Logger
 	noStats bool
+	naming  naming.Source
 }
 
 type optionFunc func(*options)
@@ -54,6 +60,14 @@ func WithLogger(log *zap.Logger) Option {
 	return optionFunc(func(o *options) { o.log = log })
 }
 
+// WithNaming makes src resolve proxy strings without '@' (in place of the locator or naming-file
+// of the configuration): an etcd source, a file source built in code, or any naming.Source. The
+// caller keeps ownership of src: the Communicator stops its watches at Close but does not close
+// it.
+func WithNaming(src naming.Source) Option {
+	return optionFunc(func(o *options) { o.naming = src })
+}
+
 // Communicator owns net threads, async workers and servant proxies. Its methods are safe for
 // concurrent use.
 type Communicator struct {
@@ -64,9 +78,13 @@ type Communicator struct {
 	async   *asyncproc.Pool
 	shared  *stats.Shared // calls that fail before a net thread takes them; nil without stats
 
-	mu      sync.Mutex
-	proxies map[string]*servantproxy.ServantProxy // by object name; guarded by mu
-	closed  bool                                  // guarded by mu
+	naming    naming.Source // resolves proxy strings without '@'; nil: they have no endpoints
+	ownNaming func()        // closes a source the Communicator made from its config
+
+	mu       sync.Mutex
+	proxies  map[string]*servantproxy.ServantProxy // by identity (see Proxy); guarded by mu
+	managers []*naming.Manager                     // guarded by mu
+	closed   bool                                  // guarded by mu
 }
 
 // New validates cfg and starts a Communicator: cfg.NetThread net threads and cfg.AsyncThread
@@ -113,17 +131,60 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 		InFlightLimit: cfg.AsyncInFlightLimit,
 		Log:           o.log.Named("asyncproc"),
 	})
+	if err := c.startNaming(o.naming); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// startNaming sets up the source of proxy strings without '@': src if given, else the
+// configuration's naming-file or locator.
+func (c *Communicator) startNaming(src naming.Source) error {
+	switch {
+	case src != nil:
+		c.naming = src
+	case c.cfg.NamingFile != "":
+		f := file.New(c.cfg.NamingFile, c.log)
+		c.naming, c.ownNaming = f, func() { _ = f.Close() }
+	case c.cfg.Locator != "":
+		loc, err := c.Proxy(c.cfg.Locator)
+		if err != nil {
+			return fmt.Errorf("communicator: locator: %w", err)
+		}
+		c.naming = registry.New(queryf.NewQueryFProxy(loc), registry.Options{
+			Refresh: c.cfg.RefreshEndpointInterval,
+			Cache:   c.cfg.EndpointCache,
+			Locator: c.cfg.Locator,
+			Log:     c.log,
+		})
+	}
+	return nil
+}
+
+// closeNaming stops every servant's watch, then the Communicator's own source.
+func (c *Communicator) closeNaming() {
+	c.mu.Lock()
+	ms := c.managers
+	c.managers = nil
+	c.mu.Unlock()
+	for _, m := range ms {
+		m.Close()
+	}
+	if c.ownNaming != nil {
+		c.ownNaming()
+	}
 }
 
 // Config returns the configuration the Communicator runs with.
 func (c *Communicator) Config() conf.Config { return c.cfg }
 
 // StringToProxy binds prx to the servant named by proxy, a TARS proxy string
-// ("Obj@tcp -h host -p port:tcp -h ..."). prx is a *servantproxy.ServantProxy or a generated
-// proxy (anything implementing servantproxy.Setter). The same object name always gets the same
-// underlying proxy: the endpoints of the first call win, as in TARS; "Obj#tag@..." gets a proxy
-// of its own per tag.
+// ("Obj@tcp -h host -p port:tcp -h ..."), or a bare "Obj" whose endpoints the naming source finds
+// (the locator, naming-file, or WithNaming). prx is a *servantproxy.ServantProxy or a generated
+// proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
+// proxy string (and the set): the same string always gets the same underlying proxy, another
+// string for the same object (other endpoints, or a "#tag") gets a proxy of its own.
 func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	sp, err := c.Proxy(proxy)
 	if err != nil {
@@ -143,8 +204,27 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	return nil
 }
 
-// Proxy returns the ServantProxy for proxy, creating it on first use.
+// Proxy returns the ServantProxy for proxy, creating it on first use. With set routing on
+// (enableset), a bare "Obj" is looked up in the client's set and its calls carry it.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
+	set := ""
+	if c.cfg.EnableSet {
+		set = c.cfg.SetDivision
+	}
+	return c.proxy(proxy, set, false)
+}
+
+// ProxyWithSet is Proxy for calls invoked by an explicit set, TarsCpp's stringToProxy(obj, set):
+// a bare "Obj" is looked up with findObjectByIdInSameSet(obj, set), and every call carries the
+// set (message type 0x80, status STATUS_SETNAME_VALUE), whether set routing is on or not.
+func (c *Communicator) ProxyWithSet(proxy, set string) (*servantproxy.ServantProxy, error) {
+	if p := conf.SetDivisionProblem(set); p != "" {
+		return nil, fmt.Errorf("communicator: set %q: %s", set, p)
+	}
+	return c.proxy(proxy, set, true)
+}
+
+func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.ServantProxy, error) {
 	target, err := endpoint.Parse(proxy)
 	if err != nil {
 		return nil, err
@@ -154,17 +234,25 @@ func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 			return nil, fmt.Errorf("communicator: %s: endpoint %q: only tcp is supported for now", target.Object, ep.String())
 		}
 	}
+	direct := len(target.Endpoints) > 0
+	if direct && !explicit {
+		set = "" // TarsCpp: a direct proxy is not invoked by the client's set
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, ErrClosed
 	}
-	key := target.Object
-	if target.Tag != "" {
-		key += "#" + target.Tag // TARS: a tag gives the same servant a proxy of its own
+	key := target.String() // TarsCpp keys proxies by the whole string; the tag is part of it
+	if set != "" {
+		key += " |set " + set
 	}
 	if sp, ok := c.proxies[key]; ok {
 		return sp, nil
+	}
+	before := make([]int, len(c.threads))
+	for i, t := range c.threads {
+		before[i] = len(t.ObjectProxies())
 	}
 	s := c.cfg.ForServant(target.Object)
 	sp, err := servantproxy.New(target, servantproxy.Options{
@@ -174,10 +262,32 @@ func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 		AsyncTimeout: s.AsyncInvokeTimeout,
 		Balancer:     s.LoadBalance,
 		Retries:      s.Retries,
-		Stats:        c.shared,
 	})
 	if err != nil {
 		return nil, err
+	}
+	// The ObjectProxies just built, one per thread: Proxy is their only builder, under c.mu.
+	objs := make([]*objectproxy.ObjectProxy, len(c.threads))
+	for i, t := range c.threads {
+		objs[i] = t.ObjectProxies()[before[i]]
+	}
+	if set != "" {
+		for _, o := range objs {
+			o.SetName(set)
+		}
+	}
+	if !direct && c.naming != nil {
+		threads := c.threads
+		m := naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
+			for i, t := range threads {
+				o := objs[i]
+				t.Execute(func() { o.Update(l.Active, l.Inactive) })
+			}
+		})
+		for _, o := range objs {
+			o.Await(m.Start)
+		}
+		c.managers = append(c.managers, m)
 	}
 	c.proxies[key] = sp
 	return sp, nil
@@ -196,6 +306,7 @@ func (c *Communicator) Close() error {
 	c.mu.Lock()
 	c.closed = true // Proxy refuses from now on
 	c.mu.Unlock()
+	c.closeNaming()
 	// Each step is idempotent and waits for a close already under way, so a second Close does
 	// not return before the first has finished.
 	var wg sync.WaitGroup

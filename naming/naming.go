@@ -1,0 +1,125 @@
+package naming
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/tarscomm/tarscomm/endpoint"
+)
+
+// Query names what a Source resolves.
+type Query struct {
+	Object string // the servant, e.g. "App.Server.Obj" (without a "#tag")
+	Set    string // "name.area.group" when set routing is on, "" otherwise
+}
+
+// List is one answer: the endpoints to balance over, and those a registry lists as registered
+// but inactive (kept so that hash routing stays stable; see objectproxy).
+type List struct {
+	Active   []endpoint.Endpoint
+	Inactive []endpoint.Endpoint
+}
+
+// Equal reports whether l and m hold the same endpoints in the same order.
+func (l List) Equal(m List) bool {
+	return slices.Equal(l.Active, m.Active) && slices.Equal(l.Inactive, m.Inactive)
+}
+
+// Source resolves objects to endpoint lists and follows their changes.
+type Source interface {
+	// Watch starts following q: push is called with the first list as soon as it is known and
+	// with every list after it, never concurrently for one watch (it may be called before Watch
+	// returns). An empty Active list means the object has no endpoint now: its calls fail with
+	// ErrNoEndpoint. While nothing is known push is not called, and calls wait within their
+	// deadlines. stop ends the watch; after it returns push is not called again.
+	Watch(q Query, push func(List)) (stop func())
+}
+
+// Static is the source of a proxy string's endpoints: every Watch gets the same list, at once,
+// and nothing after.
+type Static List
+
+// Watch implements Source.
+func (s Static) Watch(_ Query, push func(List)) func() {
+	push(List(s))
+	return func() {}
+}
+
+// Manager owns one servant's endpoint list, TarsCpp's EndpointManager: it starts the source's
+// watch on the first Start (the servant's first call), hands every list that differs from the
+// last to push, and stops the watch on Close. Its methods are safe for concurrent use.
+type Manager struct {
+	src  Source
+	q    Query
+	push func(List)
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    func()
+	last    List
+	have    bool
+	wg      sync.WaitGroup
+}
+
+// NewManager returns the Manager of q over src; it does nothing until Start.
+func NewManager(src Source, q Query, push func(List)) *Manager {
+	return &Manager{src: src, q: q, push: push}
+}
+
+// Query returns what the Manager resolves.
+func (m *Manager) Query() Query { return m.q }
+
+// Start starts the watch, once; later calls do nothing. It does not block: the watch starts on a
+// goroutine of its own, so that Start may be called from a net thread.
+func (m *Manager) Start() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.closed {
+		return
+	}
+	m.started = true
+	m.wg.Go(func() {
+		stop := m.src.Watch(m.q, m.deliver)
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			stop()
+			return
+		}
+		m.stop = stop
+		m.mu.Unlock()
+	})
+}
+
+// deliver passes l on unless it equals the last list.
+func (m *Manager) deliver(l List) {
+	m.mu.Lock()
+	if m.closed || (m.have && l.Equal(m.last)) {
+		m.mu.Unlock()
+		return
+	}
+	m.last, m.have = l, true
+	m.mu.Unlock()
+	m.push(l)
+}
+
+// Last returns the last list handed to push, and whether there was one.
+func (m *Manager) Last() (List, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last, m.have
+}
+
+// Close stops the watch and waits for it: push is not called after Close returns.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	stop := m.stop
+	m.stop = nil
+	m.mu.Unlock()
+	m.wg.Wait()
+	if stop != nil {
+		stop()
+	}
+}

@@ -1,0 +1,136 @@
+package registry
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/naming"
+)
+
+// cache is the endpoint-cache file: a JSON object mapping "<locator>|<obj>[|<set>]" to the
+// last good answer, endpoints in their TARS string form:
+//
+//	{"<key>": {"active": ["tcp -h 10.0.0.1 -p 1 -t 60000"], "inactive": []}}
+//
+// The locator part is the locator's endpoints sorted, so that listing them in another order
+// keeps the entries. The file is rewritten (through a temporary file and a rename) when an
+// answer differs from the cached one.
+type cache struct {
+	path    string
+	locator string
+
+	mu      sync.Mutex
+	entries map[string]cacheEntry // nil until read
+}
+
+type cacheEntry struct {
+	Active   []string `json:"active"`
+	Inactive []string `json:"inactive"`
+}
+
+func newCache(path, locator string) *cache {
+	return &cache{path: path, locator: normalizeLocator(locator)}
+}
+
+// normalizeLocator sorts the locator's endpoints.
+func normalizeLocator(s string) string {
+	t, err := endpoint.Parse(s)
+	if err != nil {
+		return s
+	}
+	eps := make([]string, 0, len(t.Endpoints))
+	for _, e := range t.Endpoints {
+		eps = append(eps, e.String())
+	}
+	slices.Sort(eps)
+	return t.Object + "@" + strings.Join(eps, ":")
+}
+
+func (c *cache) key(q naming.Query) string {
+	k := c.locator + "|" + q.Object
+	if q.Set != "" {
+		k += "|" + q.Set
+	}
+	return k
+}
+
+// read loads the file once; a missing or unreadable file is an empty cache.
+func (c *cache) read() {
+	if c.entries != nil {
+		return
+	}
+	c.entries = map[string]cacheEntry{}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return
+	}
+	_ = json.Unmarshal(data, &c.entries)
+	if c.entries == nil {
+		c.entries = map[string]cacheEntry{}
+	}
+}
+
+func (c *cache) load(q naming.Query) (naming.List, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.read()
+	e, ok := c.entries[c.key(q)]
+	if !ok {
+		return naming.List{}, false
+	}
+	l := naming.List{Active: parseAll(e.Active), Inactive: parseAll(e.Inactive)}
+	return l, len(l.Active) > 0
+}
+
+func parseAll(ss []string) []endpoint.Endpoint {
+	var out []endpoint.Endpoint
+	for _, s := range ss {
+		if e, err := endpoint.ParseEndpoint(s); err == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func formatAll(eps []endpoint.Endpoint) []string {
+	out := make([]string, 0, len(eps))
+	for _, e := range eps {
+		out = append(out, e.String())
+	}
+	return out
+}
+
+func (c *cache) store(q naming.Query, l naming.List) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.read()
+	e := cacheEntry{Active: formatAll(l.Active), Inactive: formatAll(l.Inactive)}
+	k := c.key(q)
+	if old, ok := c.entries[k]; ok && slices.Equal(old.Active, e.Active) && slices.Equal(old.Inactive, e.Inactive) {
+		return nil
+	}
+	c.entries[k] = e
+	data, err := json.MarshalIndent(c.entries, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), filepath.Base(c.path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), c.path)
+}

@@ -1,0 +1,18 @@
+// Package registry is the naming source of a TARS deployment: the registry's query object
+// (tars.tarsregistry.QueryObj, interface QueryF), called through tarscomm's own client.
+//
+// A watch asks findObjectByIdInSameGroup(obj), or findObjectByIdInSameSet(obj, set) when set
+// routing is on, at once and then on TarsCpp's schedule:
+//
+//   - after an answer with active endpoints: every Refresh (refresh-endpoint-interval; a value of
+//     1s means 1s);
+//   - after an answer whose active list is empty: the last good list stays, retry in 10s (an
+//     object never seen gets the empty list, so its calls fail with ErrNoEndpoint);
+//   - after a failure (an error, a non-zero return code, or no answer within 5s): the last good
+//     list stays, retry in 2s, and every 30s after more than 3 failures in a row.
+//
+// Inactive endpoints are passed on with the active ones, for hash stability, as TarsCpp keeps
+// them. Only tcp endpoints are used. With a cache file, the last good answer per object is
+// written there when it changes, and read when the registry cannot be reached and nothing is
+// known yet.
+package registry

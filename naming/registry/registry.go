@@ -1,0 +1,219 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/naming"
+	"github.com/tarscomm/tarscomm/protocol/endpointf"
+	"github.com/tarscomm/tarscomm/protocol/queryf"
+)
+
+// TarsCpp's EndpointManager intervals (see the package documentation).
+const (
+	defaultRefresh     = 60 * time.Second
+	failInterval       = 2 * time.Second
+	activeEmptyRetry   = 10 * time.Second
+	slowFailInterval   = 30 * time.Second
+	queryTimeout       = 5 * time.Second
+	failuresBeforeSlow = 3
+)
+
+// Options configure a Registry. Zero values take TarsCpp's.
+type Options struct {
+	Refresh       time.Duration // after a good answer; default 60s
+	FailRetry     time.Duration // after a failure; default 2s
+	SlowFailRetry time.Duration // after more than 3 failures in a row; default 30s
+	EmptyRetry    time.Duration // after an empty active list; default 10s
+	QueryTimeout  time.Duration // one query; default 5s
+	// Cache is the endpoint-cache file; "" for none. Locator (the locator string) keys its
+	// entries, so that one file can serve several registries.
+	Cache   string
+	Locator string
+	Log     *zap.Logger
+}
+
+// Registry is a naming.Source over a QueryF proxy. Safe for concurrent use.
+type Registry struct {
+	q     *queryf.QueryFProxy
+	opts  Options
+	log   *zap.Logger
+	cache *cache
+}
+
+// New returns the source asking q (a proxy to tars.tarsregistry.QueryObj).
+func New(q *queryf.QueryFProxy, o Options) *Registry {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.Refresh, defaultRefresh)
+	def(&o.FailRetry, failInterval)
+	def(&o.SlowFailRetry, slowFailInterval)
+	def(&o.EmptyRetry, activeEmptyRetry)
+	def(&o.QueryTimeout, queryTimeout)
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	r := &Registry{q: q, opts: o, log: o.Log.Named("registry")}
+	if o.Cache != "" {
+		r.cache = newCache(o.Cache, o.Locator)
+	}
+	return r
+}
+
+// Watch implements naming.Source: it follows q on a goroutine of its own until stop.
+func (r *Registry) Watch(q naming.Query, push func(naming.List)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.follow(ctx, q, push)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// follow queries q on TarsCpp's schedule until ctx ends.
+func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.List)) {
+	fails, have := 0, false
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		l, err := r.Query(ctx, q)
+		var wait time.Duration
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			fails++
+			wait = r.opts.FailRetry
+			if fails > failuresBeforeSlow {
+				wait = r.opts.SlowFailRetry
+			}
+			r.log.Warn("registry query failed; keeping the last list", zap.String("obj", q.Object), zap.Int("consecutive", fails), zap.Error(err))
+			if !have && r.cache != nil {
+				if cl, ok := r.cache.load(q); ok {
+					r.log.Info("using the endpoint cache", zap.String("obj", q.Object), zap.Int("active", len(cl.Active)))
+					push(cl)
+					have = true
+				}
+			}
+		case len(l.Active) == 0:
+			fails = 0
+			wait = r.opts.EmptyRetry
+			if !have {
+				push(l)
+				have = true
+			}
+		default:
+			fails = 0
+			wait = r.opts.Refresh
+			push(l)
+			have = true
+			if r.cache != nil {
+				if err := r.cache.store(q, l); err != nil {
+					r.log.Warn("endpoint cache not written", zap.Error(err))
+				}
+			}
+		}
+		t.Reset(wait)
+	}
+}
+
+// Query asks the registry for q once, within the query timeout.
+func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
+	defer cancel()
+	var (
+		ret              int32
+		active, inactive []endpointf.EndpointF
+		err              error
+	)
+	if q.Set != "" {
+		ret, active, inactive, err = r.q.FindObjectByIdInSameSet(ctx, q.Object, q.Set)
+	} else {
+		ret, active, inactive, err = r.q.FindObjectByIdInSameGroup(ctx, q.Object)
+	}
+	if err != nil {
+		return naming.List{}, err
+	}
+	if ret != 0 {
+		return naming.List{}, fmt.Errorf("%w: %s: return code %d", errRegistry, q.Object, ret)
+	}
+	return naming.List{Active: convert(active), Inactive: convert(inactive)}, nil
+}
+
+var errRegistry = errors.New("registry refused the query")
+
+// convert turns the registry's endpoints into tcp Endpoints; others are left out.
+func convert(in []endpointf.EndpointF) []endpoint.Endpoint {
+	out := make([]endpoint.Endpoint, 0, len(in))
+	for _, f := range in {
+		if f.Istcp != 1 || f.Host == "" || f.Port <= 0 || f.Port > 65535 {
+			continue
+		}
+		e := FromEndpointF(f)
+		out = append(out, e)
+	}
+	return out
+}
+
+// FromEndpointF converts a registry EndpointF (istcp 0 udp, 1 tcp, 2 ssl). A weight of 0 on an
+// endpoint that is not statically weighted means "absent" (-1), as in TarsCpp's TC_Endpoint.
+func FromEndpointF(f endpointf.EndpointF) endpoint.Endpoint {
+	e := endpoint.Endpoint{
+		Proto:       endpoint.TCP,
+		Host:        f.Host,
+		Port:        int(f.Port),
+		Timeout:     time.Duration(f.Timeout) * time.Millisecond,
+		Grid:        int(f.Grid),
+		Qos:         int(f.Qos),
+		Weight:      int(f.Weight),
+		WeightType:  int(f.WeightType),
+		AuthType:    int(f.AuthType),
+		SetDivision: f.SetId,
+	}
+	switch f.Istcp {
+	case 0:
+		e.Proto = endpoint.UDP
+	case 2:
+		e.Proto = endpoint.SSL
+	}
+	if e.WeightType != endpoint.WeightStatic && e.Weight <= 0 {
+		e.Weight = -1
+	}
+	return e
+}
+
+// ToEndpointF is FromEndpointF's inverse, for registries written in Go (tests, tools).
+func ToEndpointF(e endpoint.Endpoint) endpointf.EndpointF {
+	f := endpointf.EndpointF{
+		Host: e.Host, Port: int32(e.Port), Timeout: int32(e.Timeout.Milliseconds()), Istcp: 1,
+		Grid: int32(e.Grid), Qos: int32(e.Qos), WeightType: int32(e.WeightType),
+		AuthType: int32(e.AuthType), SetId: e.SetDivision, Groupworkid: -1,
+	}
+	switch e.Proto {
+	case endpoint.UDP:
+		f.Istcp = 0
+	case endpoint.SSL:
+		f.Istcp = 2
+	}
+	if e.Weight >= 0 {
+		f.Weight = int32(e.Weight)
+	}
+	return f
+}
