@@ -1,6 +1,10 @@
 package servantproxy
 
-import "time"
+import (
+	"time"
+
+	"github.com/tarscomm/tarscomm/interceptor"
+)
 
 // CallOption changes one call.
 type CallOption func(*callOptions)
@@ -13,6 +17,17 @@ type callOptions struct {
 	status  map[string]string
 	rspCtx  *map[string]string
 	rspSt   *map[string]string
+	dyeKey  string
+	dyed    bool
+	mt      int32                 // iMessageType bits added by interceptors or dyeing
+	info    *interceptor.CallInfo // the call as the interceptors see it; nil without hooks
+	queued  bool                  // an async call was queued: its End runs on the async worker
+}
+
+// WithDyeing dyes the call with key (TARS dyeing: iMessageType 0x04 and STATUS_DYED_KEY), as
+// dye.WithKey does for every call made with a context.
+func WithDyeing(key string) CallOption {
+	return func(o *callOptions) { o.dyeKey, o.dyed = key, true }
 }
 
 // WithHash routes the call by code: calls with the same code go to the same net thread and the

@@ -12,6 +12,7 @@ import (
 	"github.com/tarscomm/tarscomm/asyncproc"
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
@@ -29,6 +30,8 @@ type Options struct {
 	// Stats counts the calls that fail before a net thread takes them (full queue, closed,
 	// refused by the async bounds, deadline already passed); nil: not counted.
 	Stats *stats.Shared
+	// Interceptor wraps every call (tracing, metrics); nil: none, at no cost.
+	Interceptor interceptor.Client
 }
 
 // ServantProxy calls one TARS servant. It is a small handle: copies share the same proxy. The
@@ -54,6 +57,7 @@ type proxy struct {
 	syncTO  time.Duration
 	asyncTO time.Duration
 	shared  *stats.Shared
+	icpt    interceptor.Client
 
 	rr atomic.Uint32 // first-layer round-robin over threads
 }
@@ -78,6 +82,7 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 		syncTO:  defaultTimeout(o.SyncTimeout, 3*time.Second),
 		asyncTO: defaultTimeout(o.AsyncTimeout, 5*time.Second),
 		shared:  o.Stats,
+		icpt:    o.Interceptor,
 	}
 	for _, t := range o.Threads {
 		obj, err := t.NewObjectProxy(target, o.Balancer, o.Retries)
@@ -138,6 +143,15 @@ func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Mes
 		return errUnbound
 	}
 	o := collect(opts)
+	if s.p.hooked(ctx, o) {
+		return s.p.viaHooks(ctx, fn, o, false, false, func(ctx context.Context, o *callOptions) error {
+			return s.invoke(ctx, fn, req, rsp, o)
+		})
+	}
+	return s.invoke(ctx, fn, req, rsp, o)
+}
+
+func (s *ServantProxy) invoke(ctx context.Context, fn string, req, rsp proto.Message, o *callOptions) error {
 	c, t, err := s.p.prepare(ctx, fn, o, s.p.syncTO, codec.PacketNormal, req, nil)
 	if err != nil {
 		return err
@@ -149,6 +163,7 @@ func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Mes
 	if err == nil || isServerError(err) {
 		o.storeMeta(c)
 	}
+	o.ended(c)
 	call.Put(c)
 	return err
 }
@@ -161,6 +176,19 @@ func (s *ServantProxy) InvokeRaw(ctx context.Context, fn string, body []byte, op
 		return nil, errUnbound
 	}
 	o := collect(opts)
+	if s.p.hooked(ctx, o) {
+		var out []byte
+		err := s.p.viaHooks(ctx, fn, o, false, false, func(ctx context.Context, o *callOptions) error {
+			var err error
+			out, err = s.invokeRaw(ctx, fn, body, o)
+			return err
+		})
+		return out, err
+	}
+	return s.invokeRaw(ctx, fn, body, o)
+}
+
+func (s *ServantProxy) invokeRaw(ctx context.Context, fn string, body []byte, o *callOptions) ([]byte, error) {
 	c, t, err := s.p.prepare(ctx, fn, o, s.p.syncTO, codec.PacketNormal, nil, body)
 	if err != nil {
 		return nil, err
@@ -176,6 +204,7 @@ func (s *ServantProxy) InvokeRaw(ctx context.Context, fn string, body []byte, op
 	if err == nil || isServerError(err) {
 		o.storeMeta(c)
 	}
+	o.ended(c)
 	call.Put(c)
 	return out, err
 }
@@ -192,15 +221,30 @@ func (s *ServantProxy) InvokeOneway(ctx context.Context, fn string, req proto.Me
 	if s == nil || s.p == nil {
 		return errUnbound
 	}
-	c, t, err := s.p.prepare(ctx, fn, collect(opts), s.p.syncTO, codec.PacketOneway, req, nil)
+	return s.p.oneway(ctx, fn, collect(opts), req, nil)
+}
+
+// oneway sends a one-way request, through the hooks when there are any.
+func (p *proxy) oneway(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte) error {
+	if p.hooked(ctx, o) {
+		return p.viaHooks(ctx, fn, o, true, false, func(ctx context.Context, o *callOptions) error {
+			return p.oneway1(ctx, fn, o, req, body)
+		})
+	}
+	return p.oneway1(ctx, fn, o, req, body)
+}
+
+func (p *proxy) oneway1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte) error {
+	c, t, err := p.prepare(ctx, fn, o, p.syncTO, codec.PacketOneway, req, body)
 	if err != nil {
 		return err
 	}
 	c.Oneway = true
-	if err := s.p.wait(ctx, c, t); err != nil {
+	if err := p.wait(ctx, c, t); err != nil {
 		return err
 	}
 	err = resultErr(c)
+	o.ended(c)
 	call.Put(c)
 	return err
 }
@@ -219,7 +263,7 @@ func (s *ServantProxy) AsyncInvoke(ctx context.Context, fn string, req, rsp prot
 	if s == nil || s.p == nil {
 		return errUnbound
 	}
-	return s.p.async1(ctx, fn, collect(opts), req, nil, rsp, cb, nil)
+	return s.p.asyncCall(ctx, fn, collect(opts), req, nil, rsp, cb, nil)
 }
 
 // AsyncInvokeRaw is AsyncInvoke for caller-encoded bodies: cb receives the reply body, which it
@@ -231,7 +275,27 @@ func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byt
 	if s == nil || s.p == nil {
 		return errUnbound
 	}
-	return s.p.async1(ctx, fn, collect(opts), nil, body, nil, nil, cb)
+	return s.p.asyncCall(ctx, fn, collect(opts), nil, body, nil, nil, cb)
+}
+
+// asyncCall makes an async call, through the hooks when there are any: the interceptors' End runs
+// on the async worker, before the callback.
+func (p *proxy) asyncCall(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
+	if !p.hooked(ctx, o) {
+		return p.async1(ctx, fn, o, req, body, rsp, cb, rawCB)
+	}
+	var submitted bool
+	err := p.viaHooks(ctx, fn, o, false, true, func(ctx context.Context, o *callOptions) error {
+		err := p.async1(ctx, fn, o, req, body, rsp, cb, rawCB)
+		submitted = err == nil
+		return err
+	})
+	if submitted && err != nil {
+		// An interceptor failed the call after it was sent: the callback still runs once, and
+		// AsyncInvoke's promise (an error means no callback) holds only for calls not sent.
+		return nil
+	}
+	return err
 }
 
 func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
@@ -249,12 +313,20 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	}
 	c.Rsp, c.Callback, c.RawCallback = rsp, cb, rawCB
 	c.Finish = finishAsync
+	if info := o.info; info != nil {
+		c.OnEnd = func(c *call.Call, err error) {
+			if c != nil {
+				info.Endpoint, info.Ret = c.Addr, c.Ret
+			}
+			info.End(err)
+		}
+	}
 	c.Notify = p.notify
 	if ctx.Done() != nil {
 		// Cancelling ctx ends the call at once. Watching it costs a few allocations, paid only
 		// by contexts that can be cancelled.
-		gen, start, deadline := c.Gen(), c.Start, c.Deadline
-		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, fn, start, deadline, rsp, cb, rawCB) })
+		gen, start, deadline, onEnd := c.Gen(), c.Start, c.Deadline, c.OnEnd
+		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, fn, start, deadline, onEnd, rsp, cb, rawCB) })
 	}
 	if err := t.Submit(c); err != nil {
 		err = p.unsent(fn, resultOfUnsent(err), err)
@@ -262,19 +334,21 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 			// ctx ended meanwhile and the watcher took the call over: it delivers the callback,
 			// which AsyncInvoke must not promise. Wait for nothing: just report the error; the
 			// callback will still run once with ctx's error.
+			o.queued = true
 			return nil
 		}
 		call.Put(c)
 		p.async.Release()
 		return err
 	}
+	o.queued = true
 	return nil
 }
 
 // cancelAsync runs when an async call's context ends: if the call is still pending, it is
 // abandoned (the loop recycles it when it meets it) and its callback runs on an async worker
 // with the context's error, through a fresh carrier that inherits the call's queue slot.
-func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn string, start, deadline int64, rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
+func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn string, start, deadline int64, onEnd func(*call.Call, error), rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
 	if expiresWithCtx(ctx, deadline) {
 		// The call's own deadline is the context's: the loop's timing wheel ends it, naming
 		// the endpoint.
@@ -287,6 +361,7 @@ func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn st
 	carrier := call.Get()
 	carrier.Rsp, carrier.Callback, carrier.RawCallback = rsp, cb, rawCB
 	carrier.Finish = finishAsync
+	carrier.OnEnd = onEnd
 	carrier.Err = err
 	p.async.Deliver(carrier)
 }
@@ -303,12 +378,18 @@ func finishAsync(c *call.Call) {
 		if err == nil {
 			out = c.TakeBody()
 		}
+		if c.OnEnd != nil {
+			c.OnEnd(c, err)
+		}
 		call.Put(c)
 		cb(out, err)
 		return
 	}
 	cb := c.Callback
 	err := result(c, c.Rsp)
+	if c.OnEnd != nil {
+		c.OnEnd(c, err)
+	}
 	call.Put(c)
 	cb(err)
 }
@@ -359,6 +440,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	if o.hashed {
 		mt |= codec.MessageHash
 	}
+	mt |= o.mt
 	ms := (deadline - now) / int64(time.Millisecond)
 	if ms < 1 {
 		ms = 1

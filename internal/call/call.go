@@ -72,6 +72,9 @@ type Call struct {
 	// StopCancel, when set, detaches the context watcher of an async call (context.AfterFunc's
 	// stop); the finisher calls it.
 	StopCancel func() bool
+	// OnEnd, when set, is told how an async call ended, on the async worker before the user's
+	// callback (the interceptors' End).
+	OnEnd func(c *Call, err error)
 
 	// Owned by the loop goroutine while the call is pending.
 	Owner  Owner
@@ -168,7 +171,7 @@ func Put(c *Call) {
 	}
 	c.ID, c.Oneway, c.Hashed, c.Hash, c.Deadline = 0, false, false, 0, 0
 	c.Frame, c.Dest, c.Servant, c.Func, c.Start = frame, nil, "", "", 0
-	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel = nil, nil, nil, nil, nil, nil
+	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel, c.OnEnd = nil, nil, nil, nil, nil, nil, nil
 	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, nil, 0
 	c.Tries, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil

@@ -10,7 +10,7 @@ import (
 // whole struct, see Put): a field added to Call must be added to Put, and to this list.
 func TestPutResetsEveryField(t *testing.T) {
 	want := []string{"ID", "Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Servant", "Func", "Start", "Finish", "Notify",
-		"Rsp", "Callback", "RawCallback", "StopCancel", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
+		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
 		"Tries", "Tried", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
 		"state", "done"}
 	typ := reflect.TypeFor[Call]()

@@ -1,0 +1,62 @@
+package servantproxy
+
+import (
+	"context"
+
+	"github.com/tarscomm/tarscomm/dye"
+	"github.com/tarscomm/tarscomm/interceptor"
+	"github.com/tarscomm/tarscomm/internal/call"
+)
+
+// hooked reports whether a call must take the hooked path: the Communicator has a client
+// interceptor, or the call is dyed (by option or by its context). Calls without either pay one
+// context lookup.
+func (p *proxy) hooked(ctx context.Context, o *callOptions) bool {
+	if p.icpt != nil || o.dyed {
+		return true
+	}
+	_, dyed := dye.FromContext(ctx)
+	return dyed
+}
+
+// viaHooks runs one call through dyeing and the client interceptors: the interceptors see it as
+// an interceptor.CallInfo, may add to its context and status maps and its message type, and
+// wrap the rest; send then makes the call with what they settled. End runs once: for a sync or
+// one-way call when send returns (after the reply, or once written), for an async call on the
+// async worker before the callback (call.Call.OnEnd), for a call that failed before it was
+// queued when send returns its error.
+func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway, async bool, send func(ctx context.Context, o *callOptions) error) error {
+	info := &interceptor.CallInfo{Servant: p.name, Function: fn, Oneway: oneway, Async: async,
+		Context: o.context, Status: o.status}
+	key, dyed := o.dyeKey, o.dyed
+	if !dyed {
+		key, dyed = dye.FromContext(ctx)
+	}
+	if dyed {
+		info.MessageType, info.Status = dye.Apply(info.MessageType, info.Status, key)
+	}
+	next := func(ctx context.Context, info *interceptor.CallInfo) error {
+		oo := *o
+		oo.context, oo.status, oo.mt = info.Context, info.Status, info.MessageType
+		if p.icpt != nil {
+			oo.info = info
+		}
+		err := send(ctx, &oo)
+		if p.icpt != nil && !oo.queued {
+			info.End(err)
+		}
+		return err
+	}
+	if p.icpt == nil {
+		return next(ctx, info)
+	}
+	return p.icpt(ctx, info, next)
+}
+
+// ended records, for the interceptors, where a finished sync or one-way call went and what it
+// got back.
+func (o *callOptions) ended(c *call.Call) {
+	if o.info != nil {
+		o.info.Endpoint, o.info.Ret = c.Addr, c.Ret
+	}
+}
