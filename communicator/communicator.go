@@ -11,6 +11,7 @@ import (
 	"github.com/tarscomm/tarscomm/asyncproc"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/naming"
 	"github.com/tarscomm/tarscomm/naming/file"
@@ -48,6 +49,7 @@ type options struct {
 	log     *zap.Logger
 	noStats bool
 	naming  naming.Source
+	icpt    []interceptor.Client
 }
 
 type optionFunc func(*options)
@@ -76,7 +78,8 @@ type Communicator struct {
 	log     *zap.Logger
 	threads []*netthread.Thread
 	async   *asyncproc.Pool
-	shared  *stats.Shared // calls that fail before a net thread takes them; nil without stats
+	shared  *stats.Shared      // calls that fail before a net thread takes them; nil without stats
+	icpt    interceptor.Client // wraps every call; nil: none
 
 	naming    naming.Source // resolves proxy strings without '@'; nil: they have no endpoints
 	ownNaming func()        // closes a source the Communicator made from its config
@@ -104,6 +107,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	if !o.noStats {
 		c.shared = new(stats.Shared)
 	}
+	c.icpt = interceptor.ChainClient(o.icpt...)
 	for i := range cfg.NetThread {
 		t, err := netthread.New(netthread.Options{
 			Index:          i,
@@ -262,6 +266,8 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 		AsyncTimeout: s.AsyncInvokeTimeout,
 		Balancer:     s.LoadBalance,
 		Retries:      s.Retries,
+		Stats:        c.shared,
+		Interceptor:  c.icpt,
 	})
 	if err != nil {
 		return nil, err

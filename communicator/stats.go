@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tarscomm/tarscomm/debugpage"
+	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/stats"
 )
 
@@ -13,6 +14,13 @@ import (
 // locks or shared atomics; this option exists to measure that cost.
 func WithoutStats() Option {
 	return optionFunc(func(o *options) { o.noStats = true })
+}
+
+// WithInterceptor adds client interceptors: each call of every proxy of the Communicator goes
+// through them, the first given outermost (tracing and metrics: see the otel module). Calls pay
+// nothing for this when there is none.
+func WithInterceptor(cs ...interceptor.Client) Option {
+	return optionFunc(func(o *options) { o.icpt = append(o.icpt, cs...) })
 }
 
 // statsTimeout bounds the wait for one net thread's part of a snapshot.
