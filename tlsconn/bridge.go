@@ -13,7 +13,10 @@ import (
 )
 
 // bufSize is the buffer of each direction of a bridge: what one read moves at most.
-const bufSize = 64 << 10
+const bufSize = 256 << 10
+
+// pairBuffer is the socket buffer asked for each end of a bridge's socket pair.
+const pairBuffer = 1 << 20
 
 // closeNotifyLimit bounds the close_notify alert an orderly close sends to the peer.
 const closeNotifyLimit = 100 * time.Millisecond
@@ -51,6 +54,12 @@ func (g *Group) Bridge(tc *tls.Conn, addr string) (net.Conn, *Link, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tlsconn: socketpair: %w", err)
+	}
+	for _, fd := range fds {
+		// Room for a few large messages, so that the loop's writes of a batch complete in one
+		// call rather than piling up in gnet's buffer (the system may cap it lower).
+		_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_SNDBUF, pairBuffer)
+		_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, pairBuffer)
 	}
 	loopSide, err := fileConn(fds[0], "tls-loop")
 	if err != nil {
@@ -183,7 +192,17 @@ func (l *Link) encrypt() {
 	for {
 		n, err := l.rel.Read(buf)
 		if n > 0 {
-			if _, werr := l.tc.Write(buf[:n]); werr != nil {
+			bc, _ := l.tc.NetConn().(*bufConn)
+			if bc != nil {
+				bc.gather()
+			}
+			_, werr := l.tc.Write(buf[:n])
+			if bc != nil {
+				if ferr := bc.flush(); werr == nil {
+					werr = ferr
+				}
+			}
+			if werr != nil {
 				l.fail("write", werr)
 				_ = l.Close()
 				return
@@ -201,11 +220,29 @@ func (l *Link) encrypt() {
 
 // decrypt moves what the peer sends to the loop. It is the only reader of tc. When the peer
 // closes, or TLS fails, it records the cause and closes the link: the loop sees end of file.
+//
+// tls.Conn.Read returns one record (at most 16 KiB) per call. To hand the loop all that has
+// arrived in one write (one wakeup, one read there), decrypt goes on reading records the
+// tls.Conn already holds, or the socket already has, with a read deadline in the past: the
+// network connection then fails at once instead of waiting, which tls.Conn treats as a
+// temporary error and keeps its partial input.
 func (l *Link) decrypt() {
 	defer l.done()
 	buf := make([]byte, bufSize)
+	raw := l.tc.NetConn()
 	for {
 		n, err := l.tc.Read(buf)
+		if err == nil && n > 0 && n < len(buf)-maxRecord {
+			_ = raw.SetReadDeadline(past)
+			for err == nil && n < len(buf)-maxRecord {
+				var m int
+				m, err = l.tc.Read(buf[n:])
+				n += m
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				err = raw.SetReadDeadline(time.Time{})
+			}
+		}
 		if n > 0 {
 			if _, werr := l.rel.Write(buf[:n]); werr != nil {
 				_ = l.Close()
@@ -219,3 +256,9 @@ func (l *Link) decrypt() {
 		}
 	}
 }
+
+// maxRecord is the largest plaintext of one TLS record.
+const maxRecord = 16 << 10
+
+// past is a deadline that has passed.
+var past = time.Unix(1, 0)

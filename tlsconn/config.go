@@ -106,7 +106,7 @@ func Client(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr string
 		cfg = cfg.Clone()
 		cfg.ServerName = host
 	}
-	tc := tls.Client(nc, cfg)
+	tc := tls.Client(newBufConn(nc), cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = nc.Close()
 		return nil, handshakeError(addr, err, limit)
@@ -119,7 +119,7 @@ func Client(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr string
 func Server(ctx context.Context, nc net.Conn, cfg *tls.Config, limit time.Duration) (*tls.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	tc := tls.Server(nc, cfg)
+	tc := tls.Server(newBufConn(nc), cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = nc.Close()
 		return nil, handshakeError(nc.RemoteAddr().String(), err, limit)

@@ -28,7 +28,7 @@
 //   - Backpressure still works: when the peer stops reading, the encrypting goroutine blocks in
 //     tls.Conn.Write, the socket pair fills, and gnet's outbound buffer grows until
 //     send-buffer-limit refuses calls. The bridge adds a bounded slack: the socket pair's kernel
-//     buffers and one 64 KiB buffer per direction.
+//     buffers (1 MiB asked per end) and one 256 KiB buffer per direction.
 //   - Close is total: gnet closing its end (Close, detach, protocol error, engine stop) is seen
 //     by the encrypting goroutine as end of file; the owner also closes the Link in OnClose,
 //     which closes the network connection and unblocks a goroutine stuck on a peer that does
