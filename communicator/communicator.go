@@ -81,6 +81,9 @@ type Communicator struct {
 	shared  *stats.Shared      // calls that fail before a net thread takes them; nil without stats
 	icpt    interceptor.Client // wraps every call; nil: none
 
+	reports     reporters // TARS stat and property reporting, when configured
+	reportsOnce sync.Once
+
 	naming    naming.Source // resolves proxy strings without '@'; nil: they have no endpoints
 	ownNaming func()        // closes a source the Communicator made from its config
 
@@ -136,6 +139,10 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 		Log:           o.log.Named("asyncproc"),
 	})
 	if err := c.startNaming(o.naming); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	if err := c.startReports(); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
@@ -309,6 +316,7 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 // every other callback has run and none will; the worker running the calling callback exits
 // once the callback returns.
 func (c *Communicator) Close() error {
+	c.closeReports()
 	c.mu.Lock()
 	c.closed = true // Proxy refuses from now on
 	c.mu.Unlock()

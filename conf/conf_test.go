@@ -38,6 +38,7 @@ func TestDefault(t *testing.T) {
 			TryInterval:          5 * time.Second,
 			MaxConnectFail:       1,
 		},
+		Report: Report{ReportInterval: time.Minute, MaxReportSize: 1400},
 		Server: Server{NetThread: 1, MaxPacketSize: 10 << 20},
 	}
 	got := Default()

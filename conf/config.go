@@ -81,6 +81,9 @@ type Config struct {
 	// Naming: locator, enableset, setdivision, endpoint-cache, naming-file (conf/naming.go).
 	Naming
 
+	// Report: stat, property, modulename, report-interval, max-report-size (conf/report.go).
+	Report
+
 	// Servants holds per-servant overrides, keyed by object name: [servant."Hello.Server.GreeterObj"].
 	// Read them with ForServant.
 	Servants map[string]Servant `toml:"servant,omitempty"`
@@ -114,6 +117,7 @@ func Default() Config {
 		LogLevel:                "info",
 		LoadBalance:             defaultLoadBalance,
 		Health:                  defaultHealth(),
+		Report:                  DefaultReport(),
 		Server:                  defaultServer(),
 	}
 }

@@ -52,6 +52,7 @@ var durationKeys = map[string]bool{
 	"check-timeout-interval":    true,
 	"min-frequent-fail-time":    true,
 	"try-interval":              true,
+	"report-interval":           true,
 }
 
 // checkKeys rejects keys the configuration does not have and durations written as bare integers.

@@ -53,6 +53,9 @@ func (c *Config) Validate() error {
 	v.oneOf("log-level", c.LogLevel, logLevels)
 	v.oneOf("load-balance", c.LoadBalance, balancerNames)
 	c.validateNaming(&v)
+	if err := c.Report.Validate(); err != nil {
+		v.errs = append(v.errs, err)
+	}
 
 	h := &c.Health
 	v.intRange("health.min-timeout-invoke", h.MinTimeoutInvoke, 1, maxCount)

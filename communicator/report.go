@@ -1,0 +1,65 @@
+package communicator
+
+import (
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/protocol/propertyf"
+	"github.com/tarscomm/tarscomm/protocol/statf"
+	"github.com/tarscomm/tarscomm/report/property"
+	"github.com/tarscomm/tarscomm/report/stat"
+)
+
+// reporters are the TARS stat and property reporters a Communicator runs when its configuration
+// names the services (keys stat and property).
+type reporters struct {
+	stat *stat.Reporter
+	prop *property.Reporter
+}
+
+// startReports starts the reporters the configuration asks for: the stat reporter sends the
+// Delta of Stats every report-interval (bFromClient = true), the property reporter the
+// properties of property.Default. The services are reached through the Communicator's own
+// proxies (a proxy string with '@', or the locator).
+func (c *Communicator) startReports() error {
+	r := c.cfg.Report
+	warn := func(what string) func(error) {
+		return func(err error) { c.log.Warn(what+" report failed", zap.Error(err)) }
+	}
+	if r.Stat != "" {
+		prx := new(statf.StatFProxy)
+		if err := c.StringToProxy(r.Stat, prx); err != nil {
+			return fmt.Errorf("communicator: stat = %q: %w", r.Stat, err)
+		}
+		c.reports.stat = stat.New(c.Stats, prx, stat.Options{
+			ModuleName: r.ModuleName, FromClient: true, Interval: r.ReportInterval,
+			MaxReportSize: r.MaxReportSize, OnError: warn("stat"),
+		})
+		c.reports.stat.Start()
+	}
+	if r.Property != "" {
+		prx := new(propertyf.PropertyFProxy)
+		if err := c.StringToProxy(r.Property, prx); err != nil {
+			return fmt.Errorf("communicator: property = %q: %w", r.Property, err)
+		}
+		c.reports.prop = property.NewReporter(property.Default, prx, property.Options{
+			ModuleName: r.ModuleName, Interval: r.ReportInterval,
+			MaxReportSize: r.MaxReportSize, OnError: warn("property"),
+		})
+		c.reports.prop.Start()
+	}
+	return nil
+}
+
+// closeReports stops the reporters, sending what they have left, while the proxies still work.
+func (c *Communicator) closeReports() {
+	c.reportsOnce.Do(func() {
+		if c.reports.stat != nil {
+			_ = c.reports.stat.Close()
+		}
+		if c.reports.prop != nil {
+			_ = c.reports.prop.Close()
+		}
+	})
+}
