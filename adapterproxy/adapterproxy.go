@@ -159,7 +159,7 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		servant: servant,
 		loop:    loop,
 		opts:    opts,
-		log:     opts.Log.With(zap.String("endpoint", addr)),
+		log:     opts.Log.With(zap.String("servant", servant), zap.String("endpoint", addr)),
 		pending: make(map[int32]*call.Call),
 		in:      inbound.Assembler{Max: opts.MaxPacketSize},
 		health:  health{policy: opts.Health},

@@ -56,8 +56,9 @@ type optionFunc func(*options)
 
 func (f optionFunc) apply(o *options) { f(o) }
 
-// WithLogger makes the Communicator log through log (default: zap.NewNop()). Nothing is logged
-// at Info level or above per request.
+// WithLogger makes the Communicator log through log. Without it the Communicator logs JSON lines
+// to standard error at the configuration's log-level. Nothing is logged per request above Debug;
+// warnings (a failed connect, a lost connection) are rate-limited per endpoint.
 func WithLogger(log *zap.Logger) Option {
 	return optionFunc(func(o *options) { o.log = log })
 }
@@ -99,12 +100,12 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	o := options{log: zap.NewNop()}
+	var o options
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
 	if o.log == nil {
-		o.log = zap.NewNop()
+		o.log = defaultLogger(cfg.LogLevel)
 	}
 	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy)}
 	if !o.noStats {

@@ -2,7 +2,11 @@ package communicator
 
 import (
 	"net/http"
+	"os"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/tarscomm/tarscomm/debugpage"
 	"github.com/tarscomm/tarscomm/interceptor"
@@ -54,4 +58,16 @@ func (c *Communicator) Stats() stats.Snapshot {
 // mount the handler on yours, e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
 func (c *Communicator) DebugHandler() http.Handler {
 	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.cfg})
+}
+
+// defaultLogger is the logger of a Communicator given none: JSON lines on standard error from
+// level (log-level: debug, info, warn or error) up.
+func defaultLogger(level string) *zap.Logger {
+	var l zapcore.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = zapcore.InfoLevel
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(os.Stderr), l)).Named("tarscomm")
 }
