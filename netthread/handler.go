@@ -5,6 +5,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
 // handler receives gnet's callbacks for a Thread's loop and hands each connection's events to
@@ -22,8 +23,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		h.t.flush()
 	case tlsDialed:
 		h.t.now = call.Now()
-		h.t.openedTLS(c, d.link)
-		d.A.Opened(c, d.Gen)
+		d.A.Opened(d.sess.Attach(c), d.Gen)
 		h.t.flush()
 	}
 	return nil, gnet.None
@@ -35,6 +35,19 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		h.t.now = call.Now()
 		action := ctx.OnTraffic(c)
 		h.t.flush() // a protocol error may have retried calls on other connections
+		return action
+	case *tlsconn.Bound:
+		// A TLS connection (tls.go): decrypt, then read as on TCP.
+		h.t.now = call.Now()
+		err := ctx.Conn.Pump()
+		action := gnet.None
+		if a, ok := ctx.Value.(*adapterproxy.AdapterProxy); ok {
+			action = a.OnTraffic(ctx.Conn)
+		}
+		h.t.flush()
+		if err != nil {
+			return gnet.Close // OnClose reports the cause
+		}
 		return action
 	case anchorCtx:
 		// The anchor: its bytes are wakeups.
@@ -49,10 +62,13 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 }
 
 func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
-	if len(h.t.links) > 0 {
-		err = h.t.closedTLS(c, err)
-	}
 	switch ctx := c.Context().(type) {
+	case *tlsconn.Bound:
+		if a, ok := ctx.Value.(*adapterproxy.AdapterProxy); ok {
+			h.t.now = call.Now()
+			a.OnClose(ctx.Conn, ctx.Conn.Cause(err))
+			h.t.flush()
+		}
 	case *adapterproxy.AdapterProxy:
 		h.t.now = call.Now()
 		ctx.OnClose(c, err)

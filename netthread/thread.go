@@ -85,13 +85,11 @@ type Thread struct {
 	counts    stats.NetThread              // wakeups, batches, requests
 	flushing  bool                         // flush is running (it can be re-entered from a write error)
 	nextChore int64                        // when connection chores (keepalive, idle close) run next
-	links     map[gnet.Conn]*tlsconn.Link  // TLS connections open on the loop, to close with them
 
 	// Lifetimes.
 	dialMu     sync.RWMutex // held for reading while a dialer enrolls a connection
 	dialClosed bool         // guarded by dialMu: no more enrolls
 	dials      sync.WaitGroup
-	tlsLinks   tlsconn.Group // bridges of the TLS connections
 	stopTicker chan struct{}
 	tickerDone chan struct{}
 	closeOnce  sync.Once
@@ -402,21 +400,21 @@ func (t *Thread) Wheel() *call.Wheel { return t.wheel }
 func (t *Thread) Now() int64 { return t.now }
 
 // Dial implements adapterproxy.Loop: it connects off the loop and enrolls the connection. An ssl
-// endpoint's connection is handshaken here too, within the same connect timeout, and enrolled
-// through a tlsconn bridge.
+// endpoint's connection is handshaken here too, within the same connect timeout, and its records
+// are then encrypted and decrypted on the loop (tls.go).
 func (t *Thread) Dial(a *adapterproxy.AdapterProxy, gen uint32) {
 	t.dials.Add(1)
 	go func() {
 		defer t.dials.Done()
 		var (
-			nc   net.Conn
-			ctx  any = adapterproxy.Dialed{A: a, Gen: gen}
-			link *tlsconn.Link
-			err  error
+			nc  net.Conn
+			ctx any = adapterproxy.Dialed{A: a, Gen: gen}
+			err error
 		)
 		if a.Endpoint().Proto == endpoint.SSL {
-			nc, link, err = t.dialTLS(a)
-			ctx = tlsDialed{Dialed: adapterproxy.Dialed{A: a, Gen: gen}, link: link}
+			var sess *tlsconn.Session
+			nc, sess, err = t.dialTLS(a)
+			ctx = tlsDialed{Dialed: adapterproxy.Dialed{A: a, Gen: gen}, sess: sess}
 		} else {
 			start := time.Now()
 			d := net.Dialer{Timeout: a.ConnectTimeout()}
@@ -436,95 +434,11 @@ func (t *Thread) Dial(a *adapterproxy.AdapterProxy, gen uint32) {
 				_, err = t.client.EnrollContext(nc, ctx) // OnOpen runs on the loop
 			}
 			t.dialMu.RUnlock()
-			if err != nil && link != nil {
-				_ = link.Close()
-			}
 		}
 		if err != nil {
 			t.post(func() { a.DialFailed(gen, err) })
 		}
 	}()
-}
-
-// tlsDialed is the context of an enrolled TLS connection until OnOpen: the dial and its bridge.
-type tlsDialed struct {
-	adapterproxy.Dialed
-	link *tlsconn.Link
-}
-
-// dialTLS connects to a's ssl endpoint, runs the TLS handshake with the servant's settings, and
-// bridges the connection for the loop; all within the connect timeout.
-func (t *Thread) dialTLS(a *adapterproxy.AdapterProxy) (net.Conn, *tlsconn.Link, error) {
-	limit := a.ConnectTimeout()
-	ctx, cancel := context.WithTimeout(t.ctx, limit)
-	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", a.Addr())
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg, ok := t.opts.TLS[a.Servant()]
-	if !ok {
-		cfg = t.opts.TLS[""]
-	}
-	tc, err := tlsconn.Client(ctx, nc, cfg, a.Endpoint().Host, a.Addr(), limit)
-	if err != nil {
-		return nil, nil, err
-	}
-	if a.Endpoint().AuthType == endpoint.AuthLocal {
-		deadline, _ := ctx.Deadline()
-		if err := t.authenticate(tc, a, deadline); err != nil {
-			_ = nc.Close()
-			return nil, nil, err
-		}
-	}
-	loopSide, link, err := t.tlsLinks.Bridge(tc, a.Addr())
-	if err != nil {
-		_ = nc.Close()
-		return nil, nil, err
-	}
-	return loopSide, link, nil
-}
-
-// authenticate runs TARS authentication on the new connection nc to a's endpoint (-e 1) with
-// the servant's credentials, before deadline.
-func (t *Thread) authenticate(nc net.Conn, a *adapterproxy.AdapterProxy, deadline time.Time) error {
-	cred, ok := t.opts.Auth[a.Servant()]
-	if !ok {
-		cred = t.opts.Auth[""]
-	}
-	if t.ctx.Err() != nil {
-		return call.ErrClosed
-	}
-	// Close cancels t.ctx: end the exchange then, as for a dial.
-	stop := context.AfterFunc(t.ctx, func() { _ = nc.SetDeadline(time.Now()) })
-	defer stop()
-	return auth.Handshake(nc, a.Servant(), a.Addr(), cred, deadline)
-}
-
-// openedTLS runs on the loop when a TLS connection is registered: the thread keeps its link
-// to close it with the connection.
-func (t *Thread) openedTLS(c gnet.Conn, link *tlsconn.Link) {
-	if t.links == nil {
-		t.links = make(map[gnet.Conn]*tlsconn.Link)
-	}
-	t.links[c] = link
-}
-
-// closedTLS runs on the loop when a connection closed: if it was a TLS connection, its link is
-// closed and the TLS failure that ended it, if any, replaces err (the loop saw only the bridge
-// closing).
-func (t *Thread) closedTLS(c gnet.Conn, err error) error {
-	link, ok := t.links[c]
-	if !ok {
-		return err
-	}
-	delete(t.links, c)
-	_ = link.Close()
-	if lerr := link.Err(); lerr != nil {
-		return lerr
-	}
-	return err
 }
 
 // post runs fn on the loop; after shutdown it is dropped (Close has failed every call).
@@ -592,7 +506,6 @@ func (t *Thread) close() {
 		t.log.Debug("gnet client stop", zap.Error(err))
 	}
 	t.dials.Wait()
-	t.tlsLinks.Close()
 	// The loop is gone: drain whatever is left (nothing, unless the loop could not run the
 	// task above) from this goroutine.
 	t.failAll(call.ErrClosed)

@@ -94,26 +94,6 @@ func loadPair(f Files) (tls.Certificate, error) {
 	return cert, nil
 }
 
-// Client runs the client side of a TLS handshake on nc with cfg (nil: the defaults of
-// ClientConfig with system roots), verifying host (the endpoint's -h) unless cfg names a
-// server, and gives up when ctx ends. On failure it closes nc and returns an *Error naming addr
-// and the cause. limit is the time the handshake had, for the error message.
-func Client(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr string, limit time.Duration) (*tls.Conn, error) {
-	if cfg == nil {
-		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
-	if cfg.ServerName == "" {
-		cfg = cfg.Clone()
-		cfg.ServerName = host
-	}
-	tc := tls.Client(newBufConn(nc), cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		_ = nc.Close()
-		return nil, handshakeError(addr, err, limit)
-	}
-	return tc, nil
-}
-
 // Server runs the server side of a TLS handshake on nc within limit. On failure it closes nc
 // and returns an *Error naming the client's address and the cause.
 func Server(ctx context.Context, nc net.Conn, cfg *tls.Config, limit time.Duration) (*tls.Conn, error) {

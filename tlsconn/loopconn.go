@@ -1,0 +1,286 @@
+package tlsconn
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// A Session is the client side of a TLS connection whose handshake ran off the loop, on the
+// connection itself, and whose records are then written and read on the loop by a LoopConn,
+// with no goroutine and no copy through the kernel beyond the socket's own.
+//
+// tls.Conn is given a switchConn: during the handshake (and anything else the dialer does on
+// the connection, such as TARS authentication) it is the real connection; Detach makes it a
+// pair of memory buffers that the loop fills with what it read and empties into its writes.
+// Reading an empty buffer fails at once with a temporary error, which tls.Conn does not keep:
+// it returns to the loop and resumes the record where it stopped on the next read.
+type Session struct {
+	tc   *tls.Conn
+	sc   *switchConn
+	addr string
+}
+
+// ClientSession runs the client side of a TLS handshake on nc, as Client does, and returns the
+// Session to run on the loop. On failure nc is closed and the error is an *Error.
+func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr string, limit time.Duration) (*Session, error) {
+	if cfg == nil {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	sc := &switchConn{Conn: nc}
+	tc := tls.Client(sc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = nc.Close()
+		return nil, handshakeError(addr, err, limit)
+	}
+	return &Session{tc: tc, sc: sc, addr: addr}, nil
+}
+
+// TLS returns the session's connection, for exchanges the dialer makes before Detach
+// (authentication); they block on the network as usual.
+func (s *Session) TLS() *tls.Conn { return s.tc }
+
+// Detach stops using the network connection: from now on the loop owns it (enroll it with
+// gnet, which duplicates its descriptor and closes it) and Attach runs the session there.
+func (s *Session) Detach() { s.sc.mem = true }
+
+// Attach returns the LoopConn that runs the session on c, the loop's connection of the detached
+// network connection. Must be called on the loop goroutine.
+func (s *Session) Attach(c gnet.Conn) *LoopConn {
+	return &LoopConn{Conn: c, s: s}
+}
+
+// errWouldBlock is what a detached switchConn returns when it has no byte: tls.Conn sees a
+// temporary network error, keeps the part of a record it has, and returns.
+var errWouldBlock error = wouldBlock{}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "tlsconn: no input yet" }
+func (wouldBlock) Timeout() bool   { return true }
+func (wouldBlock) Temporary() bool { return true }
+
+// switchConn is the connection under a Session's tls.Conn: the network connection until
+// Detach, then the loop's buffers.
+type switchConn struct {
+	net.Conn
+	mem bool   // detached
+	src []byte // detached: bytes the loop read, not yet given to tls.Conn (a view, during Pump)
+	out []byte // detached: records tls.Conn wrote, for the loop to write
+}
+
+func (s *switchConn) Read(p []byte) (int, error) {
+	if !s.mem {
+		return s.Conn.Read(p)
+	}
+	if len(s.src) == 0 {
+		return 0, errWouldBlock
+	}
+	n := copy(p, s.src)
+	s.src = s.src[n:]
+	return n, nil
+}
+
+func (s *switchConn) Write(p []byte) (int, error) {
+	if !s.mem {
+		return s.Conn.Write(p)
+	}
+	s.out = append(s.out, p...)
+	return len(p), nil
+}
+
+// Close, after Detach, does nothing: the loop closes its connection.
+func (s *switchConn) Close() error {
+	if !s.mem {
+		return s.Conn.Close()
+	}
+	return nil
+}
+
+// LoopConn is a gnet.Conn carrying TLS: Write and Writev encrypt, Peek, Next, Read, Discard and
+// InboundBuffered read the plaintext that Pump decrypted; everything else is the connection's.
+// Code written for a plain gnet.Conn (the AdapterProxy) runs on it unchanged. Its context, set
+// with SetContext, is stored in the connection wrapped in a *Bound, so that the loop's callbacks
+// find the LoopConn. AsyncWrite, AsyncWritev, ReadFrom and WriteTo bypass TLS: do not use them.
+// Every method must be called on the loop goroutine.
+type LoopConn struct {
+	gnet.Conn
+	s     *Session
+	plain []byte // decrypted bytes: plain[off:] are unread
+	off   int
+	cause error // the TLS failure that ended the connection
+}
+
+// Bound is the gnet context of a LoopConn's connection: the LoopConn and the value its user set.
+type Bound struct {
+	Conn  *LoopConn
+	Value any
+}
+
+// Context returns what SetContext stored.
+func (l *LoopConn) Context() any {
+	if b, ok := l.Conn.Context().(*Bound); ok {
+		return b.Value
+	}
+	return nil
+}
+
+// SetContext stores v, wrapped in a *Bound; nil clears the context.
+func (l *LoopConn) SetContext(v any) {
+	if v == nil {
+		l.Conn.SetContext(nil)
+		return
+	}
+	l.Conn.SetContext(&Bound{Conn: l, Value: v})
+}
+
+// Pump decrypts what the connection read into the plaintext buffer and writes what TLS has to
+// answer (key updates). Call it at the start of every OnTraffic of the connection, before
+// reading. An error ends the connection: return gnet.Close; Cause then tells why.
+func (l *LoopConn) Pump() error {
+	sc := l.s.sc
+	if n := l.Conn.InboundBuffered(); n > 0 {
+		sc.src, _ = l.Conn.Next(n) // a view: tls.Conn consumes all of it below
+	}
+	if l.off > 0 {
+		n := copy(l.plain, l.plain[l.off:])
+		l.plain, l.off = l.plain[:n], 0
+	}
+	var err error
+	for {
+		if cap(l.plain)-len(l.plain) < maxRecord {
+			l.plain = append(l.plain, make([]byte, max(2*maxRecord, cap(l.plain)))...)[:len(l.plain)]
+		}
+		var n int
+		n, err = l.s.tc.Read(l.plain[len(l.plain):cap(l.plain)])
+		l.plain = l.plain[:len(l.plain)+n]
+		if err != nil {
+			break
+		}
+	}
+	sc.src = nil
+	if ferr := l.flushOut(); ferr != nil {
+		return ferr
+	}
+	if err == errWouldBlock {
+		if cap(l.plain) > 4*bufSize && len(l.plain) < cap(l.plain)/8 {
+			l.plain = append([]byte(nil), l.plain...)
+		}
+		return nil
+	}
+	if isTLSFailure(err) {
+		e := &Error{Addr: l.s.addr, Op: "read", Err: err}
+		if isRemoteAlert(err) {
+			e.Hint = "the peer ended the connection with a TLS alert; after a TLS 1.3 handshake that is how a refused client certificate shows"
+		}
+		l.cause = e
+		return e
+	}
+	if errors.Is(err, io.EOF) {
+		err = fmt.Errorf("the peer closed the TLS session: %w", io.EOF) // close_notify
+	}
+	l.cause = err
+	return err
+}
+
+// Cause returns the TLS failure Pump met, or err.
+func (l *LoopConn) Cause(err error) error {
+	if l.cause != nil {
+		return l.cause
+	}
+	return err
+}
+
+// flushOut writes the records TLS produced.
+func (l *LoopConn) flushOut() error {
+	sc := l.s.sc
+	if len(sc.out) == 0 {
+		return nil
+	}
+	_, err := l.Conn.Write(sc.out)
+	if cap(sc.out) > 4*bufSize {
+		sc.out = nil
+	} else {
+		sc.out = sc.out[:0]
+	}
+	return err
+}
+
+// Write encrypts p and writes its records.
+func (l *LoopConn) Write(p []byte) (int, error) {
+	if _, err := l.s.tc.Write(p); err != nil {
+		return 0, err
+	}
+	if err := l.flushOut(); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Writev encrypts the slices and writes their records at once.
+func (l *LoopConn) Writev(bs [][]byte) (int, error) {
+	n := 0
+	for _, b := range bs {
+		if _, err := l.s.tc.Write(b); err != nil {
+			return 0, err
+		}
+		n += len(b)
+	}
+	if err := l.flushOut(); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// InboundBuffered returns the plaintext bytes not read yet.
+func (l *LoopConn) InboundBuffered() int { return len(l.plain) - l.off }
+
+// Peek returns the next n plaintext bytes (all with n < 0) without consuming them; the view is
+// valid until the next Pump.
+func (l *LoopConn) Peek(n int) ([]byte, error) {
+	have := len(l.plain) - l.off
+	if n < 0 || n > have {
+		if n > have {
+			return l.plain[l.off:], io.ErrShortBuffer
+		}
+		n = have
+	}
+	return l.plain[l.off : l.off+n], nil
+}
+
+// Next returns and consumes the next n plaintext bytes (all with n < 0).
+func (l *LoopConn) Next(n int) ([]byte, error) {
+	b, err := l.Peek(n)
+	l.off += len(b)
+	return b, err
+}
+
+// Discard consumes the next n plaintext bytes (all with n < 0).
+func (l *LoopConn) Discard(n int) (int, error) {
+	b, _ := l.Peek(n)
+	l.off += len(b)
+	return len(b), nil
+}
+
+// Read copies and consumes plaintext.
+func (l *LoopConn) Read(p []byte) (int, error) {
+	n := copy(p, l.plain[l.off:])
+	l.off += n
+	return n, nil
+}
+
+// Flush writes what gnet holds of the connection's output.
+func (l *LoopConn) Flush() error { return l.Conn.Flush() }
+
+// OutboundBuffered returns the encrypted bytes gnet could not write yet.
+func (l *LoopConn) OutboundBuffered() int { return l.Conn.OutboundBuffered() }
