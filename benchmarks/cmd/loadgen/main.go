@@ -41,6 +41,7 @@ func main() {
 	warmup := flag.Duration("warmup", time.Second, "warm-up before the measured phase")
 	srvpid := flag.Int("srvpid", 0, "server process id, to measure its CPU (0: not measured)")
 	netthreads := flag.Int("netthreads", 0, "tarscomm: net threads (0: the configuration's default)")
+	nostats := flag.Bool("nostats", false, "tarscomm: turn call counting off (to measure its cost)")
 	async := flag.Bool("async", false, "tarscomm: asynchronous calls, -c in flight")
 	mux := flag.Bool("mux", false, "kitex: multiplexed transport (server must run with -mux)")
 	conns := flag.Int("conns", 1, "kitex -mux: connections per address")
@@ -77,6 +78,7 @@ func main() {
 			Servant:    *servant,
 			Timeout:    *timeout,
 			NetThreads: *netthreads,
+			NoStats:    *nostats,
 			Conns:      *conns,
 		},
 		C:        *c,

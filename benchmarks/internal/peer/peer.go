@@ -61,6 +61,7 @@ type ClientConfig struct {
 	Concurrency int           // callers that will share the client (sizes Kitex's pool)
 	Payload     int           // payload bytes of each call, at most MaxPayload (sizes tarscomm's send-buffer-limit)
 	NetThreads  int           // tarscomm: net threads; 0 keeps the configuration's default
+	NoStats     bool          // tarscomm: call counting off (communicator.WithoutStats)
 	Conns       int           // Kitex mux: connections per address; 0 means 1
 }
 

@@ -32,7 +32,11 @@ func newTarscommClient(cfg ClientConfig) (Client, error) {
 	// this (its default, 32 MiB, is four 8 MiB requests): let every caller's request wait, as
 	// a user sending such calls would, and as the other clients do (they have no such limit).
 	c.SendBufferLimit = min(max(c.SendBufferLimit, cfg.Concurrency*(cfg.Payload+4<<10)), 1<<30)
-	comm, err := communicator.New(c)
+	var opts []communicator.Option
+	if cfg.NoStats {
+		opts = append(opts, communicator.WithoutStats())
+	}
+	comm, err := communicator.New(c, opts...)
 	if err != nil {
 		return nil, err
 	}
