@@ -1,0 +1,6 @@
+package tlsconn
+
+// Fd returns -1: a LoopConn's socket carries TLS records, not the plaintext its user reads and
+// writes, so no one may read or write it directly. (internal/inbound and adapterproxy read and
+// write large frames straight from a connection's socket when its Fd is not negative.)
+func (c *LoopConn) Fd() int { return -1 }
