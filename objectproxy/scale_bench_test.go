@@ -1,0 +1,104 @@
+package objectproxy_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/netthread"
+)
+
+// endpointsFrom returns n endpoints 10.x.y.z:port that are never dialled (nothing is called).
+func endpointsFrom(start, n int) []endpoint.Endpoint {
+	eps := make([]endpoint.Endpoint, n)
+	for i := range eps {
+		k := start + i
+		eps[i] = endpoint.Endpoint{Proto: endpoint.TCP, Host: fmt.Sprintf("10.%d.%d.%d", k>>16&255, k>>8&255, k&255), Port: 10000 + k%50000, Weight: -1}
+	}
+	return eps
+}
+
+// onLoop runs fn on t's loop and waits for it.
+func onLoop(t *netthread.Thread, fn func()) {
+	done := make(chan struct{})
+	t.Execute(func() { fn(); close(done) })
+	<-done
+}
+
+func newThread(b *testing.B) *netthread.Thread {
+	th, err := netthread.New(netthread.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(th.Close)
+	return th
+}
+
+// BenchmarkPick: the cost of choosing an endpoint, flat in the number of endpoints.
+func BenchmarkPick(b *testing.B) {
+	for _, lb := range []string{"roundrobin", "hash", "consistenthash"} {
+		for _, n := range []int{10, 1000, 10000} {
+			b.Run(fmt.Sprintf("%s/n=%d", lb, n), func(b *testing.B) {
+				th := newThread(b)
+				o, err := th.NewObjectProxy(endpoint.Target{Object: "Bench.Server.Obj", Endpoints: endpointsFrom(0, n)}, lb, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c := call.Get()
+				c.Hashed = lb != "roundrobin"
+				onLoop(th, func() { o.Pick(c) }) // builds the ring once
+				b.ReportAllocs()
+				b.ResetTimer()
+				onLoop(th, func() {
+					for i := range b.N {
+						c.Hash = uint64(i) * 0x9e3779b97f4a7c15
+						if o.Pick(c) < 0 {
+							b.Fatal("no pick")
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkScale10k: one servant with 10,000 endpoints on 8 net threads: the memory per endpoint
+// before any connection, and an update replacing 1,000 of them (per update, all 8 threads).
+func BenchmarkScale10k(b *testing.B) {
+	const n, threads = 10000, 8
+	ths := make([]*netthread.Thread, threads)
+	for i := range ths {
+		ths[i] = newThread(b)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	base := endpointsFrom(0, n)
+	objs := make([]interface {
+		Update(a, i []endpoint.Endpoint)
+	}, threads)
+	for i, th := range ths {
+		o, err := th.NewObjectProxy(endpoint.Target{Object: "Bench.Server.Obj", Endpoints: base}, "roundrobin", 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		objs[i] = o
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perEndpoint := float64(after.HeapAlloc-before.HeapAlloc) / float64(n*threads)
+
+	lists := [2][]endpoint.Endpoint{base, append(endpointsFrom(n, 1000), base[1000:]...)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		l := lists[(i+1)%2]
+		for k, th := range ths {
+			onLoop(th, func() { objs[k].Update(l, nil) })
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(perEndpoint, "heapB/endpoint/thread")
+}
