@@ -148,10 +148,10 @@ func (s *Source) Watch(q naming.Query, push func(naming.List)) (stop func()) {
 		s.deliver(w)
 	}
 	return func() {
+		w.mu.Lock() // waits for a push in progress; none starts after
 		s.mu.Lock()
 		delete(s.watches, w)
 		s.mu.Unlock()
-		w.mu.Lock() // wait for a push in progress
 		w.mu.Unlock()
 	}
 }
