@@ -93,6 +93,7 @@ func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
 	s := e.s
 	s.mu.Lock()
 	s.eng, s.addr = eng, addr
+	s.addrStr.Store(new(addr.String()))
 	s.mu.Unlock()
 	e.booted <- nil
 	return gnet.None

@@ -30,6 +30,12 @@ type Current struct {
 
 	// ResponseContext and ResponseStatus may be set by the handler; they are sent in the reply.
 	ResponseContext, ResponseStatus map[string]string
+
+	// Dyed is set for a dyed request (TARS dyeing: iMessageType 0x04), DyeingKey is its key
+	// (STATUS_DYED_KEY). The handler's ctx then carries the key (dye.WithKey), so that the calls
+	// the handler makes with it are dyed too.
+	Dyed      bool
+	DyeingKey string
 }
 
 // HandlerFunc serves one function of a servant. req is the request body, valid only during the

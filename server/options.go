@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/tarscomm/tarscomm/interceptor"
+
 	"crypto/tls"
 	"time"
 
@@ -28,6 +30,8 @@ type options struct {
 	tls           *tls.Config                                        // nil: plain TCP
 	handshake     time.Duration                                      // limit of a TLS handshake
 	authKeys      func(accessKey string) (secretKey string, ok bool) // nil: no authentication
+	icpt          []interceptor.Server                               // around every handler call
+	stats         bool                                               // count requests served
 }
 
 // Default values of the options.

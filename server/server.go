@@ -9,12 +9,16 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/dye"
+	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
+	"github.com/tarscomm/tarscomm/stats"
 )
 
 var (
@@ -51,8 +55,10 @@ type function struct {
 // Handle, Start, Addr and Stop are safe for concurrent use.
 type Server struct {
 	// Immutable after New.
-	opts options
-	log  *zap.Logger
+	opts  options
+	log   *zap.Logger
+	icpt  interceptor.Server // around every handler call; nil: none
+	stats *stats.Shared      // requests served, when WithStats; nil: not counted
 
 	mu       sync.Mutex // guards the following
 	state    int
@@ -90,6 +96,8 @@ type Server struct {
 	engineMu   sync.RWMutex
 	engineDown bool // OnShutdown ran: Execute no more
 
+	addrStr atomic.Pointer[string] // the bound address as text, for stats and interceptors
+
 	shutdownOnce  sync.Once
 	closeJobsOnce sync.Once
 }
@@ -100,9 +108,10 @@ func New(opts ...Option) *Server {
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
-	return &Server{
+	s := &Server{
 		opts:        o,
 		log:         o.logger.Named("server"),
+		icpt:        interceptor.ChainServer(o.icpt...),
 		servants:    make(map[string]*servant),
 		ready:       make(chan struct{}),
 		runDone:     make(chan struct{}),
@@ -110,6 +119,10 @@ func New(opts ...Option) *Server {
 		idle:        make(chan struct{}),
 		loops:       make(map[gnet.EventLoop]*loop),
 	}
+	if o.stats {
+		s.stats = new(stats.Shared)
+	}
+	return s
 }
 
 // Handle registers h as function fn of servant servantName (for example
@@ -402,6 +415,10 @@ func (s *Server) route(req *codec.RequestPacket, servantName, fn []byte, rc *rou
 
 // invoke runs h, turning its error or panic into a return code and description.
 func (s *Server) invoke(h HandlerFunc, cur *Current, req, rsp []byte) (body []byte, ret int32, desc string) {
+	if s.stats != nil {
+		start := time.Now()
+		defer func() { s.record(cur, ret, time.Since(start)) }() // after the recovery below
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panicked", zap.String("servant", cur.Servant),
@@ -409,7 +426,17 @@ func (s *Server) invoke(h HandlerFunc, cur *Current, req, rsp []byte) (body []by
 			body, ret, desc = nil, codec.RetUnknown, fmt.Sprintf("handler panicked: %v", r)
 		}
 	}()
-	body, err := h(s.baseCtx, cur, req, rsp)
+	ctx := s.baseCtx
+	cur.DyeingKey, cur.Dyed = dye.FromRequest(cur.MessageType, cur.Status)
+	if cur.Dyed {
+		ctx = dye.WithKey(ctx, cur.DyeingKey)
+	}
+	var err error
+	if s.icpt != nil {
+		body, err = s.intercept(ctx, h, cur, req, rsp)
+	} else {
+		body, err = h(ctx, cur, req, rsp)
+	}
 	if err != nil {
 		if e, ok := errors.AsType[*Error](err); ok {
 			return nil, e.Code, e.Desc

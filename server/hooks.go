@@ -1,0 +1,80 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/interceptor"
+	"github.com/tarscomm/tarscomm/stats"
+)
+
+// WithInterceptor adds server interceptors: each runs around every handler call, the first
+// given outermost, on the goroutine that runs the handler (tracing: see the otel module). The
+// handler gets the ctx the innermost one passes on.
+func WithInterceptor(ss ...interceptor.Server) Option {
+	return optionFunc(func(o *options) { o.icpt = append(o.icpt, ss...) })
+}
+
+// WithStats makes the server count the requests it serves, by (servant, function, the address
+// served) and TARS return code with their latency: read them with Stats, report them to TARS's
+// stat service with report/stat (FromClient false).
+func WithStats() Option {
+	return optionFunc(func(o *options) { o.stats = true })
+}
+
+// Stats returns what the server counted (WithStats; empty without it). Safe for concurrent use.
+func (s *Server) Stats() stats.Snapshot {
+	if s.stats == nil {
+		return stats.Snapshot{Taken: time.Now()}
+	}
+	return s.stats.Snapshot()
+}
+
+// localAddr is the address served, as text ("" before Start bound it).
+func (s *Server) localAddr() string {
+	if p := s.addrStr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// intercept runs h inside the server interceptors.
+func (s *Server) intercept(ctx context.Context, h HandlerFunc, cur *Current, req, rsp []byte) (body []byte, err error) {
+	info := &interceptor.ServerInfo{
+		Servant: cur.Servant, Function: cur.Func, RequestID: cur.RequestID,
+		MessageType: cur.MessageType, Oneway: cur.PacketType == codec.PacketOneway,
+		Context: cur.Context, Status: cur.Status, LocalAddr: s.localAddr(),
+	}
+	if cur.RemoteAddr != nil {
+		info.RemoteAddr = cur.RemoteAddr.String()
+	}
+	err = s.icpt(ctx, info, func(ctx context.Context, info *interceptor.ServerInfo) error {
+		var herr error
+		body, herr = h(ctx, cur, req, rsp)
+		info.Ret = retOf(herr)
+		return herr
+	})
+	return body, err
+}
+
+// retOf is the TARS return code a handler's error answers with.
+func retOf(err error) int32 {
+	if err == nil {
+		return codec.RetOK
+	}
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Code
+	}
+	return codec.RetUnknown
+}
+
+// record counts one request served.
+func (s *Server) record(cur *Current, ret int32, d time.Duration) {
+	res := stats.OK
+	if ret != codec.RetOK {
+		res = stats.ServerError
+	}
+	s.stats.Record(cur.Servant, cur.Func, s.localAddr(), res, ret, d)
+}
