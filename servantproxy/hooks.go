@@ -53,6 +53,15 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 	return p.icpt(ctx, info, next)
 }
 
+// markQueued records that an async call was queued, so that its End runs on the async worker.
+// Only the hooked path's private copy of the options is written: the options of a call without
+// options are shared by every such call.
+func (o *callOptions) markQueued() {
+	if o.info != nil {
+		o.queued = true
+	}
+}
+
 // ended records, for the interceptors, where a finished sync or one-way call went and what it
 // got back.
 func (o *callOptions) ended(c *call.Call) {

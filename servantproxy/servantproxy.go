@@ -334,14 +334,14 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 			// ctx ended meanwhile and the watcher took the call over: it delivers the callback,
 			// which AsyncInvoke must not promise. Wait for nothing: just report the error; the
 			// callback will still run once with ctx's error.
-			o.queued = true
+			o.markQueued()
 			return nil
 		}
 		call.Put(c)
 		p.async.Release()
 		return err
 	}
-	o.queued = true
+	o.markQueued()
 	return nil
 }
 
