@@ -69,6 +69,7 @@ type Options struct {
 	// noticed. When 0, a connection idle for longer than the endpoint's -t is closed.
 	KeepAlive time.Duration
 	Log       *zap.Logger
+	Breaker   Breaker // the circuit breaker (breaker.go); zero: none
 }
 
 type connState uint8
@@ -117,6 +118,8 @@ type AdapterProxy struct {
 	pingProbe   bool                 // ping is a health probe: unanswered, it keeps the connection
 	resp        codec.ResponsePacket // scratch for decoding replies
 	health      health
+	lat         latency // peak-EWMA reply latency (latency.go)
+	guard       guard   // circuit breaker and overload backoff (breaker.go)
 	stats       Stats
 	rec         *stats.EndpointRecorder // this endpoint's counters in the loop's recorder (lazy)
 	recOn       bool                    // the loop records calls
@@ -194,7 +197,7 @@ func (a *AdapterProxy) Pending() int { return len(a.pending) }
 // taken it out of rotation (or a probe is due), and no reconnect backoff is running. Must be
 // called on the loop goroutine.
 func (a *AdapterProxy) Active(now int64) bool {
-	return a.health.available(now) && (a.state != stateIdle || now >= a.retryAt)
+	return a.health.available(now) && (a.state != stateIdle || now >= a.retryAt) && a.guard.allow(now)
 }
 
 // Send queues c for the next Flush and tracks it until its reply, its deadline, or the loss of
@@ -229,6 +232,7 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		return false
 	}
 	a.health.picked(now)
+	a.guard.picked(now)
 	c.Owner = a
 	if a.recOn {
 		c.Rec = a
@@ -392,6 +396,7 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 		// A call that expired in the connect backlog says nothing of the server's health:
 		// the connect's own outcome does.
 		a.health.fail(a.loop.Now())
+		a.timedOut(c)
 	}
 	if c == a.ping {
 		a.ping = nil

@@ -105,6 +105,7 @@ func (a *AdapterProxy) closed(err error) {
 	case len(a.pending) > 0:
 		a.dialFails, a.retryAt = 0, 0
 		a.health.fail(now)
+		a.guard.failed(&a.opts.Breaker, now, errorCost)
 	default:
 		a.dialFails, a.retryAt = 0, 0
 	}
@@ -181,6 +182,7 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
 	a.health.ok(a.loop.Now())
+	a.replied(c, r.Ret)
 	if !a.proven {
 		a.proven = true
 		a.dialFails, a.retryAt = 0, 0

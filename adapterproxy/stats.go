@@ -36,6 +36,8 @@ func Result(c *call.Call, err error) (stats.Result, int32) {
 		return stats.Timeout, 0
 	case errors.Is(err, call.ErrQueueFull):
 		return stats.QueueFull, 0
+	case errors.Is(err, call.ErrOverload):
+		return stats.Overload, 0
 	case errors.Is(err, call.ErrNoEndpoint):
 		return stats.NoEndpoint, 0
 	case errors.Is(err, call.ErrClosed):

@@ -30,6 +30,7 @@ var (
 	ErrNoEndpoint = call.ErrNoEndpoint
 	ErrClosed     = call.ErrClosed
 	ErrConnection = call.ErrConnection
+	ErrOverload   = call.ErrOverload
 )
 
 // ServerError is a reply with a non-zero TARS return code; match it with errors.As.
@@ -276,6 +277,12 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 		Retries:      s.Retries,
 		Stats:        c.shared,
 		Interceptor:  c.icpt,
+		// Tail latency and failing endpoints (tail.go).
+		MaxInflight:   s.MaxInflight,
+		BackupRequest: s.BackupRequest,
+		BackupRatio:   s.BackupBudget,
+		Idempotent:    s.Idempotent,
+		Tail:          tailOf(s),
 	})
 	if err != nil {
 		return nil, err

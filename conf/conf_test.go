@@ -68,6 +68,10 @@ func fullConfig() Config {
 			AsyncInvokeTimeout: 2 * time.Second,
 			LoadBalance:        "consistenthash",
 			Retries:            1,
+			BackupBudget:       0.1,
+			Idempotent:         []string{"SayHello"},
+			RetryBudget:        0.2,
+			RetryBudgetMin:     10,
 		},
 		"Hello.Server.AuditObj": {},
 	}
@@ -246,8 +250,8 @@ func TestValidate(t *testing.T) {
 		{"max-packet-size low", func(c *Config) { c.MaxPacketSize = 63 }, "conf: max-packet-size = 63: must be between 64 and 1073741824"},
 		{"max-packet-size high", func(c *Config) { c.MaxPacketSize = 1<<30 + 1 }, "conf: max-packet-size = 1073741825: must be between 64 and 1073741824"},
 		{"log-level", func(c *Config) { c.LogLevel = "verbose" }, `conf: log-level = "verbose": must be one of debug, info, warn, error`},
-		{"load-balance", func(c *Config) { c.LoadBalance = "rr" }, `conf: load-balance = "rr": must be one of roundrobin, weighted, random, hash, consistenthash`},
-		{"load-balance empty", func(c *Config) { c.LoadBalance = "" }, `conf: load-balance = "": must be one of roundrobin, weighted, random, hash, consistenthash`},
+		{"load-balance", func(c *Config) { c.LoadBalance = "rr" }, `conf: load-balance = "rr": must be one of roundrobin, weighted, random, hash, consistenthash, least-inflight, p2c`},
+		{"load-balance empty", func(c *Config) { c.LoadBalance = "" }, `conf: load-balance = "": must be one of roundrobin, weighted, random, hash, consistenthash, least-inflight, p2c`},
 		{"health.min-timeout-invoke", func(c *Config) { c.Health.MinTimeoutInvoke = 0 }, "conf: health.min-timeout-invoke = 0: must be between 1 and 1000000"},
 		{"health.check-timeout-interval", func(c *Config) { c.Health.CheckTimeoutInterval = 0 }, `conf: health.check-timeout-interval = "0s": must be between 10ms and 1h`},
 		{"health.timeout-ratio zero", func(c *Config) { c.Health.TimeoutRatio = 0 }, "conf: health.timeout-ratio = 0: must be greater than 0 and at most 1"},
@@ -261,7 +265,16 @@ func TestValidate(t *testing.T) {
 		{"servant negative retries", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {Retries: -1}} }, `conf: servant."A.B.C".retries = -1: must be between 0 and 5`},
 		{"servant sync-invoke-timeout", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {SyncInvokeTimeout: -time.Second}} }, `conf: servant."A.B.C".sync-invoke-timeout = "-1s": must be between 1ms and 1h`},
 		{"servant async-invoke-timeout", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {AsyncInvokeTimeout: 2 * time.Hour}} }, `conf: servant."A.B.C".async-invoke-timeout = "2h0m0s": must be between 1ms and 1h`},
-		{"servant load-balance", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {LoadBalance: "x"}} }, `conf: servant."A.B.C".load-balance = "x": must be one of roundrobin, weighted, random, hash, consistenthash`},
+		{"servant max-inflight", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {MaxInflight: -1}} }, `conf: servant."A.B.C".max-inflight = -1: must be between 0 and 16777216`},
+		{"servant backup-request without idempotent", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {BackupRequest: 10 * time.Millisecond}} }, `conf: servant."A.B.C".backup-request = "10ms": needs idempotent: the functions that may be sent twice`},
+		{"servant backup-request range", func(c *Config) {
+			c.Servants = map[string]Servant{"A.B.C": {BackupRequest: time.Microsecond, Idempotent: []string{"Get"}}}
+		}, `conf: servant."A.B.C".backup-request = "1µs": must be between 1ms and 1h`},
+		{"servant idempotent name", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {Idempotent: []string{"Get", " "}}} }, `conf: servant."A.B.C".idempotent[1] = " ": must be a function name`},
+		{"servant backup-budget", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {BackupBudget: 1.5}} }, `conf: servant."A.B.C".backup-budget = 1.5: must be between 0 and 1`},
+		{"servant retry-budget", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {RetryBudget: -0.1}} }, `conf: servant."A.B.C".retry-budget = -0.1: must be between 0 and 1`},
+		{"servant retry-budget-min", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {RetryBudgetMin: -1}} }, `conf: servant."A.B.C".retry-budget-min = -1: must be between 0 and 1000000`},
+		{"servant load-balance", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {LoadBalance: "x"}} }, `conf: servant."A.B.C".load-balance = "x": must be one of roundrobin, weighted, random, hash, consistenthash, least-inflight, p2c`},
 		{"servant bare name", func(c *Config) { c.Servants = map[string]Servant{"Greeter": {Retries: 6}} }, `conf: servant.Greeter.retries = 6: must be between 0 and 5`},
 		{"servant empty name", func(c *Config) { c.Servants = map[string]Servant{"": {}} }, `conf: servant."": servant name must not be empty`},
 		{"servant name with endpoints", func(c *Config) { c.Servants = map[string]Servant{"A@tcp -h a": {}} }, `conf: servant."A@tcp -h a": servant name must not contain white space, '@' or '#'`},
@@ -325,7 +338,7 @@ func TestForServant(t *testing.T) {
 		{name: "Unlisted", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random"}},
 	}
 	for _, tt := range tests {
-		if got := c.ForServant(tt.name); got != tt.want {
+		if got := c.ForServant(tt.name); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("ForServant(%q) = %+v, want %+v", tt.name, got, tt.want)
 		}
 	}

@@ -53,6 +53,7 @@ var durationKeys = map[string]bool{
 	"min-frequent-fail-time":    true,
 	"try-interval":              true,
 	"report-interval":           true,
+	"backup-request":            true,
 }
 
 // checkKeys rejects keys the configuration does not have and durations written as bare integers.

@@ -17,6 +17,33 @@ type Servant struct {
 	// Retries is how many more endpoints a failed call may try before it fails, 0..5. Default
 	// 0: TARS does not retry.
 	Retries int `toml:"retries"`
+
+	// The settings below are against tail latency and failing endpoints; each is off unless set.
+
+	// MaxInflight caps this servant's calls in flight from this Communicator; beyond it a call
+	// fails at once with ErrOverload, unsent. 0: no limit.
+	MaxInflight int `toml:"max-inflight"`
+
+	// BackupRequest, when set, sends a sync call of a function listed in Idempotent again, to
+	// another endpoint, when it has had no reply after this long; the first reply wins. 0: off.
+	BackupRequest time.Duration `toml:"backup-request"`
+
+	// BackupBudget caps backup requests at this fraction of the calls that may have one,
+	// 0..1; 0 means 0.1.
+	BackupBudget float64 `toml:"backup-budget"`
+
+	// Idempotent lists the functions that may be sent twice (backup requests).
+	Idempotent []string `toml:"idempotent"`
+
+	// RetryBudget caps retries at this fraction of the calls, 0..1, plus RetryBudgetMin retries
+	// a second on each net thread (a token bucket). 0: retries are not budgeted.
+	RetryBudget    float64 `toml:"retry-budget"`
+	RetryBudgetMin int     `toml:"retry-budget-min"`
+
+	// CircuitBreaker turns on a circuit breaker per endpoint: an endpoint whose share of failed
+	// calls (timeouts, lost connections, framework error codes) grows over a short or a long
+	// window of calls is isolated, for longer each time it trips again, and revived by a probe.
+	CircuitBreaker bool `toml:"circuit-breaker"`
 }
 
 // ForServant returns the settings that apply to the servant named name (the object name, without

@@ -24,7 +24,7 @@ const (
 
 // balancerNames are the accepted values of load-balance: package endpoint's Names, which conf may
 // not import (it is a leaf). A test in conf_test keeps the two lists equal.
-var balancerNames = []string{"roundrobin", "weighted", "random", "hash", "consistenthash"}
+var balancerNames = []string{"roundrobin", "weighted", "random", "hash", "consistenthash", "least-inflight", "p2c"}
 
 // logLevels are the accepted values of log-level.
 var logLevels = []string{"debug", "info", "warn", "error"}
@@ -89,6 +89,7 @@ func (c *Config) Validate() error {
 			v.oneOf(key+".load-balance", s.LoadBalance, balancerNames)
 		}
 		v.intRange(key+".retries", s.Retries, 0, maxRetries)
+		c.validateTail(&v, key, &s)
 	}
 
 	v.intRange("server.netthread", c.Server.NetThread, 1, maxServerNetThread)
@@ -108,6 +109,32 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(v.errs...)
+}
+
+// validateTail checks a servant's settings against tail latency and failing endpoints.
+func (c *Config) validateTail(v *validator, key string, s *Servant) {
+	v.intRange(key+".max-inflight", s.MaxInflight, 0, maxQueueCap)
+	if s.BackupRequest != 0 {
+		v.durRange(key+".backup-request", s.BackupRequest, time.Millisecond, time.Hour)
+		if len(s.Idempotent) == 0 {
+			v.add(key+".backup-request", strconv.Quote(s.BackupRequest.String()), "needs idempotent: the functions that may be sent twice")
+		}
+	}
+	for i, fn := range s.Idempotent {
+		if strings.TrimSpace(fn) == "" || strings.IndexFunc(fn, unicode.IsSpace) >= 0 {
+			v.add(key+".idempotent["+strconv.Itoa(i)+"]", strconv.Quote(fn), "must be a function name")
+		}
+	}
+	v.ratio(key+".backup-budget", s.BackupBudget)
+	v.ratio(key+".retry-budget", s.RetryBudget)
+	v.intRange(key+".retry-budget-min", s.RetryBudgetMin, 0, maxCount)
+}
+
+// ratio checks a fraction: 0..1 (NaN rejected).
+func (v *validator) ratio(key string, f float64) {
+	if !(f >= 0 && f <= 1) {
+		v.add(key, strconv.FormatFloat(f, 'g', -1, 64), "must be between 0 and 1")
+	}
 }
 
 // validator collects the problems Validate finds.

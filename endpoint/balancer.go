@@ -12,6 +12,11 @@ type Node struct {
 	// Active is false while the endpoint is blocked by the health rules (too many timeouts or
 	// consecutive failures) or its connection is known broken.
 	Active bool
+	// Inflight and Latency are the node's load, read by the load-aware balancers
+	// ("least-inflight", "p2c") and ignored by the others: the calls in flight to it, and its
+	// peak-EWMA reply latency in nanoseconds (0: not measured).
+	Inflight int
+	Latency  float64
 }
 
 // Balancer chooses the node for the next call: the second layer of TARS load balancing, run by
@@ -34,11 +39,13 @@ const (
 	nameRandom         = "random"
 	nameHash           = "hash"
 	nameConsistentHash = "consistenthash"
+	nameLeastInflight  = "least-inflight"
+	nameP2C            = "p2c"
 )
 
 // Names lists the balancer names NewBalancer accepts ("" aside), in a fixed order. conf keeps a
 // copy of it to validate "load-balance"; a test there keeps the two equal. Do not modify it.
-var Names = []string{nameRoundRobin, nameWeighted, nameRandom, nameHash, nameConsistentHash}
+var Names = []string{nameRoundRobin, nameWeighted, nameRandom, nameHash, nameConsistentHash, nameLeastInflight, nameP2C}
 
 // NewBalancer returns a new balancer:
 //
@@ -51,6 +58,10 @@ var Names = []string{nameRoundRobin, nameWeighted, nameRandom, nameHash, nameCon
 //   - "consistenthash": a ring of virtual nodes keyed by Endpoint.Addr(); adding or removing one
 //     of n endpoints moves about 1/n of the keys, and an inactive endpoint's keys go to the next
 //     active one on the ring.
+//   - "least-inflight": the active node with the fewest calls in flight (Node.Inflight), equal
+//     ones in turn.
+//   - "p2c": the power of two choices: of two active nodes drawn at random, the one of the lower
+//     LoadCost (peak-EWMA latency times calls in flight, Finagle's and brpc's measure).
 //
 // An unknown name is an error naming it: the caller's configuration is wrong.
 func NewBalancer(name string) (Balancer, error) {
@@ -65,6 +76,10 @@ func NewBalancer(name string) (Balancer, error) {
 		return hashBalancer{}, nil
 	case nameConsistentHash:
 		return &consistentHash{}, nil
+	case nameLeastInflight:
+		return &leastInflight{}, nil
+	case nameP2C:
+		return newP2C(rand.Uint64(), rand.Uint64()), nil
 	}
 	return nil, fmt.Errorf("endpoint: unknown balancer %q (want one of %q)", name, Names)
 }

@@ -32,6 +32,7 @@ func balancers(t testing.TB) map[string]Balancer {
 		m[name] = b
 	}
 	m[nameRandom] = newRandom(1, 2)
+	m[nameP2C] = newP2C(3, 4)
 	return m
 }
 
@@ -47,8 +48,10 @@ func TestNewBalancer(t *testing.T) {
 		{name: "random", wantType: "*endpoint.random"},
 		{name: "hash", wantType: "endpoint.hashBalancer"},
 		{name: "consistenthash", wantType: "*endpoint.consistentHash"},
-		{name: "RoundRobin", wantErr: `endpoint: unknown balancer "RoundRobin" (want one of ["roundrobin" "weighted" "random" "hash" "consistenthash"])`},
-		{name: "leastconn", wantErr: `endpoint: unknown balancer "leastconn" (want one of ["roundrobin" "weighted" "random" "hash" "consistenthash"])`},
+		{name: "least-inflight", wantType: "*endpoint.leastInflight"},
+		{name: "p2c", wantType: "*endpoint.p2c"},
+		{name: "RoundRobin", wantErr: `endpoint: unknown balancer "RoundRobin" (want one of ["roundrobin" "weighted" "random" "hash" "consistenthash" "least-inflight" "p2c"])`},
+		{name: "leastconn", wantErr: `endpoint: unknown balancer "leastconn" (want one of ["roundrobin" "weighted" "random" "hash" "consistenthash" "least-inflight" "p2c"])`},
 	}
 	for _, tt := range tests {
 		b, err := NewBalancer(tt.name)
@@ -371,5 +374,83 @@ func BenchmarkPick(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadBalancers checks what the load-aware balancers do with the load they are given: every
+// balancer runs the same table, and each row says where the load-aware ones must send the calls
+// (the others are only held to the Pick contract of TestBalancers).
+func TestLoadBalancers(t *testing.T) {
+	const ms = 1e6
+	tests := []struct {
+		name     string
+		inflight []int
+		latency  []float64 // nanoseconds
+		inactive []int
+		// want[balancer] is the share of 1000 picks (0..1) each node must get within 0.1; a
+		// balancer not listed is not checked beyond the contract.
+		want map[string][]float64
+	}{
+		{
+			name:     "idle equal nodes share",
+			inflight: []int{0, 0, 0, 0}, latency: []float64{ms, ms, ms, ms},
+			want: map[string][]float64{nameLeastInflight: {0.25, 0.25, 0.25, 0.25}, nameP2C: {0.25, 0.25, 0.25, 0.25}},
+		},
+		{
+			name:     "least loaded wins",
+			inflight: []int{5, 1, 7, 3}, latency: []float64{ms, ms, ms, ms},
+			// p2c: node 1 wins every draw it is in (1/2), node 3 wins its draws against 0 and 2
+			// (1/3), node 0 against 2 (1/6).
+			want: map[string][]float64{nameLeastInflight: {0, 1, 0, 0}, nameP2C: {1.0 / 6, 0.5, 0, 1.0 / 3}},
+		},
+		{
+			name:     "slow node avoided by p2c",
+			inflight: []int{2, 2, 0}, latency: []float64{ms, ms, 50 * ms},
+			want: map[string][]float64{nameLeastInflight: {0, 0, 1}, nameP2C: {0.5, 0.5, 0}},
+		},
+		{
+			name:     "inactive skipped",
+			inflight: []int{0, 9, 9}, latency: []float64{ms, ms, ms}, inactive: []int{0},
+			want: map[string][]float64{nameLeastInflight: {0, 0.5, 0.5}, nameP2C: {0, 0.5, 0.5}},
+		},
+		{
+			name:     "unmeasured node charged the floor",
+			inflight: []int{0, 30}, latency: []float64{0, 0.05 * ms},
+			want: map[string][]float64{nameLeastInflight: {1, 0}, nameP2C: {1, 0}},
+		},
+	}
+	for _, tt := range tests {
+		for name, b := range balancers(t) {
+			t.Run(tt.name+"/"+name, func(t *testing.T) {
+				nodes := makeNodes(len(tt.inflight))
+				for i := range nodes {
+					nodes[i].Inflight, nodes[i].Latency = tt.inflight[i], tt.latency[i]
+				}
+				for _, i := range tt.inactive {
+					nodes[i].Active = false
+				}
+				got := make([]float64, len(nodes))
+				const picks = 1000
+				for key := range uint64(picks) {
+					i := b.Pick(nodes, key*0x9e3779b97f4a7c15)
+					if i < 0 || i >= len(nodes) {
+						t.Fatalf("Pick = %d, want an index in [0, %d)", i, len(nodes))
+					}
+					if slices.Contains(tt.inactive, i) {
+						t.Fatalf("Pick = %d, an inactive node", i)
+					}
+					got[i] += 1.0 / picks
+				}
+				want, ok := tt.want[name]
+				if !ok {
+					return
+				}
+				for i := range want {
+					if math.Abs(got[i]-want[i]) > 0.1 {
+						t.Fatalf("shares = %.2f, want %.2f", got, want)
+					}
+				}
+			})
+		}
 	}
 }

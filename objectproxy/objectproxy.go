@@ -16,6 +16,8 @@ const (
 	modeRandom
 	modeHash
 	modeConsistentHash
+	modeLeastInflight // load.go
+	modeP2C           // load.go
 )
 
 // ObjectProxy routes the calls of one servant on one net thread.
@@ -40,6 +42,7 @@ type ObjectProxy struct {
 	rng      *rand.Rand
 	setName  string // set routing: the set stamped on every call ("" for none)
 	scratch  []int32
+	budget   retryBudget // budget.go
 }
 
 // New returns the ObjectProxy of target's servant on loop, with one AdapterProxy per endpoint of
@@ -61,6 +64,10 @@ func New(target endpoint.Target, balancer string, retries int, loop adapterproxy
 		mode = modeHash
 	case "consistenthash":
 		mode = modeConsistentHash
+	case "least-inflight":
+		mode = modeLeastInflight
+	case "p2c":
+		mode = modeP2C
 	default:
 		_, err := endpoint.NewBalancer(balancer) // its error names the accepted ones
 		if err == nil {
@@ -141,6 +148,7 @@ func (o *ObjectProxy) Route(c *call.Call) {
 		c.Complete(call.ErrNoEndpoint)
 		return
 	}
+	o.budget.deposit()
 	o.send(c, i)
 }
 
@@ -168,10 +176,10 @@ func (o *ObjectProxy) Expire(c *call.Call) {
 }
 
 // Retry implements call.Router: c failed with err before any byte of it was written. It goes to
-// an endpoint it has not tried yet if retries remain and its deadline has not passed; otherwise
-// it fails with err. Must be called on the loop goroutine.
+// an endpoint it has not tried yet if retries remain, its deadline has not passed and the retry
+// budget (SetTail) has a token; otherwise it fails with err. Must be called on the loop goroutine.
 func (o *ObjectProxy) Retry(c *call.Call, err error) {
-	if int(c.Tries) > o.retries || len(o.adapters) < 2 || (c.Deadline != 0 && c.Deadline <= o.loop.Now()) {
+	if int(c.Tries) > o.retries || len(o.adapters) < 2 || (c.Deadline != 0 && c.Deadline <= o.loop.Now()) || !o.budget.withdraw(o.loop.Now()) {
 		c.Complete(err)
 		return
 	}

@@ -99,6 +99,10 @@ func (o *ObjectProxy) pick(c *call.Call) int {
 		return o.pickWeighted(now)
 	case o.mode == modeRandom:
 		return o.pickRandom(now)
+	case o.mode == modeP2C:
+		return o.pickP2C(now)
+	case o.mode == modeLeastInflight:
+		return o.pickLeastInflight(now)
 	}
 	return o.pickRR(now)
 }

@@ -17,6 +17,9 @@ var (
 	// ErrConnection: the connection could not be made or was lost before the reply. A written
 	// request may have run on the server.
 	ErrConnection = call.ErrConnection
+	// ErrOverload: the servant's max-inflight calls were in flight, and the call was not sent;
+	// a server's -9 (overloaded) reply matches it too. Back off.
+	ErrOverload = call.ErrOverload
 )
 
 // ServerError is a reply with a non-zero TARS return code; match it with errors.As.

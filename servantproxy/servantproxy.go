@@ -32,6 +32,17 @@ type Options struct {
 	Stats *stats.Shared
 	// Interceptor wraps every call (tracing, metrics); nil: none, at no cost.
 	Interceptor interceptor.Client
+	// MaxInflight caps the servant's calls in flight (limit.go); beyond it calls fail at once
+	// with ErrOverload. 0: no limit.
+	MaxInflight int
+	// BackupRequest, when positive, sends a sync call of a function in Idempotent again to
+	// another endpoint when it has had no reply after that long (backup.go); BackupRatio caps
+	// backups at that fraction of those calls (0: 0.1).
+	BackupRequest time.Duration
+	BackupRatio   float64
+	Idempotent    []string
+	// Tail is the circuit breaker and retry budget every ObjectProxy applies.
+	Tail objectproxy.Tail
 }
 
 // ServantProxy calls one TARS servant. It is a small handle: copies share the same proxy. The
@@ -58,6 +69,9 @@ type proxy struct {
 	asyncTO time.Duration
 	shared  *stats.Shared
 	icpt    interceptor.Client
+	limit   limiter          // max-inflight (limit.go)
+	backup  *backup          // backup requests (backup.go); nil: none
+	finish  func(*call.Call) // Finish of async calls: finishAsync, or with the limit's release
 
 	rr atomic.Uint32 // first-layer round-robin over threads
 }
@@ -83,11 +97,17 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 		asyncTO: defaultTimeout(o.AsyncTimeout, 5*time.Second),
 		shared:  o.Stats,
 		icpt:    o.Interceptor,
+		limit:   limiter{max: int64(o.MaxInflight)},
+		backup:  newBackup(o.BackupRequest, o.BackupRatio, o.Idempotent),
 	}
+	p.finish = p.finisher()
 	for _, t := range o.Threads {
 		obj, err := t.NewObjectProxy(target, o.Balancer, o.Retries)
 		if err != nil {
 			return nil, err
+		}
+		if o.Tail != (objectproxy.Tail{}) {
+			obj.SetTail(o.Tail)
 		}
 		p.objs = append(p.objs, obj)
 	}
@@ -156,7 +176,9 @@ func (s *ServantProxy) invoke(ctx context.Context, fn string, req, rsp proto.Mes
 	if err != nil {
 		return err
 	}
-	if err := s.p.wait(ctx, c, t); err != nil {
+	c, err = s.p.await(ctx, c, t)
+	s.p.limit.release()
+	if err != nil {
 		return err
 	}
 	err = result(c, rsp)
@@ -193,7 +215,9 @@ func (s *ServantProxy) invokeRaw(ctx context.Context, fn string, body []byte, o 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.p.wait(ctx, c, t); err != nil {
+	c, err = s.p.await(ctx, c, t)
+	s.p.limit.release()
+	if err != nil {
 		return nil, err
 	}
 	var out []byte
@@ -240,7 +264,9 @@ func (p *proxy) oneway1(ctx context.Context, fn string, o *callOptions, req prot
 		return err
 	}
 	c.Oneway = true
-	if err := p.wait(ctx, c, t); err != nil {
+	err = p.wait(ctx, c, t)
+	p.limit.release()
+	if err != nil {
 		return err
 	}
 	err = resultErr(c)
@@ -312,7 +338,7 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 		return err
 	}
 	c.Rsp, c.Callback, c.RawCallback = rsp, cb, rawCB
-	c.Finish = finishAsync
+	c.Finish = p.finish
 	if info := o.info; info != nil {
 		c.OnEnd = func(c *call.Call, err error) {
 			if c != nil {
@@ -339,6 +365,7 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 		}
 		call.Put(c)
 		p.async.Release()
+		p.limit.release()
 		return err
 	}
 	o.markQueued()
@@ -360,7 +387,7 @@ func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn st
 	err := cancelled(ctx, p.name, fn, start)
 	carrier := call.Get()
 	carrier.Rsp, carrier.Callback, carrier.RawCallback = rsp, cb, rawCB
-	carrier.Finish = finishAsync
+	carrier.Finish = p.finish
 	carrier.OnEnd = onEnd
 	carrier.Err = err
 	p.async.Deliver(carrier)
@@ -419,6 +446,9 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	if deadline <= now {
 		return nil, nil, p.unsent(fn, stats.Timeout, ErrTimeout)
 	}
+	if !p.limit.acquire() {
+		return nil, nil, p.unsent(fn, stats.Overload, ErrOverload)
+	}
 
 	var i int
 	if n := len(p.threads); n > 1 {
@@ -465,6 +495,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	c.Frame = frame
 	if err != nil {
 		call.Put(c)
+		p.limit.release()
 		return nil, nil, fmt.Errorf("tarscomm: marshal %s.%s request: %w", p.name, fn, err)
 	}
 	return c, t, nil
@@ -478,29 +509,7 @@ func (p *proxy) wait(ctx context.Context, c *call.Call, t *netthread.Thread) err
 		call.Put(c)
 		return e
 	}
-	done := ctx.Done()
-	if done == nil {
-		<-c.Done()
-		return nil
-	}
-	select {
-	case <-c.Done():
-		return nil
-	case <-done:
-		if expiresWithCtx(ctx, c.Deadline) {
-			// The call's deadline is the context's: the loop ends it within a check interval,
-			// with the endpoint it waited on named in its error.
-			<-c.Done()
-			return nil
-		}
-		fn, start := c.Func, c.Start
-		if c.Abandon() {
-			// The loop recycles c when it meets it again.
-			return cancelled(ctx, p.name, fn, start)
-		}
-		<-c.Done() // the reply won the race: take it
-		return nil
-	}
+	return p.waitSubmitted(ctx, c) // backup.go
 }
 
 // unsent counts a call that failed before a net thread took it, and returns its error.

@@ -35,6 +35,11 @@ var ErrClosed = errors.New("tarscomm: communicator closed")
 // wrapped error says what happened (dial error, reset, protocol error).
 var ErrConnection = errors.New("tarscomm: connection failed")
 
+// ErrOverload means the servant's max-inflight calls were already in flight: the call was not
+// sent. A reply with TARS return code -9 (the server is overloaded) matches it too, as a
+// *ServerError. Back off: more calls would only queue.
+var ErrOverload = errors.New("tarscomm: servant overloaded, call not sent")
+
 type timeoutError struct{}
 
 func (timeoutError) Error() string   { return "tarscomm: call timed out" }
@@ -64,6 +69,11 @@ func (e *ConnError) Is(target error) bool { return target == ErrConnection }
 type ServerError struct {
 	Code int32  // the TARS return code, e.g. -3 for an unknown function
 	Desc string // sResultDesc as the server sent it
+}
+
+// Is makes a server's overload answer (-9) match ErrOverload.
+func (e *ServerError) Is(target error) bool {
+	return target == ErrOverload && e.Code == codec.RetOverload
 }
 
 func (e *ServerError) Error() string {

@@ -1,0 +1,19 @@
+package communicator
+
+import (
+	"github.com/tarscomm/tarscomm/adapterproxy"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/objectproxy"
+)
+
+// tailOf is the ObjectProxies' part of a servant's settings against tail latency and failing
+// endpoints: the circuit breaker (circuit-breaker) and the retry budget (retry-budget,
+// retry-budget-min).
+func tailOf(s conf.Servant) objectproxy.Tail {
+	var t objectproxy.Tail
+	if s.CircuitBreaker {
+		t.Breaker = adapterproxy.DefaultBreaker()
+	}
+	t.RetryRatio, t.RetryMin = s.RetryBudget, float64(s.RetryBudgetMin)
+	return t
+}

@@ -1,0 +1,103 @@
+package objectproxy
+
+import "github.com/tarscomm/tarscomm/internal/call"
+
+// Hedge routes the two calls of one backup request on this ObjectProxy (the servant's backup
+// request logic, in servantproxy, makes them): the first call is routed as any call, and the
+// backup, the same request sent again when the first has had no reply by the backup delay, goes
+// to another endpoint than the one the first went to. A Hedge is a call.Router: it is the Dest of
+// both calls. Its methods run on the loop goroutine.
+type Hedge struct {
+	o     *ObjectProxy
+	first int32 // list index the first call went to; -1 until it is routed
+	sent  bool  // the first call has been routed
+}
+
+// NewHedge returns a Hedge for one backup request. Safe for concurrent use (it only allocates).
+func (o *ObjectProxy) NewHedge() *Hedge { return &Hedge{o: o, first: -1} }
+
+// Route implements call.Router: the first call is routed by the servant's balancer, the backup to
+// another endpoint (pickOther). A backup with no other endpoint to go to fails at once with
+// call.ErrNoEndpoint; its caller is still waiting for the first call.
+func (h *Hedge) Route(c *call.Call) {
+	o := h.o
+	if !h.sent {
+		h.sent = true
+		if o.awaiting {
+			o.Route(c) // parked: routed by the first list, as any call
+			return
+		}
+		if o.setName != "" {
+			if err := markSet(c, o.setName); err != nil {
+				c.Complete(err)
+				return
+			}
+		}
+		i := o.pick(c)
+		if i < 0 {
+			c.Complete(call.ErrNoEndpoint)
+			return
+		}
+		h.first = int32(i)
+		o.budget.deposit()
+		o.send(c, i)
+		return
+	}
+	if o.setName != "" {
+		if err := markSet(c, o.setName); err != nil {
+			c.Complete(err)
+			return
+		}
+	}
+	i := o.pickOther(c, h.first)
+	if i < 0 {
+		c.Complete(call.ErrNoEndpoint)
+		return
+	}
+	o.send(c, i)
+}
+
+// Retry implements call.Router, as the ObjectProxy does.
+func (h *Hedge) Retry(c *call.Call, err error) { h.o.Retry(c, err) }
+
+// pickOther picks the endpoint of a backup request: a healthy active endpoint other than avoid
+// (the first request's), the one of the lowest cost under the load-aware modes and the next in
+// turn otherwise; -1 when there is no other endpoint. avoid may be -1 (the first call's endpoint
+// is unknown): any endpoint will do then.
+func (o *ObjectProxy) pickOther(c *call.Call, avoid int32) int {
+	n := len(o.adapters)
+	if avoid >= int32(n) {
+		avoid = -1 // the list changed since
+	}
+	if avoid >= 0 && avoid < 64 {
+		c.Tried |= 1 << avoid
+	}
+	if n == 0 || (n == 1 && avoid == 0) {
+		return -1
+	}
+	if o.mode != modeP2C && o.mode != modeLeastInflight {
+		i := o.pickUntried(c)
+		if i == int(avoid) {
+			return -1
+		}
+		return i
+	}
+	now := o.loop.Now()
+	s := &o.sel
+	if s.stale {
+		s.refresh(o, now)
+	}
+	best, bestCost := int32(-1), 0.0
+	for _, i := range s.up {
+		if i == avoid || !o.ok(i, now) {
+			continue
+		}
+		if cost := o.cost(i, now); best < 0 || cost < bestCost {
+			best, bestCost = i, cost
+		}
+	}
+	if best < 0 {
+		return o.pickUntried(c)
+	}
+	return int(best)
+}

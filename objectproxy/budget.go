@@ -1,0 +1,84 @@
+package objectproxy
+
+import (
+	"time"
+
+	"github.com/tarscomm/tarscomm/adapterproxy"
+)
+
+// Tail holds a servant's settings against tail latency and failing endpoints that the
+// ObjectProxy applies: its endpoints' circuit breaker and its retry budget.
+type Tail struct {
+	// Breaker is every endpoint's circuit breaker (adapterproxy.Breaker); zero: none.
+	Breaker adapterproxy.Breaker
+	// RetryRatio caps retries at this fraction of the calls routed (a token bucket: every call
+	// adds RetryRatio tokens, every retry takes one); 0: retries are not budgeted.
+	RetryRatio float64
+	// RetryMin is the retries per second allowed on top of the ratio, so that a servant with
+	// few calls can still retry. Both are per net thread.
+	RetryMin float64
+}
+
+// SetTail applies t. It must be called before any call is routed here, by whoever built the
+// ObjectProxy (as SetName).
+func (o *ObjectProxy) SetTail(t Tail) {
+	o.opts.Breaker = t.Breaker
+	for _, a := range o.adapters {
+		a.SetBreaker(t.Breaker)
+	}
+	o.budget = retryBudget{}
+	if t.RetryRatio > 0 {
+		o.budget = retryBudget{
+			on: true, ratio: t.RetryRatio, perSec: t.RetryMin,
+			max:    max(t.RetryMin, 1) + 100*t.RetryRatio,
+			tokens: max(t.RetryMin, 1),
+		}
+	}
+}
+
+// retryBudget is the token bucket that caps retries (Finagle's RetryBudget, as a bucket): every
+// routed call deposits ratio tokens, the clock perSec tokens a second, up to max; a retry takes
+// one token, and a retry that finds less than one is refused: the call fails with its error, as
+// with retries = 0. A failing cluster then sees at most ratio more calls than its callers make,
+// plus the constant, instead of retries times as many. Owned by the loop goroutine.
+type retryBudget struct {
+	on     bool
+	ratio  float64
+	perSec float64
+	max    float64
+	tokens float64
+	last   int64 // when the clock's tokens were last added
+
+	retries, denied uint64
+}
+
+// deposit records a routed call.
+func (b *retryBudget) deposit() {
+	if b.on {
+		b.tokens = min(b.tokens+b.ratio, b.max)
+	}
+}
+
+// withdraw reports whether a retry may go now, and takes its token.
+func (b *retryBudget) withdraw(now int64) bool {
+	if !b.on {
+		return true
+	}
+	if b.last != 0 && now > b.last {
+		b.tokens = min(b.tokens+b.perSec*float64(now-b.last)/float64(time.Second), b.max)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		b.denied++
+		return false
+	}
+	b.tokens--
+	b.retries++
+	return true
+}
+
+// RetryStats returns the retries the budget let through and those it refused, since the
+// ObjectProxy was built (both 0 without a budget). Must be called on the loop goroutine.
+func (o *ObjectProxy) RetryStats() (retries, denied uint64) {
+	return o.budget.retries, o.budget.denied
+}

@@ -1,0 +1,56 @@
+package servantproxy
+
+import (
+	"sync/atomic"
+
+	"github.com/tarscomm/tarscomm/internal/call"
+)
+
+// limiter is a servant's max-inflight: at most max calls (sync, async and one-way, counted from
+// the caller's side: a call is in flight from when it is prepared until its caller has its
+// outcome) at a time; beyond it a call fails at once with ErrOverload, without being sent. A
+// max of 0 means no limit, at the cost of one branch.
+type limiter struct {
+	max int64
+	n   atomic.Int64
+}
+
+// acquire takes a slot, reporting false (and taking none) when all are in use.
+func (l *limiter) acquire() bool {
+	if l.max <= 0 {
+		return true
+	}
+	if l.n.Add(1) > l.max {
+		l.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+// release gives back the slot of a call whose caller has its outcome.
+func (l *limiter) release() {
+	if l.max > 0 {
+		l.n.Add(-1)
+	}
+}
+
+// finisher returns the Finish of the proxy's async calls: finishAsync, releasing the call's
+// slot first when the servant has a limit. Bound once per proxy, so that a call allocates
+// nothing for it.
+func (p *proxy) finisher() func(*call.Call) {
+	if p.limit.max <= 0 {
+		return finishAsync
+	}
+	return func(c *call.Call) {
+		p.limit.release()
+		finishAsync(c)
+	}
+}
+
+// Inflight returns the calls in flight as max-inflight counts them (0 without a limit).
+func (s *ServantProxy) Inflight() int {
+	if s == nil || s.p == nil {
+		return 0
+	}
+	return int(s.p.limit.n.Load())
+}
