@@ -100,7 +100,9 @@ func TestHTML(t *testing.T) {
 	if !strings.HasPrefix(ct, "text/html") {
 		t.Errorf("content type %q", ct)
 	}
-	for _, s := range []string{"<svg", "test client", `class="inactive" data-endpoint="127.0.0.1:18016"`, "-3×1", "timeout=20"} {
+	for _, s := range []string{"<svg", "test client", `class="inactive" data-endpoint="127.0.0.1:18016"`, "-3×1", "timeout=20",
+		// the configuration by its file's keys, durations as durations
+		"<td class=\"l\">sync-invoke-timeout</td><td class=\"l\">3s</td>", "health.try-interval"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("page lacks %q", s)
 		}
@@ -119,7 +121,8 @@ func chromiumArgs(profile string) []string {
 }
 
 // TestInChromium loads the page in a real browser and checks what a person would see: the DOM
-// after rendering, and a screenshot (saved to $DEBUGPAGE_SCREENSHOT when set).
+// after rendering, and a screenshot, which replaces testdata/debugpage.png when
+// DEBUGPAGE_SCREENSHOT=1 (so that an ordinary run leaves the tree clean).
 func TestInChromium(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -137,7 +140,7 @@ func TestInChromium(t *testing.T) {
 	dom := string(out)
 	for _, s := range []string{
 		`id="total-calls">521<`,
-		`id="total-inactive">1<`,
+		`id="total-inactive" class="bad">1<`,
 		`<span class="down">inactive</span>`,
 		`aria-label="latency histogram of SayHello"`,
 		"Hello.Server.GreeterObj",
@@ -153,11 +156,10 @@ func TestInChromium(t *testing.T) {
 		t.Errorf("%d bars drawn, want %d (one chart of %d buckets)", n, stats.NumBuckets, stats.NumBuckets)
 	}
 
-	shot := os.Getenv("DEBUGPAGE_SCREENSHOT")
-	if shot == "" {
-		shot = filepath.Join(t.TempDir(), "debugpage.png")
+	shot := filepath.Join(t.TempDir(), "debugpage.png")
+	if os.Getenv("DEBUGPAGE_SCREENSHOT") == "1" {
+		shot, _ = filepath.Abs(filepath.Join("testdata", "debugpage.png"))
 	}
-	shot, _ = filepath.Abs(shot)
 	cmd = exec.CommandContext(ctx, bin, append(chromiumArgs(t.TempDir()), "--window-size=1400,1000", "--screenshot="+shot, ts.URL+"/")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium --screenshot: %v\n%s", err, out)

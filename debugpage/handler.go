@@ -29,8 +29,9 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"chartW": func(bars []Bar) int {
 		return len(bars) * (barW + barGap)
 	},
-	"chartH": func() int { return chartH },
-	"labelY": func() int { return chartH + 12 },
+	"baseY":  func() int { return chartTop + chartH },
+	"labelY": func() int { return chartTop + chartH + 13 },
+	"svgH":   func() int { return chartTop + chartH + 18 },
 }).Parse(pageHTML))
 
 func fmtFloat(f float64) string {

@@ -17,6 +17,8 @@ type View struct {
 	Endpoints []Endpoint        `json:"endpoints"`
 	Calls     []Call            `json:"calls"`
 	Config    any               `json:"config,omitempty"`
+	// Settings is Config line by line for the page (nil when it is not a struct).
+	Settings []Setting `json:"-"`
 }
 
 // Totals add up every call.
@@ -54,15 +56,18 @@ type Call struct {
 // Bar is a bucket drawn in the chart: its box in the SVG's coordinates.
 type Bar struct {
 	X, Y, W, H int
+	Mid        int // the bar's centre, where its labels are drawn
 	Le         string
 	Count      uint64
 }
 
 // Chart geometry.
 const (
-	barW   = 36
+	barW   = 44
 	barGap = 4
-	chartH = 80
+	chartH = 110 // the tallest bar; the count above it and the bound below take more
+	// chartTop is the room above the bars for their counts.
+	chartTop = 14
 )
 
 // Bucket is one bar of a latency histogram.
@@ -74,7 +79,7 @@ type Bucket struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func newView(s stats.Snapshot, o Options) View {
-	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Config: o.Config}
+	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Config: o.Config, Settings: settings(o.Config)}
 	if v.Title == "" {
 		v.Title = "tarscomm"
 	}
@@ -118,7 +123,8 @@ func newView(s stats.Snapshot, o Options) View {
 					h = 1
 				}
 			}
-			row.Bars = append(row.Bars, Bar{X: b * (barW + barGap), Y: chartH - h, W: barW, H: h, Le: bk.Le, Count: bk.Count})
+			row.Bars = append(row.Bars, Bar{X: b * (barW + barGap), Y: chartTop + chartH - h, W: barW, H: h,
+				Mid: b*(barW+barGap) + barW/2, Le: bk.Le, Count: bk.Count})
 		}
 		v.Calls = append(v.Calls, row)
 		v.Totals.Calls += row.Calls

@@ -1,0 +1,88 @@
+package debugpage
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Setting is one line of the configuration as the page shows it: the key as a configuration
+// file names it (a struct field's toml tag, dotted below its table) and its value, durations
+// written as durations.
+type Setting struct {
+	Key, Value string
+}
+
+// settings flattens cfg, a struct (or a pointer to one), into its settings in field order;
+// nil for anything else, which the page then shows as JSON. Values of keys that look like
+// secrets are masked.
+func settings(cfg any) []Setting {
+	v := reflect.ValueOf(cfg)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []Setting
+	flatten("", v, &out)
+	return out
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+func flatten(prefix string, v reflect.Value, out *[]Setting) {
+	switch {
+	case v.Type() == durationType:
+		*out = append(*out, Setting{prefix, time.Duration(v.Int()).String()})
+	case v.Kind() == reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			flatten(join(prefix, name), v.Field(i), out)
+		}
+	case v.Kind() == reflect.Map && v.Type().Key().Kind() == reflect.String:
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		for _, k := range keys {
+			flatten(join(prefix, k.String()), v.MapIndex(k), out)
+		}
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct:
+		for i := range v.Len() {
+			flatten(fmt.Sprintf("%s[%d]", prefix, i), v.Index(i), out)
+		}
+	default:
+		val := fmt.Sprint(v.Interface())
+		if v.Kind() == reflect.String {
+			val = fmt.Sprintf("%q", val)
+		}
+		if secret(prefix) && !v.IsZero() {
+			val = "(set, not shown)"
+		}
+		*out = append(*out, Setting{prefix, val})
+	}
+}
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+func secret(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "secret") || strings.Contains(k, "password")
+}
