@@ -9,7 +9,8 @@ import (
 )
 
 // Setting is one line of the configuration as the page shows it: the key as a configuration
-// file names it (a struct field's toml tag, dotted below its table) and its value, durations
+// file names it (a struct field's toml tag, dotted below its table; an embedded struct's fields
+// are its parent's) and its value, durations
 // written as durations.
 type Setting struct {
 	Key, Value string
@@ -46,6 +47,10 @@ func flatten(prefix string, v reflect.Value, out *[]Setting) {
 			}
 			name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
 			if name == "-" {
+				continue
+			}
+			if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+				flatten(prefix, v.Field(i), out) // an embedded table's keys are its parent's
 				continue
 			}
 			if name == "" {
