@@ -124,7 +124,7 @@ func (g *guard) replied(p *Breaker, now int64, ret int32) {
 	}
 	if g.open {
 		if g.probing {
-			g.close(now) // the probe succeeded
+			g.close(p, now) // the probe succeeded
 		}
 		return
 	}
@@ -143,8 +143,7 @@ func (g *guard) failed(p *Breaker, now int64, cost float64) {
 		return
 	}
 	g.record(p, cost)
-	minCalls := min(max(p.ShortWindow/5, 1), 20)
-	if g.calls >= minCalls && (g.short > p.ShortRatio || (p.LongWindow > 0 && g.long > p.LongRatio)) {
+	if g.calls >= minCalls(p) && (g.short > p.ShortRatio || (p.LongWindow > 0 && g.long > p.LongRatio)) {
 		g.trip(p, now)
 	}
 }
@@ -173,11 +172,18 @@ func (g *guard) trip(p *Breaker, now int64) {
 	g.trips++
 }
 
-func (g *guard) close(now int64) {
+// close revives the endpoint after a successful probe. It is on probation: its averages restart
+// just under the ratios and its verdicts at once, so that the next couple of errors isolate it
+// again (for twice as long) instead of the tens of calls a fresh window needs.
+func (g *guard) close(p *Breaker, now int64) {
 	g.open, g.probing = false, false
 	g.closedAt = now
-	g.short, g.long, g.calls = 0, 0, 0
+	g.short, g.long = 0.9*p.ShortRatio, 0.9*p.LongRatio
+	g.calls = minCalls(p)
 }
+
+// minCalls is how many outcomes a fresh window needs before it can trip the breaker.
+func minCalls(p *Breaker) int { return min(max(p.ShortWindow/5, 1), 20) }
 
 // BreakerStats describes an endpoint's breaker and overload backoff on this net thread.
 type BreakerStats struct {

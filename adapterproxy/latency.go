@@ -11,7 +11,7 @@ import (
 // decayTime, and an endpoint that gets no call sees its latency decay toward 0 at that rate, so
 // that a slow endpoint the balancer has stopped choosing is tried again after a while (about
 // decayTime * ln(its latency / the others' cost)) and can show it has recovered.
-const decayTime = 2 * time.Second
+const decayTime = 500 * time.Millisecond
 
 // latency is an endpoint's peak-EWMA reply latency (Finagle's PeakEwma): a sample above the
 // current value replaces it at once, one below it is blended in with a weight that grows with the

@@ -19,8 +19,8 @@ import (
 // may still answer. Both calls share the caller's deadline, and the caller gets exactly one
 // outcome within it.
 //
-// A budget caps backups at ratio of the calls that could have one, plus a burst of backupBurst:
-// a servant that is slow everywhere is not sent twice its load.
+// A budget caps backups at ratio of the calls that could have one, plus a burst: a servant that is
+// slow everywhere is not sent twice its load.
 type backup struct {
 	delay time.Duration
 	idem  map[string]bool // the functions that may be sent twice
@@ -34,8 +34,13 @@ type backup struct {
 	denied  atomic.Uint64 // backups the budget refused
 }
 
-// backupBurst is the backups the budget holds at most beyond its ratio.
-const backupBurst = 10
+// The budget holds at most backupBurst backups plus ratio*backupWindow: what a window of
+// backupWindow calls earns, so that backups wanted in bursts (a slow endpoint holds many calls at
+// once) are not refused while the long-run share stays at ratio.
+const (
+	backupBurst  = 10
+	backupWindow = 100
+)
 
 func newBackup(delay time.Duration, ratio float64, idempotent []string) *backup {
 	if delay <= 0 || len(idempotent) == 0 {
@@ -48,15 +53,19 @@ func newBackup(delay time.Duration, ratio float64, idempotent []string) *backup 
 	for _, fn := range idempotent {
 		b.idem[fn] = true
 	}
+	b.tokens.Store(b.capacity()) // a servant slow from its first calls gets its backups too
 	return b
 }
 
 // deposit credits the budget for one eligible call.
 func (b *backup) deposit() {
-	if b.tokens.Load() < backupBurst*1000 {
+	if b.tokens.Load() < b.capacity() {
 		b.tokens.Add(int64(b.ratio * 1000))
 	}
 }
+
+// capacity is the most the budget holds, in thousandths of a backup.
+func (b *backup) capacity() int64 { return int64(1000 * (backupBurst + b.ratio*backupWindow)) }
 
 // take spends one backup from the budget, reporting false when there is none.
 func (b *backup) take() bool {

@@ -1,0 +1,248 @@
+package communicator_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/communicator"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/servantproxy"
+)
+
+// The tail scenarios of issue 11: 64 callers calling back to back with a 300ms timeout, over
+// fault proxies in front of the project's server. Each logs its numbers (go test -v -run Tail).
+const (
+	tailCallers = 64
+	tailTimeout = 300 * time.Millisecond
+	tailWarm    = 300 * time.Millisecond
+	tailSpan    = 2 * time.Second
+	slowDelay   = 50 * time.Millisecond // per chunk, each way
+)
+
+// raceSlack widens a latency bound under the race detector only.
+func raceSlack(strict, race time.Duration) time.Duration {
+	if raceEnabled {
+		return race
+	}
+	return strict
+}
+
+// TestTailSlowEndpointP2C: three endpoints, one slowed by 50ms: round robin hands a third of the
+// calls its latency; p2c keeps the p99 within 1.5x the fast endpoints' own p99.
+func TestTailSlowEndpointP2C(t *testing.T) {
+	a, b, c := startTGreeter(t, "a"), startTGreeter(t, "b"), startTGreeter(t, "c")
+	_, fastSP := tailProxy(t, conf.Servant{LoadBalance: "p2c"}, a, b)
+	fast := runTail(t, fastSP, tailCallers, tailWarm, tailSpan, tailTimeout)
+	t.Logf("two fast endpoints, p2c:         %v", fast)
+
+	c.p.SetDelay(slowDelay)
+	_, rrSP := tailProxy(t, conf.Servant{LoadBalance: "roundrobin"}, a, b, c)
+	rr := runTail(t, rrSP, tailCallers, tailWarm, tailSpan, tailTimeout)
+	t.Logf("one of three slowed, roundrobin: %v slow share=%.1f%%", rr, 100*rr.share("c"))
+
+	_, p2cSP := tailProxy(t, conf.Servant{LoadBalance: "p2c"}, a, b, c)
+	p2c := runTail(t, p2cSP, tailCallers, tailWarm, tailSpan, tailTimeout)
+	t.Logf("one of three slowed, p2c:        %v slow share=%.1f%%", p2c, 100*p2c.share("c"))
+
+	_, liSP := tailProxy(t, conf.Servant{LoadBalance: "least-inflight"}, a, b, c)
+	li := runTail(t, liSP, tailCallers, tailWarm, tailSpan, tailTimeout)
+	t.Logf("one of three slowed, least-inflight: %v slow share=%.1f%%", li, 100*li.share("c"))
+
+	if err := p2c.firstErr(); err != nil {
+		t.Fatalf("p2c: a call failed: %v", err)
+	}
+	bound := time.Duration(1.5*float64(fast.quantile(0.99))) + raceSlack(2*time.Millisecond, 20*time.Millisecond)
+	if got := p2c.quantile(0.99); got > bound {
+		t.Errorf("p2c p99 = %v with one slow endpoint, want at most %v (1.5x the fast endpoints' p99 %v, plus slack)", got, bound, fast.quantile(0.99))
+	}
+	if s := p2c.share("c"); s > 0.01 {
+		t.Errorf("p2c sent %.1f%% of the calls to the slow endpoint, want at most 1%%", 100*s)
+	}
+	if rr.share("c") < 0.1 {
+		t.Errorf("round robin sent only %.1f%% of the calls to the slow endpoint: the scenario does not slow it", 100*rr.share("c"))
+	}
+}
+
+// TestTailSlowEndpointThroughput: two endpoints, one slowed by 50ms: p2c keeps at least 80% of
+// the healthy pair's throughput.
+func TestTailSlowEndpointThroughput(t *testing.T) {
+	a, b := startTGreeter(t, "a"), startTGreeter(t, "b")
+	_, healthySP := tailProxy(t, conf.Servant{LoadBalance: "p2c"}, a, b)
+	healthy := runTail(t, healthySP, tailCallers, tailWarm, tailSpan, tailTimeout)
+	t.Logf("two healthy endpoints, p2c:   %v", healthy)
+
+	b.p.SetDelay(slowDelay)
+	_, rrSP := tailProxy(t, conf.Servant{LoadBalance: "roundrobin"}, a, b)
+	rr := runTail(t, rrSP, tailCallers, tailWarm, tailSpan, tailTimeout)
+	t.Logf("one of two slowed, roundrobin: %v kept=%.0f%%", rr, 100*rr.rate()/healthy.rate())
+
+	_, p2cSP := tailProxy(t, conf.Servant{LoadBalance: "p2c"}, a, b)
+	p2c := runTail(t, p2cSP, tailCallers, tailWarm, tailSpan, tailTimeout)
+	kept := p2c.rate() / healthy.rate()
+	t.Logf("one of two slowed, p2c:        %v kept=%.0f%%", p2c, 100*kept)
+
+	want := 0.8
+	if raceEnabled {
+		want = 0.5 // the race detector's cost varies with the mix of work between runs
+	}
+	if kept < want {
+		t.Errorf("p2c kept %.0f%% of the throughput with one of two endpoints slowed, want at least %.0f%%", 100*kept, 100*want)
+	}
+}
+
+// TestTailBackupRequest: three endpoints, one slowed by 50ms, round robin: with
+// backup-request = "10ms" the p99 is at most 20ms, each caller gets its own reply once, and the
+// budget holds backups to its fraction.
+func TestTailBackupRequest(t *testing.T) {
+	a, b, c := startTGreeter(t, "a"), startTGreeter(t, "b"), startTGreeter(t, "c")
+	c.p.SetDelay(slowDelay)
+	sv := conf.Servant{BackupRequest: 10 * time.Millisecond, BackupBudget: 0.5, Idempotent: []string{"SayHello"}}
+	_, sp := tailProxy(t, sv, a, b, c)
+	l := runTail(t, sp, tailCallers, tailWarm, tailSpan, tailTimeout)
+	st := sp.BackupStats()
+	t.Logf("one of three slowed, roundrobin, backup-request 10ms, budget 50%%: %v backups=%d (%.1f%% of %d calls) won=%d dropped=%d denied=%d",
+		l, st.Sent, 100*float64(st.Sent)/float64(l.total), l.total, st.Won, st.Dropped, st.Denied)
+	if err := l.firstErr(); err != nil {
+		t.Fatalf("a call failed: %v", err) // sayHello checks each reply is the caller's own
+	}
+	if got, want := l.quantile(0.99), raceSlack(20*time.Millisecond, 40*time.Millisecond); got > want {
+		t.Errorf("p99 = %v with backup requests, want at most %v", got, want)
+	}
+	if st.Sent == 0 || st.Won == 0 {
+		t.Errorf("backups sent %d, won %d: want both > 0", st.Sent, st.Won)
+	}
+	if st.Dropped > st.Sent {
+		t.Errorf("dropped %d outcomes for %d backups", st.Dropped, st.Sent)
+	}
+
+	// The default budget, 10%: round robin would want a backup for a third of the calls.
+	_, sp10 := tailProxy(t, conf.Servant{BackupRequest: 10 * time.Millisecond, Idempotent: []string{"SayHello"}}, a, b, c)
+	l10 := runTail(t, sp10, tailCallers, tailWarm, tailSpan, tailTimeout)
+	st10 := sp10.BackupStats()
+	frac := float64(st10.Sent) / float64(l10.total)
+	t.Logf("same, default budget 10%%: %v backups=%d (%.1f%% of %d calls) denied=%d", l10, st10.Sent, 100*frac, l10.total, st10.Denied)
+	if limit := 0.1*float64(l10.total) + 20; float64(st10.Sent) > limit {
+		t.Errorf("backups = %d for %d calls, want at most 10%% + 20 = %.0f", st10.Sent, l10.total, limit)
+	}
+	if st10.Denied == 0 {
+		t.Errorf("the budget denied no backup: the scenario does not need more than 10%%")
+	}
+	// With p2c the slow endpoint gets few calls, and the default budget covers them.
+	_, spP2C := tailProxy(t, conf.Servant{LoadBalance: "p2c", BackupRequest: 10 * time.Millisecond, Idempotent: []string{"SayHello"}}, a, b, c)
+	lp := runTail(t, spP2C, tailCallers, tailWarm, tailSpan, tailTimeout)
+	stp := spP2C.BackupStats()
+	t.Logf("same, p2c, default budget 10%%: %v backups=%d (%.1f%% of %d calls) won=%d denied=%d", lp, stp.Sent, 100*float64(stp.Sent)/float64(lp.total), lp.total, stp.Won, stp.Denied)
+	if got, want := lp.quantile(0.99), raceSlack(20*time.Millisecond, 40*time.Millisecond); got > want {
+		t.Errorf("p2c with backup requests: p99 = %v, want at most %v", got, want)
+	}
+
+	// A function not listed as idempotent is never sent twice.
+	before := sp10.BackupStats().Sent
+	if err := sp10.Invoke(testCtx(t), "SayHelloAgain", &hellopb.HelloRequest{Name: "x"}, new(hellopb.HelloReply)); err == nil {
+		t.Fatal("SayHelloAgain does not exist on the server, want an error")
+	}
+	if got := sp10.BackupStats().Sent; got != before {
+		t.Errorf("a call of a function not listed idempotent had a backup")
+	}
+}
+
+// TestTailBreakerFailingEndpoint: three endpoints, one failing every other call: the TARS health
+// rules do not take it out (its errors are replies); the circuit breaker does within a second,
+// and the error rate callers see after that second is below 1%.
+func TestTailBreakerFailingEndpoint(t *testing.T) {
+	a, b, c := startTGreeter(t, "a"), startTGreeter(t, "b"), startTGreeter(t, "c")
+	c.failHalf.Store(true)
+	_, offSP := tailProxy(t, conf.Servant{}, a, b, c)
+	off := runTail(t, offSP, tailCallers, 0, tailSpan, tailTimeout)
+	offLate, _ := off.errRate(time.Second, tailSpan)
+	t.Logf("one of three failing half, no breaker: %v errors after 1s=%.2f%%", off, 100*offLate)
+
+	_, onSP := tailProxy(t, conf.Servant{CircuitBreaker: true}, a, b, c)
+	on := runTail(t, onSP, tailCallers, 0, tailSpan, tailTimeout)
+	onFirst, _ := on.errRate(0, time.Second)
+	onLate, n := on.errRate(time.Second, tailSpan)
+	t.Logf("one of three failing half, breaker:    %v errors in the first second=%.2f%%, after it=%.2f%% of %d", on, 100*onFirst, 100*onLate, n)
+
+	if offLate < 0.05 {
+		t.Errorf("without a breaker callers saw %.2f%% errors: the scenario does not fail", 100*offLate)
+	}
+	if n == 0 || onLate >= 0.01 {
+		t.Errorf("with the breaker callers saw %.2f%% errors after the first second (%d calls), want below 1%%", 100*onLate, n)
+	}
+}
+
+// TestTailMaxInflight: beyond max-inflight calls fail at once with ErrOverload, sync and async;
+// the slots come back when the calls end.
+func TestTailMaxInflight(t *testing.T) {
+	g := startTGreeter(t, "a")
+	g.hold.Store(int64(300 * time.Millisecond))
+	_, sp := tailProxy(t, conf.Servant{MaxInflight: 4}, g)
+	ctx := testCtx(t)
+	done := make(chan error, 4)
+	for i := range 2 {
+		go func() {
+			_, err := sayHello(ctx, sp, "held", uint64(i))
+			done <- err
+		}()
+		errc, err := asyncHello(t, ctx, sp, "held", uint64(10+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- <-errc }()
+	}
+	eventually(t, 5*time.Second, "4 calls in flight", func() bool { return g.calls.Load() == 4 })
+	start := time.Now()
+	_, err := sayHello(ctx, sp, "over", 99)
+	if !errors.Is(err, communicator.ErrOverload) {
+		t.Fatalf("5th sync call: %v, want ErrOverload", err)
+	}
+	if _, err := asyncHello(t, ctx, sp, "over", 100); !errors.Is(err, servantproxy.ErrOverload) {
+		t.Fatalf("5th async call: %v, want ErrOverload", err)
+	}
+	if took := time.Since(start); took > raceSlack(20*time.Millisecond, 100*time.Millisecond) {
+		t.Errorf("refused calls took %v, want them refused at once", took)
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatalf("held call: %v", err)
+		}
+	}
+	eventually(t, time.Second, "slots released", func() bool { return sp.Inflight() == 0 })
+	g.hold.Store(0)
+	if _, err := sayHello(ctx, sp, "after", 1); err != nil {
+		t.Fatalf("call after the held ones ended: %v", err)
+	}
+	// A cancelled async call gives its slot back too.
+	g.hold.Store(int64(300 * time.Millisecond))
+	cctx, cancel := context.WithCancel(ctx)
+	errc, err := asyncHello(t, cctx, sp, "cancelled", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled async call: %v", err)
+	}
+	eventually(t, time.Second, "slot of the cancelled call released", func() bool { return sp.Inflight() == 0 })
+}
+
+// TestTailOverloadBackoff: an endpoint answering -9 is backed off: it gets a small share of the
+// calls while it keeps answering -9, and its answers match ErrOverload.
+func TestTailOverloadBackoff(t *testing.T) {
+	a, b := startTGreeter(t, "a"), startTGreeter(t, "b")
+	a.overload.Store(true)
+	_, sp := tailProxy(t, conf.Servant{}, a, b)
+	l := runTail(t, sp, 16, 0, time.Second, tailTimeout)
+	atA, atB := a.calls.Load(), b.calls.Load()
+	r, _ := l.errRate(0, time.Hour)
+	t.Logf("one of two answering -9, roundrobin: %v calls at the overloaded endpoint=%d, at the other=%d", l, atA, atB)
+	if err := l.firstErr(); err == nil || !errors.Is(err, communicator.ErrOverload) {
+		t.Fatalf("first error = %v, want one matching ErrOverload", err)
+	}
+	if float64(atA) > 0.02*float64(atB) || r > 0.02 {
+		t.Errorf("the overloaded endpoint got %d calls against %d (errors %.2f%%), want at most 2%%", atA, atB, 100*r)
+	}
+}
