@@ -1,0 +1,57 @@
+// Package etcd is a naming source over etcd, and the registration of a server's endpoint in
+// it: servers put their endpoints under a lease, clients follow them with etcd's watch API.
+// It is a module of its own (github.com/tarscomm/tarscomm/etcd) so that the tarscomm module
+// does not depend on an etcd client.
+//
+// # Key layout
+//
+// One key per endpoint of an object:
+//
+//	<prefix>/<object>/<host:port>  ->  <TARS endpoint string>
+//
+// for example
+//
+//	/tars/App.Server.EchoObj/10.0.0.1:9000  ->  tcp -h 10.0.0.1 -p 9000 -t 60000
+//	/tars/App.Server.EchoObj/10.0.0.2:9000  ->  tcp -h 10.0.0.2 -p 9000 -t 60000 -s app.sz.1
+//
+// The value is one endpoint in TARS endpoint syntax (endpoint.ParseEndpoint), so every option
+// of a proxy string's endpoint may be given: -t, -w and -v (static weights), -e, and -s, the
+// set ("name.area.group") the endpoint belongs to. The last part of the key only makes the key
+// unique: the value is what clients use. A value that does not parse is skipped (and logged).
+// Keys are written by Register with a lease, or by hand (etcdctl put) without one.
+//
+// # Discovery
+//
+// Source implements naming.Source: a Watch reads <prefix>/<object>/ with one Get and then
+// watches the prefix from the revision after it, so that no change is missed. Every change
+// pushes the whole list, in key order (so that hash routing sees one order on every client);
+// changes that arrive within the debounce window (Debounce, 100ms by default) give one push. If
+// the watch fails (the connection to etcd is lost, the member loses its leader, or the revision
+// was compacted), the Source reads the prefix again and watches from there, retrying with
+// backoff; while etcd cannot be reached the last list stays in force.
+//
+// When the Query has a set (set routing on), the Source selects as the TARS registry does for
+// findObjectByIdInSameSet: if no endpoint of the object is in a set of that set name, the set is
+// not used and every endpoint is listed; a group "*" lists every endpoint of the same name and
+// area; otherwise the endpoints of exactly that set. Without a set every endpoint is listed. An
+// object with no key has an empty list: its calls fail with communicator.ErrNoEndpoint.
+//
+// # Registration
+//
+// Register puts a server's endpoint under a lease of the given TTL and keeps the lease alive
+// until Deregister (a graceful stop deletes the key and revokes the lease at once) or until
+// the etcd client is closed. A server that dies stops renewing its lease, and etcd deletes its
+// key when the lease expires: the endpoint leaves every client's list within the TTL. If the
+// lease is lost while the server lives (etcd unreachable for longer than the TTL, or the lease
+// revoked by someone else), Register's keeper grants a new lease and puts the key again.
+//
+//	cli, _ := clientv3.New(clientv3.Config{Endpoints: []string{"127.0.0.1:2379"}})
+//	ep, _ := endpoint.ParseEndpoint("tcp -h 10.0.0.1 -p 9000 -t 60000")
+//	reg, err := etcd.Register(ctx, cli, "/tars", "App.Server.EchoObj", ep, 10*time.Second)
+//	...
+//	defer reg.Deregister(context.Background())
+//
+//	src := etcd.New(cli, "/tars")
+//	comm, _ := communicator.New(cfg, communicator.WithNaming(src))
+//	sp, _ := comm.Proxy("App.Server.EchoObj") // no '@': resolved through etcd
+package etcd
