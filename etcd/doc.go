@@ -24,8 +24,10 @@
 //
 // Source implements naming.Source: a Watch reads <prefix>/<object>/ with one Get and then
 // watches the prefix from the revision after it, so that no change is missed. Every change
-// pushes the whole list, in key order (so that hash routing sees one order on every client);
-// changes that arrive within the debounce window (Debounce, 100ms by default) give one push. If
+// pushes the whole list, in key order (so that hash routing sees one order on every client).
+// Pushes are debounced: the first change starts a window (Debounce, 100ms by default, see
+// WithDebounce) and the list is pushed when it ends, so a burst of changes gives one push and a
+// steady stream at most one per window. If
 // the watch fails (the connection to etcd is lost, the member loses its leader, or the revision
 // was compacted), the Source reads the prefix again and watches from there, retrying with
 // backoff; while etcd cannot be reached the last list stays in force.
