@@ -300,9 +300,10 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 	if !direct && c.naming != nil {
 		threads := c.threads
 		m := naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
+			list := objectproxy.NewList(l.Active, l.Inactive) // sorted once, off the loops
 			for i, t := range threads {
 				o := objs[i]
-				t.Execute(func() { o.Update(l.Active, l.Inactive) })
+				t.Execute(func() { o.Install(list) })
 			}
 		})
 		for _, o := range objs {

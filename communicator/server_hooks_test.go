@@ -11,8 +11,8 @@ import (
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/interceptor"
-	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/stats"
 )
 

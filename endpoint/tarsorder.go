@@ -35,9 +35,20 @@ func (e Endpoint) TarsKey() string {
 // "1:10.0.0.2:1", as in TarsCpp). It is the order mod-hash routing indexes into; the sort is
 // stable, so equal keys keep their order.
 func SortTars(eps []Endpoint) {
-	keys := make(map[Endpoint]string, len(eps))
-	for _, e := range eps {
-		keys[e] = e.TarsKey()
+	// Sort (key, index) pairs, then permute: each key is computed once and compared as a
+	// string, with no hashing per comparison.
+	type keyed struct {
+		key string
+		i   int
 	}
-	slices.SortStableFunc(eps, func(a, b Endpoint) int { return cmp.Compare(keys[a], keys[b]) })
+	ks := make([]keyed, len(eps))
+	for i, e := range eps {
+		ks[i] = keyed{e.TarsKey(), i}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	sorted := make([]Endpoint, len(eps))
+	for j, k := range ks {
+		sorted[j] = eps[k.i]
+	}
+	copy(eps, sorted)
 }

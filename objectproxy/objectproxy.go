@@ -111,7 +111,13 @@ func (o *ObjectProxy) Adapters() []*adapterproxy.AdapterProxy { return o.adapter
 // close their connections once their calls have completed. Calls parked waiting for the first
 // list are routed. Must be called on the loop goroutine.
 func (o *ObjectProxy) Update(active, inactive []endpoint.Endpoint) {
-	o.update(active, inactive)
+	o.Install(NewList(active, inactive))
+}
+
+// Install is Update with a list prepared by NewList, which every net thread's ObjectProxy of the
+// servant may share. Must be called on the loop goroutine.
+func (o *ObjectProxy) Install(l *List) {
+	o.install(l.l)
 	o.awaiting = false
 	o.demand = nil
 	if len(o.parked) > 0 {
