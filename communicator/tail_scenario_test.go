@@ -251,3 +251,33 @@ func TestTailOverloadBackoff(t *testing.T) {
 		t.Errorf("the overloaded endpoint got %d calls against %d (errors %.2f%%), want at most 2%%", atA, atB, 100*r)
 	}
 }
+
+// TestTailBackupMarked: with backup-request set and no idempotent list, a function gets backups
+// once the proxy marks it idempotent (as stubs generated from a .proto saying so do).
+func TestTailBackupMarked(t *testing.T) {
+	a, b := startTGreeter(t, "a"), startTGreeter(t, "b")
+	b.p.SetDelay(slowDelay)
+	_, sp := tailProxy(t, conf.Servant{BackupRequest: raceSlack(10*time.Millisecond, 30*time.Millisecond)}, a, b)
+	ctx := testCtx(t)
+	for i := range 4 {
+		if _, err := sayHello(ctx, sp, "unmarked", uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := sp.BackupStats().Sent; got != 0 {
+		t.Fatalf("%d backups for a function not marked idempotent", got)
+	}
+	sp.MarkIdempotent("SayHello")
+	for i := range 4 {
+		start := time.Now()
+		if _, err := sayHello(ctx, sp, "marked", uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > raceSlack(40*time.Millisecond, 90*time.Millisecond) {
+			t.Errorf("marked call %d took %v: its backup did not answer first", i, took)
+		}
+	}
+	if st := sp.BackupStats(); st.Sent == 0 || st.Won == 0 {
+		t.Fatalf("backups after marking: %+v, want some sent and won", st)
+	}
+}

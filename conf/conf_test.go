@@ -266,7 +266,6 @@ func TestValidate(t *testing.T) {
 		{"servant sync-invoke-timeout", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {SyncInvokeTimeout: -time.Second}} }, `conf: servant."A.B.C".sync-invoke-timeout = "-1s": must be between 1ms and 1h`},
 		{"servant async-invoke-timeout", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {AsyncInvokeTimeout: 2 * time.Hour}} }, `conf: servant."A.B.C".async-invoke-timeout = "2h0m0s": must be between 1ms and 1h`},
 		{"servant max-inflight", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {MaxInflight: -1}} }, `conf: servant."A.B.C".max-inflight = -1: must be between 0 and 16777216`},
-		{"servant backup-request without idempotent", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {BackupRequest: 10 * time.Millisecond}} }, `conf: servant."A.B.C".backup-request = "10ms": needs idempotent: the functions that may be sent twice`},
 		{"servant backup-request range", func(c *Config) {
 			c.Servants = map[string]Servant{"A.B.C": {BackupRequest: time.Microsecond, Idempotent: []string{"Get"}}}
 		}, `conf: servant."A.B.C".backup-request = "1µs": must be between 1ms and 1h`},

@@ -24,8 +24,10 @@ type Servant struct {
 	// fails at once with ErrOverload, unsent. 0: no limit.
 	MaxInflight int `toml:"max-inflight"`
 
-	// BackupRequest, when set, sends a sync call of a function listed in Idempotent again, to
-	// another endpoint, when it has had no reply after this long; the first reply wins. 0: off.
+	// BackupRequest, when set, sends a sync call of an idempotent function (listed in Idempotent,
+	// or marked in its .proto with option idempotency_level = IDEMPOTENT for the stubs of
+	// protoc-gen-go-tars) again, to another endpoint, when it has had no reply after this long;
+	// the first reply wins. 0: off.
 	BackupRequest time.Duration `toml:"backup-request"`
 
 	// BackupBudget caps backup requests at this fraction of the calls that may have one,

@@ -115,10 +115,9 @@ func (c *Config) Validate() error {
 func (c *Config) validateTail(v *validator, key string, s *Servant) {
 	v.intRange(key+".max-inflight", s.MaxInflight, 0, maxQueueCap)
 	if s.BackupRequest != 0 {
+		// No idempotent list is needed: generated stubs mark the methods their .proto says are
+		// idempotent.
 		v.durRange(key+".backup-request", s.BackupRequest, time.Millisecond, time.Hour)
-		if len(s.Idempotent) == 0 {
-			v.add(key+".backup-request", strconv.Quote(s.BackupRequest.String()), "needs idempotent: the functions that may be sent twice")
-		}
 	}
 	for i, fn := range s.Idempotent {
 		if strings.TrimSpace(fn) == "" || strings.IndexFunc(fn, unicode.IsSpace) >= 0 {

@@ -61,7 +61,7 @@ var Names = []string{nameRoundRobin, nameWeighted, nameRandom, nameHash, nameCon
 //   - "least-inflight": the active node with the fewest calls in flight (Node.Inflight), equal
 //     ones in turn.
 //   - "p2c": the power of two choices: of two active nodes drawn at random, the one of the lower
-//     LoadCost (peak-EWMA latency times calls in flight, Finagle's and brpc's measure).
+//     LoadCost (peak-EWMA latency weighted by calls in flight, after Finagle's).
 //
 // An unknown name is an error naming it: the caller's configuration is wrong.
 func NewBalancer(name string) (Balancer, error) {

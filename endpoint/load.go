@@ -17,11 +17,15 @@ import (
 const LoadFloor = 100e3
 
 // LoadCost is the cost p2c compares: the endpoint's peak-EWMA latency (nanoseconds, at least
-// LoadFloor) times one more than its calls in flight, Finagle's and brpc's measure of the
-// latency the next call may expect there. A slow endpoint costs more, and so does a fast one
-// with many calls queued.
+// LoadFloor) weighted by its calls in flight, after Finagle's peak EWMA: a slow endpoint costs
+// more, and so does a fast one with many calls in flight. The weight is the square root of one
+// more than the calls in flight, not Finagle's linear factor: TARS servers serve calls
+// concurrently, so a latency measured with n calls in flight already includes their queueing,
+// and the linear factor (a serial server's) makes a fast endpoint holding most of a closed-loop
+// load look slower than an idle endpoint ten times as slow. Among endpoints of equal latency the
+// least loaded still costs least.
 func LoadCost(latency float64, inflight int) float64 {
-	return math.Max(latency, LoadFloor) * float64(inflight+1)
+	return math.Max(latency, LoadFloor) * math.Sqrt(float64(inflight+1))
 }
 
 // leastInflight picks the active node with the fewest calls in flight; ties go to the node after

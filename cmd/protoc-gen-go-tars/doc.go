@@ -16,6 +16,10 @@
 //     compatibility, and RegisterS(s, servant, impl), which registers every method on a
 //     *server.Server with server.HandleProto.
 //
+// Methods whose .proto says option idempotency_level = IDEMPOTENT (or NO_SIDE_EFFECTS) are
+// marked on the ServantProxy (ServantProxy.MarkIdempotent) when a proxy is bound: with
+// backup-request set for the servant, their sync calls may have backup requests.
+//
 // Streaming methods are refused: TARS has no streaming calls.
 //
 // Usage, with protoc-gen-go and protoc-gen-go-tars on PATH:

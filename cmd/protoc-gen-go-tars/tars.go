@@ -126,6 +126,23 @@ func deprecated(g *protogen.GeneratedFile, m *protogen.Method) {
 	}
 }
 
+// idempotentCall returns the statement marking s's idempotent methods on a ServantProxy sp, ""
+// when it has none: the methods whose .proto says option idempotency_level = IDEMPOTENT or
+// NO_SIDE_EFFECTS may be sent twice (backup requests, when the servant has backup-request set).
+func idempotentCall(s *protogen.Service) string {
+	var names []string
+	for _, m := range s.Methods {
+		switch m.Desc.Options().(*descriptorpb.MethodOptions).GetIdempotencyLevel() {
+		case descriptorpb.MethodOptions_IDEMPOTENT, descriptorpb.MethodOptions_NO_SIDE_EFFECTS:
+			names = append(names, fmt.Sprintf("%q", string(m.Desc.Name())))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "sp.MarkIdempotent(" + strings.Join(names, ", ") + ")"
+}
+
 func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 	proxy := proxyName(s)
 	sp := g.QualifiedGoIdent(servantproxyPkg.Ident("ServantProxy"))
@@ -147,12 +164,24 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 	g.P("var _ ", servantproxyPkg.Ident("Setter"), " = (*", proxy, ")(nil)")
 	g.P()
 	g.P("// New", proxy, " returns a proxy that calls through sp.")
+	idem := idempotentCall(s)
 	g.P("func New", proxy, "(sp *", sp, ") *", proxy, " {")
+	if idem != "" {
+		g.P(idem)
+	}
 	g.P("return &", proxy, "{sp: sp}")
 	g.P("}")
 	g.P()
 	g.P("// SetServantProxy binds p to sp; Communicator.StringToProxy calls it.")
-	g.P("func (p *", proxy, ") SetServantProxy(sp *", sp, ") { p.sp = sp }")
+	if idem == "" {
+		g.P("func (p *", proxy, ") SetServantProxy(sp *", sp, ") { p.sp = sp }")
+	} else {
+		g.P("// The methods marked idempotent in the .proto may have backup requests.")
+		g.P("func (p *", proxy, ") SetServantProxy(sp *", sp, ") {")
+		g.P(idem)
+		g.P("p.sp = sp")
+		g.P("}")
+	}
 	g.P()
 	g.P("// ServantProxy returns the untyped proxy p calls through, nil while p is unbound.")
 	g.P("func (p *", proxy, ") ServantProxy() *", sp, " { return p.sp }")
