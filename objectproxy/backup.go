@@ -27,20 +27,7 @@ func (h *Hedge) Route(c *call.Call) {
 			o.Route(c) // parked: routed by the first list, as any call
 			return
 		}
-		if o.setName != "" {
-			if err := markSet(c, o.setName); err != nil {
-				c.Complete(err)
-				return
-			}
-		}
-		i := o.pick(c)
-		if i < 0 {
-			c.Complete(call.ErrNoEndpoint)
-			return
-		}
-		h.first = int32(i)
-		o.budget.deposit()
-		o.send(c, i)
+		h.first = int32(o.routeOne(c))
 		return
 	}
 	if o.setName != "" {

@@ -143,19 +143,26 @@ func (o *ObjectProxy) Route(c *call.Call) {
 		o.park(c)
 		return
 	}
+	o.routeOne(c)
+}
+
+// routeOne marks c for its set, picks its endpoint and sends it there; it returns the list index
+// picked, or -1 when c was completed instead.
+func (o *ObjectProxy) routeOne(c *call.Call) int {
 	if o.setName != "" {
 		if err := markSet(c, o.setName); err != nil {
 			c.Complete(err)
-			return
+			return -1
 		}
 	}
 	i := o.pick(c)
 	if i < 0 {
 		c.Complete(call.ErrNoEndpoint)
-		return
+		return -1
 	}
 	o.budget.deposit()
 	o.send(c, i)
+	return i
 }
 
 // park holds c until the first list or its deadline.
