@@ -18,8 +18,8 @@ const (
 	TCP Protocol = iota
 	// UDP is "udp".
 	UDP
-	// SSL is "ssl": TCP with TLS. It is parsed so that proxy strings written for TarsCpp load;
-	// whether a client or server supports it is theirs to say.
+	// SSL is "ssl": TCP with TLS (package tlsconn; the communicator's ca, cert and key keys,
+	// server.WithTLS).
 	SSL
 )
 
@@ -54,7 +54,8 @@ func protocolOf(word string) (Protocol, bool) {
 const (
 	// AuthNone means the connection is not authenticated (-e 0, the default).
 	AuthNone = 0
-	// AuthLocal means the TARS local authentication handshake is used (-e 1).
+	// AuthLocal means the TARS local authentication handshake is used (-e 1): the connection's
+	// first packet carries the client's credentials (package auth).
 	AuthLocal = 1
 )
 
