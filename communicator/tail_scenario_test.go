@@ -113,8 +113,15 @@ func TestTailBackupRequest(t *testing.T) {
 	if err := l.firstErr(); err != nil {
 		t.Fatalf("a call failed: %v", err) // sayHello checks each reply is the caller's own
 	}
-	if got := l.quantile(0.99); got > bound {
-		t.Errorf("p99 = %v with backup requests, want at most %v", got, bound)
+	// Under the race detector a busy machine holds more than 1% of the fast endpoints' own
+	// calls past the bound now and then: there the p95 is checked (round robin without backups
+	// sends a third of the calls to the slow endpoint, so its p95 is over 100ms all the same).
+	q := 0.99
+	if raceEnabled {
+		q = 0.95
+	}
+	if got := l.quantile(q); got > bound {
+		t.Errorf("p%.0f = %v with backup requests, want at most %v", 100*q, got, bound)
 	}
 	if st.Sent == 0 || st.Won == 0 {
 		t.Errorf("backups sent %d, won %d: want both > 0", st.Sent, st.Won)
@@ -140,8 +147,8 @@ func TestTailBackupRequest(t *testing.T) {
 	lp := runTail(t, spP2C, tailCallers, tailWarm, tailSpan, tailTimeout)
 	stp := spP2C.BackupStats()
 	t.Logf("same, p2c, default budget 10%%: %v backups=%d (%.1f%% of %d calls) won=%d denied=%d", lp, stp.Sent, 100*float64(stp.Sent)/float64(lp.total), lp.total, stp.Won, stp.Denied)
-	if got := lp.quantile(0.99); got > bound {
-		t.Errorf("p2c with backup requests: p99 = %v, want at most %v", got, bound)
+	if got := lp.quantile(q); got > bound {
+		t.Errorf("p2c with backup requests: p%.0f = %v, want at most %v", 100*q, got, bound)
 	}
 
 	// A function not listed as idempotent is never sent twice.
