@@ -7,8 +7,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// New returns a gnet logger writing to log (named "gnet"). gnet's Fatalf is logged at error
-// level: library code never exits the process.
+// New returns a gnet logger writing to log (named "gnet"). gnet's Info lines (an engine or
+// client starting, a loop exiting) are its own bookkeeping and go to Debug, so that a
+// Communicator at the default log-level says nothing while all is well; gnet's Fatalf is
+// logged at error level: library code never exits the process.
 func New(log *zap.Logger) logging.Logger {
 	if log == nil {
 		log = zap.NewNop()
@@ -19,7 +21,7 @@ func New(log *zap.Logger) logging.Logger {
 type logger struct{ s *zap.SugaredLogger }
 
 func (l logger) Debugf(format string, args ...any) { l.s.Debugf(format, args...) }
-func (l logger) Infof(format string, args ...any)  { l.s.Infof(format, args...) }
+func (l logger) Infof(format string, args ...any)  { l.s.Debugf(format, args...) }
 func (l logger) Warnf(format string, args ...any)  { l.s.Warnf(format, args...) }
 func (l logger) Errorf(format string, args ...any) { l.s.Errorf(format, args...) }
 func (l logger) Fatalf(format string, args ...any) { l.s.Errorf(format, args...) }
