@@ -15,6 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/inbound"
+	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
 // Buffer sizes: what a loop or worker keeps between batches.
@@ -30,10 +31,11 @@ type conn struct {
 	// Owned by the loop goroutine.
 	c      gnet.Conn // nil once closed: never write to a Conn after OnClose
 	remote net.Addr
-	spare  []byte            // the reply buffer not in use by workers
-	in     inbound.Assembler // request frames from the connection's bytes
-	tls    *tlsPeer          // the TLS bridge of a WithTLS server's connection; nil for TCP
-	authed bool              // the connection may be served: authenticated, or WithAuth is off
+	spare  []byte                   // the reply buffer not in use by workers
+	in     inbound.Assembler        // request frames from the connection's bytes
+	hs     *tlsconn.ServerHandshake // a WithTLS server's connection until its handshake is over
+	tlsc   *tlsconn.LoopConn        // then: what reads and writes it (c is it too); nil for TCP
+	authed bool                     // the connection may be served: authenticated, or WithAuth is off
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    []byte
@@ -141,20 +143,13 @@ func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
 	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize},
 		authed: s.opts.authKeys == nil}
-	if f := s.front; f != nil {
-		// A WithTLS server's engine has only relayed connections.
-		if cs.tls = f.take(c.RemoteAddr()); cs.tls == nil {
-			return nil, gnet.Close
-		}
-		cs.remote = cs.tls.remote
-	} else {
-		cs.remote = cloneAddr(c.RemoteAddr())
-	}
+	cs.remote = cloneAddr(c.RemoteAddr())
 	if s.stopping.Load() {
-		if cs.tls != nil {
-			cs.tls.close(nil)
-		}
 		return nil, gnet.Close
+	}
+	if s.opts.tls != nil {
+		cs.hs = tlsconn.StartServer(s.tlsStop, c, s.opts.tls, s.opts.handshake, &s.handshakes, s.guard,
+			func(err error) { s.log.Debug("tls handshake failed", zap.Error(err)) })
 	}
 	c.SetContext(cs)
 	return nil, gnet.None
@@ -175,8 +170,11 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 		cs.c = nil
 		cs.in.Reset()
 		c.SetContext(nil)
-		if cs.tls != nil {
-			err = cs.tls.close(err)
+		if cs.hs != nil {
+			cs.hs.Close()
+		}
+		if cs.tlsc != nil {
+			err = cs.tlsc.Cause(err)
 		}
 	}
 	if err != nil {
@@ -195,9 +193,28 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
+	var tlsErr error
+	if cs.hs != nil {
+		lc, err := cs.hs.Feed()
+		switch {
+		case err != nil:
+			return gnet.Close
+		case lc == nil:
+			return gnet.None // the handshake goes on
+		}
+		cs.hs, cs.tlsc, cs.c = nil, lc, lc
+	}
+	if cs.tlsc != nil {
+		tlsErr = cs.tlsc.Pump() // decrypt; the frames below are read from the plaintext
+		c = cs.tlsc
+	}
 	l := cs.loop
 	l.out = l.out[:0]
 	action := gnet.None
+	if tlsErr != nil {
+		l.s.log.Debug("tls: connection ends", zap.Error(tlsErr), zap.Stringer("remote", cs.remote))
+		action = gnet.Close
+	}
 	for {
 		frame, owned, err := cs.in.Next(c)
 		if err != nil {
@@ -431,4 +448,14 @@ func (l *loop) authenticate(cs *conn, frame []byte, owned bool) bool {
 	l.out = auth.AppendResponse(l.out, req)
 	cs.authed = true
 	return true
+}
+
+// guard runs f, a call on a connection from another goroutine (a TLS handshake's), unless the
+// engine is shutting down: gnet would then write to a closed poller.
+func (s *Server) guard(f func()) {
+	s.engineMu.RLock()
+	defer s.engineMu.RUnlock()
+	if !s.engineDown {
+		f()
+	}
 }

@@ -105,13 +105,12 @@ func WithQueueCap(n int) Option {
 // WithTLS makes the server's adapter an ssl one: every connection is TLS, with cfg's
 // certificate (cfg.Certificates or GetCertificate). For mutual TLS set cfg.ClientAuth to
 // tls.RequireAndVerifyClientCert and cfg.ClientCAs to the CAs of the clients' certificates;
-// tlsconn.ServerConfig builds such a config from PEM files. A client that does not complete its
-// handshake within the handshake timeout (WithHandshakeTimeout) is disconnected; a failed
-// handshake is logged at debug level and never reaches a handler. cfg must not be changed
-// afterwards. nil keeps plain TCP.
-//
-// The connections are relayed to the event loops through package tlsconn: handlers see the
-// same Current (RemoteAddr is the client's TCP address) and the same ordering as on plain TCP.
+// tlsconn.ServerConfig builds such a config from PEM files. Each connection's handshake runs on
+// a goroutine of its own; a client that does not complete it within the handshake timeout
+// (WithHandshakeTimeout) is disconnected, and a failed handshake is logged at debug level and
+// never reaches a handler. Then the connection is served on its event loop like a TCP one, its
+// records encrypted and decrypted there (package tlsconn). cfg must not be changed afterwards.
+// nil keeps plain TCP.
 func WithTLS(cfg *tls.Config) Option {
 	return optionFunc(func(o *options) { o.tls = cfg })
 }

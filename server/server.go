@@ -73,7 +73,11 @@ type Server struct {
 	baseCtx context.Context // handlers' ctx; cancelled when Stop gives up waiting
 	cancel  context.CancelFunc
 	jobs    chan *job // worker queue; nil in inline mode
-	front   *tlsFront // the TLS listener of a WithTLS server; nil for plain TCP
+	// TLS handshakes of a WithTLS server, each on a goroutine until it hands its connection to
+	// the loop; tlsStop ends them.
+	handshakes sync.WaitGroup
+	tlsStop    context.Context
+	tlsCancel  context.CancelFunc
 
 	// Completion of the goroutines Start starts.
 	runDone     chan struct{} // closed when gnet.Run has returned
@@ -203,19 +207,7 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 	}
 	var err error
-	if s.opts.tls != nil {
-		// Clients connect to the TLS listener; the engine listens privately for the relays.
-		if s.front, protoAddr, err = s.listenTLS(addr); err != nil {
-			s.closeJobsOnce.Do(s.closeJobs)
-			<-s.workersDone
-			s.cancel()
-			s.mu.Lock()
-			s.state = stateStopped
-			s.mu.Unlock()
-			close(s.runDone)
-			return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, err)
-		}
-	}
+	s.tlsStop, s.tlsCancel = context.WithCancel(context.Background())
 
 	booted := make(chan error, 1)
 	ev := &events{s: s, booted: booted}
@@ -228,12 +220,6 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	case err = <-booted:
 		if err == nil {
 			s.booted = true
-			if f := s.front; f != nil {
-				s.mu.Lock()
-				s.addr = f.ln.Addr()
-				s.mu.Unlock()
-				f.start()
-			}
 			s.log.Debug("listening", zap.Stringer("addr", s.addr), zap.Int("loops", loops),
 				zap.Int("workers", s.opts.workers))
 			return s.addr, nil
@@ -246,9 +232,7 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 		}
 	}
 	// The engine never ran: release what Start started.
-	if s.front != nil {
-		s.front.close()
-	}
+	s.tlsCancel()
 	s.closeJobsOnce.Do(s.closeJobs)
 	<-s.workersDone
 	s.cancel()
@@ -289,9 +273,6 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 
 	s.stopping.Store(true)
-	if s.front != nil {
-		s.front.stop() // no new TLS connection from now on
-	}
 	var idleErr error
 	if !s.forced.Load() { // a Stop that gave up already stopped counting replies
 		if idleErr = s.waitIdle(ctx); idleErr != nil {
@@ -303,9 +284,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		s.force()
 		return err
 	}
-	if s.front != nil {
-		s.front.close() // the engine closed every connection: no bridge is left but stuck ones
-	}
+	// The engine closed every connection, which ends their handshakes.
+	s.tlsCancel()
+	s.handshakes.Wait()
 	// The loops have exited: nothing sends on jobs any more.
 	s.closeJobsOnce.Do(s.closeJobs)
 	if err := wait(ctx, s.workersDone); err != nil {

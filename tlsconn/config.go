@@ -1,13 +1,10 @@
 package tlsconn
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"os"
-	"time"
 )
 
 // Files names the PEM files of one side's TLS settings, as TARS names them: ca (the
@@ -92,17 +89,4 @@ func loadPair(f Files) (tls.Certificate, error) {
 		return tls.Certificate{}, fmt.Errorf("tlsconn: cert %s, key %s: %w", f.Cert, f.Key, err)
 	}
 	return cert, nil
-}
-
-// Server runs the server side of a TLS handshake on nc within limit. On failure it closes nc
-// and returns an *Error naming the client's address and the cause.
-func Server(ctx context.Context, nc net.Conn, cfg *tls.Config, limit time.Duration) (*tls.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	tc := tls.Server(newBufConn(nc), cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		_ = nc.Close()
-		return nil, handshakeError(nc.RemoteAddr().String(), err, limit)
-	}
-	return tc, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -37,7 +38,7 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 		cfg = cfg.Clone()
 		cfg.ServerName = host
 	}
-	sc := &switchConn{Conn: nc}
+	sc := &switchConn{real: nc}
 	tc := tls.Client(sc, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = nc.Close()
@@ -60,6 +61,13 @@ func (s *Session) Attach(c gnet.Conn) *LoopConn {
 	return &LoopConn{Conn: c, s: s}
 }
 
+// maxRecord is the largest plaintext of one TLS record.
+const maxRecord = 16 << 10
+
+// bufSize is the size past which Pump and flushOut drop their buffers once they are empty
+// enough, rather than keep them for the connection's lifetime.
+const bufSize = 256 << 10
+
 // errWouldBlock is what a detached switchConn returns when it has no byte: tls.Conn sees a
 // temporary network error, keeps the part of a record it has, and returns.
 var errWouldBlock error = wouldBlock{}
@@ -70,18 +78,43 @@ func (wouldBlock) Error() string   { return "tlsconn: no input yet" }
 func (wouldBlock) Timeout() bool   { return true }
 func (wouldBlock) Temporary() bool { return true }
 
-// switchConn is the connection under a Session's tls.Conn: the network connection until
-// Detach, then the loop's buffers.
+// switchConn is the connection under a Session's tls.Conn. Until the handshake is over it is
+// the network connection (a client's, dialled off the loop) or the loop's connection fed by the
+// loop (a server's); then it is the loop's buffers: in (bytes fed during the handshake and not
+// consumed by it), src (what Pump got from the loop) and out (records for the loop to write).
 type switchConn struct {
-	net.Conn
-	mem bool   // detached
-	src []byte // detached: bytes the loop read, not yet given to tls.Conn (a view, during Pump)
-	out []byte // detached: records tls.Conn wrote, for the loop to write
+	real  net.Conn     // client: the network connection until Detach
+	gc    gnet.Conn    // server: the loop's connection, written during the handshake
+	guard func(func()) // server: runs a call on gc unless the engine is shutting down
+
+	mu     sync.Mutex // server, during the handshake: the loop feeds in, the handshake reads it
+	fed    sync.Cond  // signalled when in grows or closed is set
+	mem    bool       // the loop's buffers from now on
+	closed bool       // server: the loop's connection closed, or the handshake was given up
+	in     []byte
+	hsOut  []byte // server, during the handshake: records for the loop to write (guarded by mu)
+	src    []byte
+	out    []byte
 }
 
 func (s *switchConn) Read(p []byte) (int, error) {
+	if s.real != nil && !s.mem {
+		return s.real.Read(p)
+	}
 	if !s.mem {
-		return s.Conn.Read(p)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for len(s.in) == 0 && !s.closed {
+			s.fed.Wait()
+		}
+		if len(s.in) == 0 {
+			return 0, net.ErrClosed
+		}
+	}
+	if len(s.in) > 0 {
+		n := copy(p, s.in)
+		s.in = s.in[n:]
+		return n, nil
 	}
 	if len(s.src) == 0 {
 		return 0, errWouldBlock
@@ -92,17 +125,74 @@ func (s *switchConn) Read(p []byte) (int, error) {
 }
 
 func (s *switchConn) Write(p []byte) (int, error) {
-	if !s.mem {
-		return s.Conn.Write(p)
+	switch {
+	case s.mem:
+		s.out = append(s.out, p...)
+		return len(p), nil
+	case s.real != nil:
+		return s.real.Write(p)
 	}
-	s.out = append(s.out, p...)
+	// A server's handshake, off the loop: the records wait in hsOut for the loop, which Wake
+	// makes run Feed, to write them. Writing them from here (AsyncWrite) could put them after
+	// records the loop writes once the handshake is over: TLS records must go out in order.
+	s.mu.Lock()
+	closed := s.closed
+	s.hsOut = append(s.hsOut, p...)
+	s.mu.Unlock()
+	if closed {
+		return 0, net.ErrClosed
+	}
+	s.guard(func() { _ = s.gc.Wake(nil) })
 	return len(p), nil
 }
 
-// Close, after Detach, does nothing: the loop closes its connection.
+// Close ends a handshake in progress (crypto/tls closes the connection when the handshake's
+// context ends). Once the loop's buffers are used, the loop closes its connection: nothing here.
 func (s *switchConn) Close() error {
-	if !s.mem {
-		return s.Conn.Close()
+	switch {
+	case s.mem:
+		return nil
+	case s.real != nil:
+		return s.real.Close()
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.fed.Broadcast()
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *switchConn) LocalAddr() net.Addr {
+	if s.real != nil {
+		return s.real.LocalAddr()
+	}
+	return s.gc.LocalAddr()
+}
+
+func (s *switchConn) RemoteAddr() net.Addr {
+	if s.real != nil {
+		return s.real.RemoteAddr()
+	}
+	return s.gc.RemoteAddr()
+}
+
+func (s *switchConn) SetDeadline(t time.Time) error {
+	if s.real != nil && !s.mem {
+		return s.real.SetDeadline(t)
+	}
+	return nil
+}
+
+func (s *switchConn) SetReadDeadline(t time.Time) error {
+	if s.real != nil && !s.mem {
+		return s.real.SetReadDeadline(t)
+	}
+	return nil
+}
+
+func (s *switchConn) SetWriteDeadline(t time.Time) error {
+	if s.real != nil && !s.mem {
+		return s.real.SetWriteDeadline(t)
 	}
 	return nil
 }
