@@ -1,6 +1,7 @@
 package communicator
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/asyncproc"
+	"github.com/tarscomm/tarscomm/auth"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/interceptor"
@@ -21,6 +23,7 @@ import (
 	"github.com/tarscomm/tarscomm/protocol/queryf"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
+	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
 // The errors a call can end with, re-exported for callers that import only this package.
@@ -31,6 +34,10 @@ var (
 	ErrClosed     = call.ErrClosed
 	ErrConnection = call.ErrConnection
 	ErrOverload   = call.ErrOverload
+	// ErrTLS matches a TLS failure of an ssl endpoint (also ErrConnection).
+	ErrTLS = tlsconn.ErrTLS
+	// ErrAuth matches a refused TARS authentication of a -e 1 endpoint (also ErrConnection).
+	ErrAuth = auth.ErrAuth
 )
 
 // ServerError is a reply with a non-zero TARS return code; match it with errors.As.
@@ -113,6 +120,10 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 		c.shared = new(stats.Shared)
 	}
 	c.icpt = interceptor.ChainClient(o.icpt...)
+	tlsConfigs, err := clientTLS(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	for i := range cfg.NetThread {
 		t, err := netthread.New(netthread.Options{
 			Index:          i,
@@ -124,6 +135,8 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 			KeepAlive:      cfg.KeepAliveInterval,
 			SendBuffer:     cfg.SendBufferLimit,
 			NoStats:        o.noStats,
+			TLS:            tlsConfigs,
+			Auth:           clientAuth(&cfg),
 			Log:            o.log,
 		})
 		if err != nil {
@@ -189,6 +202,41 @@ func (c *Communicator) closeNaming() {
 	}
 }
 
+// clientTLS builds the TLS settings of ssl endpoints from cfg: the communicator's (key "") and
+// each servant's that differ from it, each file read once, now.
+func clientTLS(cfg *conf.Config) (map[string]*tls.Config, error) {
+	out := make(map[string]*tls.Config)
+	base, err := tlsconn.ClientConfig(tlsconn.Files(cfg.TLS))
+	if err != nil {
+		return nil, fmt.Errorf("communicator: %w", err)
+	}
+	out[""] = base
+	for name := range cfg.Servants {
+		s := cfg.ForServant(name)
+		if s.TLS == cfg.TLS {
+			continue
+		}
+		tc, err := tlsconn.ClientConfig(tlsconn.Files(s.TLS))
+		if err != nil {
+			return nil, fmt.Errorf("communicator: servant %s: %w", name, err)
+		}
+		out[name] = tc
+	}
+	return out, nil
+}
+
+// clientAuth returns the credentials for -e 1 endpoints from cfg: the communicator's (key "")
+// and each servant's that differ from it.
+func clientAuth(cfg *conf.Config) map[string]auth.Credentials {
+	out := map[string]auth.Credentials{"": auth.Credentials(cfg.Auth)}
+	for name := range cfg.Servants {
+		if a := cfg.ForServant(name).Auth; a != cfg.Auth {
+			out[name] = auth.Credentials(a)
+		}
+	}
+	return out
+}
+
 // Config returns the configuration the Communicator runs with.
 func (c *Communicator) Config() conf.Config { return c.cfg }
 
@@ -243,8 +291,8 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 		return nil, err
 	}
 	for _, ep := range target.Endpoints {
-		if ep.Proto != endpoint.TCP {
-			return nil, fmt.Errorf("communicator: %s: endpoint %q: only tcp is supported for now", target.Object, ep.String())
+		if ep.Proto == endpoint.UDP {
+			return nil, fmt.Errorf("communicator: %s: endpoint %q: udp is not supported (tcp and ssl are)", target.Object, ep.String())
 		}
 	}
 	direct := len(target.Endpoints) > 0

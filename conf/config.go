@@ -91,6 +91,11 @@ type Config struct {
 
 	// Server configures the project's gnet TARS server. Table [server].
 	Server Server `toml:"server"`
+
+	// TLS holds ca, cert, key and server-name: the TLS settings of ssl endpoints (conf/tls.go).
+	TLS
+	// Auth holds accesskey and secretkey: the credentials for -e 1 endpoints (conf/tls.go).
+	Auth
 }
 
 // Default values of the keys, where they are not TARS's own (those are written in Default).

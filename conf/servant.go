@@ -46,6 +46,11 @@ type Servant struct {
 	// calls (timeouts, lost connections, framework error codes) grows over a short or a long
 	// window of calls is isolated, for longer each time it trips again, and revived by a probe.
 	CircuitBreaker bool `toml:"circuit-breaker"`
+
+	// TLS overrides the communicator's ca, cert, key and server-name for this servant.
+	TLS
+	// Auth overrides the communicator's accesskey and secretkey for this servant.
+	Auth
 }
 
 // ForServant returns the settings that apply to the servant named name (the object name, without
@@ -62,5 +67,7 @@ func (c *Config) ForServant(name string) Servant {
 	if s.LoadBalance == "" {
 		s.LoadBalance = c.LoadBalance
 	}
+	s.TLS = s.TLS.Or(c.TLS)
+	s.Auth = s.Auth.Or(c.Auth)
 	return s
 }

@@ -68,6 +68,7 @@ func (c *Config) Validate() error {
 	v.durRange("health.try-interval", h.TryInterval, 10*time.Millisecond, time.Hour)
 	v.intRange("health.max-connect-fail", h.MaxConnectFail, 1, maxCount)
 
+	v.errs = append(v.errs, c.TLS.Check(""), c.Auth.Check(""))
 	names := make([]string, 0, len(c.Servants))
 	for name := range c.Servants {
 		names = append(names, name)
@@ -76,6 +77,7 @@ func (c *Config) Validate() error {
 	for _, name := range names {
 		s := c.Servants[name]
 		key := "servant." + quoteKey(name)
+		v.errs = append(v.errs, s.TLS.Check(key+"."), s.Auth.Check(key+"."))
 		if p := nameProblem(name); p != "" {
 			v.errs = append(v.errs, fmt.Errorf("conf: %s: %s", key, p))
 		}
