@@ -187,8 +187,12 @@ func closeScenario(t *testing.T, keepCalling bool) {
 	}
 	time.Sleep(20 * time.Millisecond) // a duplicate callback would have run by now
 	t.Logf("Close took %v; %d sync/one-way calls, %d async calls accepted", closeTook, started.Load(), accepted.Load())
-	if closeTook > time.Second {
-		t.Errorf("Close took %v, want under 1s (a hanging dial or a stalled server must not hold it)", closeTook)
+	closeLimit := time.Second
+	if raceEnabled {
+		closeLimit = 2 * time.Second // seen 1.4-1.6 s under -race on a loaded machine
+	}
+	if closeTook > closeLimit {
+		t.Errorf("Close took %v, want under %v (a hanging dial or a stalled server must not hold it)", closeTook, closeLimit)
 	}
 	if got, want := ended.Load(), started.Load(); got != want {
 		t.Errorf("%d sync/one-way calls ended, want %d", got, want)
