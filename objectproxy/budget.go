@@ -24,7 +24,9 @@ type Tail struct {
 func (o *ObjectProxy) SetTail(t Tail) {
 	o.opts.Breaker = t.Breaker
 	for _, a := range o.adapters {
-		a.SetBreaker(t.Breaker)
+		if a != nil {
+			a.SetBreaker(t.Breaker)
+		}
 	}
 	o.budget = retryBudget{}
 	if t.RetryRatio > 0 {

@@ -108,7 +108,9 @@ func (o *ObjectProxy) install(next endpoints) {
 	}
 	old := make(map[addrKey]*adapterproxy.AdapterProxy, len(o.adapters))
 	for _, a := range o.adapters {
-		old[keyOf(a.Endpoint())] = a
+		if a != nil {
+			old[keyOf(a.Endpoint())] = a
+		}
 	}
 	adapters := make([]*adapterproxy.AdapterProxy, len(next.eps))
 	for i, e := range next.eps {
@@ -118,7 +120,11 @@ func (o *ObjectProxy) install(next endpoints) {
 			delete(old, k)
 			continue
 		}
-		adapters[i] = adapterproxy.New(e, o.name, o.loop, o.opts)
+		if next.inReg[i] {
+			adapters[i] = adapterproxy.New(e, o.name, o.loop, o.opts)
+		}
+		// An inactive endpoint (listed for hash stability, not balanced over) gets its
+		// AdapterProxy when it is first picked (at): a registry may list thousands of them.
 	}
 	for _, a := range old {
 		if !a.Retire() {

@@ -10,7 +10,7 @@ import "github.com/tarscomm/tarscomm/endpoint"
 
 // cost is endpoint i's endpoint.LoadCost now.
 func (o *ObjectProxy) cost(i int32, now int64) float64 {
-	lat, n := o.adapters[i].Load(now)
+	lat, n := o.at(i).Load(now)
 	return endpoint.LoadCost(lat, n)
 }
 
@@ -63,7 +63,7 @@ func (o *ObjectProxy) pickLeastInflight(now int64) int {
 		best, bestN, bestK := int32(-1), 0, uint32(0)
 		for k := range n {
 			i := s.up[(s.rr+1+k)%n]
-			if p := o.adapters[i].Pending(); best < 0 || p < bestN {
+			if p := o.at(i).Pending(); best < 0 || p < bestN {
 				best, bestN, bestK = i, p, k
 				if p == 0 {
 					break

@@ -102,7 +102,26 @@ func (o *ObjectProxy) SetName(set string) { o.setName = set }
 
 // Adapters returns the AdapterProxies of the current list, in TarsCpp order (see the package
 // documentation). Must be called on the loop goroutine.
-func (o *ObjectProxy) Adapters() []*adapterproxy.AdapterProxy { return o.adapters }
+func (o *ObjectProxy) Adapters() []*adapterproxy.AdapterProxy {
+	out := make([]*adapterproxy.AdapterProxy, 0, len(o.adapters))
+	for _, a := range o.adapters {
+		if a != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// at returns the AdapterProxy of list endpoint i, creating it on first use: an inactive
+// endpoint has none until it is picked.
+func (o *ObjectProxy) at(i int32) *adapterproxy.AdapterProxy {
+	a := o.adapters[i]
+	if a == nil {
+		a = adapterproxy.New(o.list.eps[i], o.name, o.loop, o.opts) // o.opts carries SetTail's breaker
+		o.adapters[i] = a
+	}
+	return a
+}
 
 // Update replaces the endpoint list: active are the endpoints to balance over, inactive those a
 // registry lists as registered but not active (kept so that mod-hash indices stay stable, as
@@ -209,7 +228,7 @@ func (o *ObjectProxy) send(c *call.Call, i int) {
 	if i < 64 {
 		c.Tried |= 1 << i
 	}
-	o.adapters[i].Send(c)
+	o.at(int32(i)).Send(c)
 }
 
 // Tick runs the periodic chores of every endpoint's connection (keepalive, idle close), notices
@@ -218,7 +237,9 @@ func (o *ObjectProxy) send(c *call.Call, i int) {
 // goroutine.
 func (o *ObjectProxy) Tick(now int64) {
 	for _, a := range o.adapters {
-		a.Tick(now)
+		if a != nil {
+			a.Tick(now)
+		}
 	}
 	o.sel.checkHealth(o, now)
 	o.tickRetiring(now)
@@ -236,7 +257,9 @@ func (o *ObjectProxy) Tick(now int64) {
 // the loop goroutine.
 func (o *ObjectProxy) FailAll(err error) {
 	for _, a := range o.adapters {
-		a.FailAll(err)
+		if a != nil {
+			a.FailAll(err)
+		}
 	}
 	for _, a := range o.retiring {
 		a.FailAll(err)

@@ -56,7 +56,7 @@ func (s *selection) build(o *ObjectProxy) {
 func (s *selection) refresh(o *ObjectProxy, now int64) {
 	s.up = s.up[:0]
 	for k, i := range s.active {
-		ok := o.adapters[i].Active(now)
+		ok := o.at(i).Active(now)
 		s.upSnap[k] = ok
 		if ok {
 			s.up = append(s.up, i)
@@ -72,7 +72,7 @@ func (s *selection) checkHealth(o *ObjectProxy, now int64) {
 		return
 	}
 	for k, i := range s.active {
-		if o.adapters[i].Active(now) != s.upSnap[k] {
+		if o.at(i).Active(now) != s.upSnap[k] {
 			s.stale = true
 			return
 		}
@@ -107,7 +107,7 @@ func (o *ObjectProxy) pick(c *call.Call) int {
 	return o.pickRR(now)
 }
 
-func (o *ObjectProxy) ok(i int32, now int64) bool { return o.adapters[i].Active(now) }
+func (o *ObjectProxy) ok(i int32, now int64) bool { return o.at(i).Active(now) }
 
 // pickRR is TarsCpp's round robin over the active endpoints, skipping unhealthy ones.
 func (o *ObjectProxy) pickRR(now int64) int {
