@@ -293,7 +293,11 @@ func TestLargeReplyDoesNotStallThread(t *testing.T) {
 		}
 		return
 	}
-	if worst > smallMax {
-		t.Errorf("a 128 B call on the net thread reading an 8 MiB reply took %v (median %v), want every one under %v", worst, took[len(took)/2], smallMax)
+	// The server runs in this process: while its loop copies the 8 MiB it can hold one of the two
+	// cores for ~10 ms, until Go preempts it, and a call then waits for the scheduler, not for the
+	// net thread (seen once: one call of 50 at 17 ms, median 170 µs). So one call in 25 may miss
+	// the bound, and none may take ten times it; a stalled net thread delays every call.
+	if p96 := took[len(took)*24/25-1]; p96 > smallMax || worst > 10*smallMax {
+		t.Errorf("128 B calls on the net thread reading an 8 MiB reply: 96th percentile %v, max %v (median %v), want under %v and %v", p96, worst, took[len(took)/2], smallMax, 10*smallMax)
 	}
 }
