@@ -325,6 +325,7 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 		Retries:      s.Retries,
 		Stats:        c.shared,
 		Interceptor:  c.icpt,
+		SetName:      set,
 		// Tail latency and failing endpoints (tail.go).
 		MaxInflight:   s.MaxInflight,
 		BackupRequest: s.BackupRequest,
@@ -339,11 +340,6 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 	objs := make([]*objectproxy.ObjectProxy, len(c.threads))
 	for i, t := range c.threads {
 		objs[i] = t.ObjectProxies()[before[i]]
-	}
-	if set != "" {
-		for _, o := range objs {
-			o.SetName(set)
-		}
 	}
 	if !direct && c.naming != nil {
 		threads := c.threads

@@ -30,12 +30,6 @@ func (h *Hedge) Route(c *call.Call) {
 		h.first = int32(o.routeOne(c))
 		return
 	}
-	if o.setName != "" {
-		if err := markSet(c, o.setName); err != nil {
-			c.Complete(err)
-			return
-		}
-	}
 	i := o.pickOther(c, h.first)
 	if i < 0 {
 		c.Complete(call.ErrNoEndpoint)

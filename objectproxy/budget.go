@@ -20,7 +20,7 @@ type Tail struct {
 }
 
 // SetTail applies t. It must be called before any call is routed here, by whoever built the
-// ObjectProxy (as SetName).
+// ObjectProxy.
 func (o *ObjectProxy) SetTail(t Tail) {
 	o.opts.Breaker = t.Breaker
 	for _, a := range o.adapters {

@@ -40,7 +40,6 @@ type ObjectProxy struct {
 	retiring []*adapterproxy.AdapterProxy // left the list, finishing their calls
 	parked   map[*call.Call]struct{}      // calls waiting for the first list
 	rng      *rand.Rand
-	setName  string // set routing: the set stamped on every call ("" for none)
 	scratch  []int32
 	budget   retryBudget // budget.go
 }
@@ -94,11 +93,6 @@ func (o *ObjectProxy) Name() string { return o.name }
 func (o *ObjectProxy) Await(demand func()) {
 	o.awaiting, o.demand = true, demand
 }
-
-// SetName makes every call routed here a set call: TARS message type bit 0x80 and
-// status["STATUS_SETNAME_VALUE"] = set, as TarsCpp marks calls invoked by set. It must be called
-// before any call is routed here.
-func (o *ObjectProxy) SetName(set string) { o.setName = set }
 
 // Adapters returns the AdapterProxies of the current list, in TarsCpp order (see the package
 // documentation). Must be called on the loop goroutine.
@@ -165,15 +159,9 @@ func (o *ObjectProxy) Route(c *call.Call) {
 	o.routeOne(c)
 }
 
-// routeOne marks c for its set, picks its endpoint and sends it there; it returns the list index
-// picked, or -1 when c was completed instead.
+// routeOne picks c's endpoint and sends it there; it returns the list index picked, or -1 when
+// c was completed instead.
 func (o *ObjectProxy) routeOne(c *call.Call) int {
-	if o.setName != "" {
-		if err := markSet(c, o.setName); err != nil {
-			c.Complete(err)
-			return -1
-		}
-	}
 	i := o.pick(c)
 	if i < 0 {
 		c.Complete(call.ErrNoEndpoint)

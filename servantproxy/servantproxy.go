@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,9 @@ type Options struct {
 	Stats *stats.Shared
 	// Interceptor wraps every call (tracing, metrics); nil: none, at no cost.
 	Interceptor interceptor.Client
+	// SetName makes every call a set call (TARS set routing): message type bit 0x80 and
+	// status[STATUS_SETNAME_VALUE] = SetName, encoded with the request. "" for none.
+	SetName string
 	// MaxInflight caps the servant's calls in flight (limit.go); beyond it calls fail at once
 	// with ErrOverload. 0: no limit.
 	MaxInflight int
@@ -69,9 +73,11 @@ type proxy struct {
 	asyncTO time.Duration
 	shared  *stats.Shared
 	icpt    interceptor.Client
-	limit   limiter          // max-inflight (limit.go)
-	backup  *backup          // backup requests (backup.go); nil: none
-	finish  func(*call.Call) // Finish of async calls: finishAsync, or with the limit's release
+	setName string            // set routing: the set stamped on every call ("" for none)
+	setSt   map[string]string // {STATUS_SETNAME_VALUE: setName}: the status of a set call without one of its own; read only
+	limit   limiter           // max-inflight (limit.go)
+	backup  *backup           // backup requests (backup.go); nil: none
+	finish  func(*call.Call)  // Finish of async calls: finishAsync, or with the limit's release
 
 	rr atomic.Uint32 // first-layer round-robin over threads
 }
@@ -97,10 +103,14 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 		asyncTO: defaultTimeout(o.AsyncTimeout, 5*time.Second),
 		shared:  o.Stats,
 		icpt:    o.Interceptor,
+		setName: o.SetName,
 		limit:   limiter{max: int64(o.MaxInflight)},
 		backup:  newBackup(o.BackupRequest, o.BackupRatio, o.Idempotent),
 	}
 	p.finish = p.finisher()
+	if p.setName != "" {
+		p.setSt = map[string]string{statusSetName: p.setName}
+	}
 	for _, t := range o.Threads {
 		obj, err := t.NewObjectProxy(target, o.Balancer, o.Retries)
 		if err != nil {
@@ -475,6 +485,11 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	if ms < 1 {
 		ms = 1
 	}
+	status := o.status
+	if p.setName != "" {
+		mt |= codec.MessageSetName
+		status = p.setStatus(status)
+	}
 	pkt := codec.RequestPacket{
 		Version:     codec.VersionTars,
 		PacketType:  pt,
@@ -485,7 +500,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		Buffer:      body,
 		Timeout:     int32(min(ms, int64(1<<31-1))),
 		Context:     o.context,
-		Status:      o.status,
+		Status:      status,
 	}
 	if req == nil {
 		c.Frame = codec.AppendRequest(c.Frame[:0], &pkt)
@@ -510,6 +525,23 @@ func (p *proxy) wait(ctx context.Context, c *call.Call, t *netthread.Thread) err
 		return e
 	}
 	return p.waitSubmitted(ctx, c) // backup.go
+}
+
+// statusSetName is the status key of a set call's set (TarsCpp's STATUS_SETNAME_VALUE, which
+// its servers check).
+const statusSetName = "STATUS_SETNAME_VALUE"
+
+// setStatus returns the status map of a set call whose caller gave status: the proxy's shared
+// one when status is empty, otherwise a copy of status with the set added (the caller's map is
+// never changed).
+func (p *proxy) setStatus(status map[string]string) map[string]string {
+	if len(status) == 0 {
+		return p.setSt
+	}
+	st := make(map[string]string, len(status)+1)
+	maps.Copy(st, status)
+	st[statusSetName] = p.setName
+	return st
 }
 
 // unsent counts a call that failed before a net thread took it, and returns its error.
