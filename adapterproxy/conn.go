@@ -1,6 +1,7 @@
 package adapterproxy
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -56,6 +57,12 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 // be called on the loop goroutine.
 func (a *AdapterProxy) DialFailed(gen uint32, err error) {
 	if gen != a.dialGen || a.state != stateConnecting {
+		return
+	}
+	if errors.Is(err, call.ErrClosed) {
+		// The net thread is closing: its calls end with ErrClosed, nowhere else to go.
+		a.state = stateIdle
+		a.drop(err, false)
 		return
 	}
 	now := a.loop.Now()

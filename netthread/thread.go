@@ -436,6 +436,9 @@ func (t *Thread) Dial(a *adapterproxy.AdapterProxy, gen uint32) {
 			t.dialMu.RUnlock()
 		}
 		if err != nil {
+			if t.ctx.Err() != nil {
+				err = call.ErrClosed // Close cancelled the dial: not a failed connect
+			}
 			t.post(func() { a.DialFailed(gen, err) })
 		}
 	}()
