@@ -76,7 +76,7 @@ const (
 type Endpoint struct {
 	Proto Protocol // the first word: tcp, udp or ssl
 	Host  string   // -h: a host name or an IP address; IPv6 without brackets; "*" becomes "0.0.0.0"
-	Port  int      // -p: 0..65535; 0 if absent (a server then listens on a port the system picks)
+	Port  int      // -p, required: 0..65535 (0: a server listens on a port the system picks)
 
 	// Timeout is -t, written in milliseconds: in a server's adapter, how long a connection may
 	// stay idle before the server closes it (TarsCpp clients carry it but do not use it). It is 0
@@ -150,11 +150,13 @@ func (e Endpoint) appendTo(b []byte) []byte {
 //   - the first word is the protocol: tcp, udp or ssl (lower case);
 //   - then options in any order, each a '-' and one character, followed by its value unless the
 //     next word starts with '-'; a repeated option overrides the earlier one;
-//   - -h (required), -p, -t, -w, -v, -e, -g, -q and -s are understood; other one-letter options,
-//     with or without a value, are ignored (-b, TarsGo's bind address, is one of them);
+//   - -h and -p are required ("-p 0" asks a server for a port the system picks); -t, -w, -v, -e,
+//     -g, -q and -s are understood too; other one-letter options, with or without a value, are
+//     ignored (-b, TarsGo's bind address, is one of them);
 //   - a word that is neither an option nor an option's value is an error, as in TarsCpp.
 //
-// Numbers are decimal and cannot be negative (a word starting with '-' is never a value). A host
+// Numbers are decimal and cannot be negative: "-p -1" is a bad port (a word starting with '-'
+// is otherwise never a value, so "-h -p 1" is a missing host). A host
 // may be written in brackets, "[::1]"; it is stored without them. The error is a *SyntaxError
 // that names the offending part and quotes s.
 func ParseEndpoint(s string) (Endpoint, error) {
@@ -173,7 +175,7 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	}
 	e.Proto = proto
 
-	hasHost := false
+	hasHost, hasPort := false, false
 	for i := 1; i < len(words); i++ {
 		opt := words[i]
 		if len(opt) != 2 || opt[0] != '-' {
@@ -183,7 +185,7 @@ func ParseEndpoint(s string) (Endpoint, error) {
 			return fail("unexpected word", opt)
 		}
 		val, hasVal := "", false
-		if i+1 < len(words) && words[i+1][0] != '-' {
+		if i+1 < len(words) && (words[i+1][0] != '-' || negativeNumber(opt[1], words[i+1])) {
 			i++
 			val, hasVal = words[i], true
 		}
@@ -203,6 +205,7 @@ func ParseEndpoint(s string) (Endpoint, error) {
 			if err {
 				return fail("bad port", val)
 			}
+			hasPort = true
 		case 't':
 			var ms int
 			ms, err = parseInt(val, math.MaxInt32)
@@ -246,7 +249,17 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	if !hasHost {
 		return Endpoint{}, &SyntaxError{Msg: "missing host (-h)", Input: s}
 	}
+	if !hasPort {
+		return Endpoint{}, &SyntaxError{Msg: "missing port (-p)", Input: s}
+	}
 	return e, nil
+}
+
+// negativeNumber reports whether word, which starts with '-', is a negative number given to the
+// numeric option opt ("-p -1"): it is then the option's (bad) value, so that the error says
+// "bad port", not "missing value". After any other option such a word is an option.
+func negativeNumber(opt byte, word string) bool {
+	return strings.IndexByte("ptwvegq", opt) >= 0 && len(word) > 1 && word[1] >= '0' && word[1] <= '9'
 }
 
 // parseInt parses a decimal in 0..max; bad is true when it is not one.
