@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"go.uber.org/zap"
@@ -38,6 +39,11 @@ var (
 	ErrTLS = tlsconn.ErrTLS
 	// ErrAuth matches a refused TARS authentication of a -e 1 endpoint (also ErrConnection).
 	ErrAuth = auth.ErrAuth
+	// ErrNaming matches a call whose deadline passed while its servant waited for its first
+	// endpoint list from the locator (or naming file, or WithNaming source): the error wraps the
+	// source's last failure (a *naming.Error; errors.As finds the registry's own error in it),
+	// and matches ErrTimeout too.
+	ErrNaming = naming.ErrNaming
 )
 
 // ServerError is a reply with a non-zero TARS return code; match it with errors.As.
@@ -171,7 +177,10 @@ func (c *Communicator) startNaming(src naming.Source) error {
 	case src != nil:
 		c.naming = src
 	case c.cfg.NamingFile != "":
-		f := file.New(c.cfg.NamingFile, c.log)
+		f, err := file.Open(c.cfg.NamingFile, c.log)
+		if err != nil {
+			return fmt.Errorf("communicator: naming-file: %w", err)
+		}
 		c.naming, c.ownNaming = f, func() { _ = f.Close() }
 	case c.cfg.Locator != "":
 		loc, err := c.Proxy(c.cfg.Locator)
@@ -246,27 +255,53 @@ func (c *Communicator) Config() conf.Config { return c.cfg }
 // proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
 // proxy string (and the set): the same string always gets the same underlying proxy, another
 // string for the same object (other endpoints, or a "#tag") gets a proxy of its own.
+//
+// As TarsCpp's stringToProxy throws, StringToProxy fails at once, binding nothing, when proxy
+// does not parse, when it is a bare "Obj" and the Communicator has no naming source (no
+// "locator", "naming-file" or WithNaming: the error names the locator key and matches
+// ErrNoEndpoint), and when prx is nil or a nil pointer.
 func (c *Communicator) StringToProxy(proxy string, prx any) error {
+	switch p := prx.(type) {
+	case nil:
+		return errors.New("communicator: StringToProxy into nil: pass a pointer to a proxy, e.g. new(hellopb.GreeterProxy)")
+	case *servantproxy.ServantProxy, servantproxy.Setter:
+		if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+			return fmt.Errorf("communicator: StringToProxy into a nil %T: pass a pointer to a proxy value (&p, or new(...))", prx)
+		}
+	default:
+		return fmt.Errorf("communicator: StringToProxy: %T is neither a *servantproxy.ServantProxy nor a servantproxy.Setter", prx)
+	}
+	target, err := endpoint.Parse(proxy)
+	if err != nil {
+		return fmt.Errorf("communicator: StringToProxy: %w", err)
+	}
+	if len(target.Endpoints) == 0 && c.naming == nil {
+		return fmt.Errorf("communicator: StringToProxy(%q): %w", proxy, c.noNaming(target.Object))
+	}
 	sp, err := c.Proxy(proxy)
 	if err != nil {
 		return err
 	}
 	switch p := prx.(type) {
 	case *servantproxy.ServantProxy:
-		if p == nil {
-			return errors.New("communicator: StringToProxy into a nil *ServantProxy")
-		}
 		*p = *sp
 	case servantproxy.Setter:
 		p.SetServantProxy(sp)
-	default:
-		return fmt.Errorf("communicator: StringToProxy: %T is neither a *servantproxy.ServantProxy nor a servantproxy.Setter", prx)
 	}
 	return nil
 }
 
+// noNaming is the error of a bare object when the Communicator has no naming source.
+func (c *Communicator) noNaming(obj string) error {
+	return fmt.Errorf(`%w: %s has no endpoints in its proxy string and no naming source is configured: `+
+		`set the "locator" key (the registry's "tars.tarsregistry.QueryObj@tcp -h host -p port"), or `+
+		`"naming-file", or write the endpoints ("%s@tcp -h host -p port")`, ErrNoEndpoint, obj, obj)
+}
+
 // Proxy returns the ServantProxy for proxy, creating it on first use. With set routing on
-// (enableset), a bare "Obj" is looked up in the client's set and its calls carry it.
+// (enableset), a bare "Obj" is looked up in the client's set and its calls carry it. Unlike
+// StringToProxy, it accepts a bare "Obj" without a naming source: its calls then fail with an
+// error matching ErrNoEndpoint that names the missing locator key.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 	set := ""
 	if c.cfg.EnableSet {
@@ -341,6 +376,12 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 	for i, t := range c.threads {
 		objs[i] = t.ObjectProxies()[before[i]]
 	}
+	if !direct && c.naming == nil {
+		why := c.noNaming(target.Object)
+		for _, o := range objs {
+			o.NoEndpointReason(why)
+		}
+	}
 	if !direct && c.naming != nil {
 		threads := c.threads
 		m := naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
@@ -352,6 +393,7 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 		})
 		for _, o := range objs {
 			o.Await(m.Start)
+			o.WaitReason(m.Err)
 		}
 		c.managers = append(c.managers, m)
 	}

@@ -14,5 +14,7 @@
 // A Manager is TarsCpp's EndpointManager for one servant: it starts the source when the
 // servant's first call needs it, drops answers equal to the last one, and hands each new list to
 // a push function (the Communicator's, which hands it to the servant's ObjectProxy on every net
-// thread).
+// thread). A source that implements Reporter also tells the Manager why it has no list (a failed
+// registry query, an unreadable file): Manager.Err returns it, matching ErrNaming, and a call that
+// ends waiting for the first list carries it.
 package naming

@@ -1,6 +1,7 @@
 package naming
 
 import (
+	"errors"
 	"slices"
 	"sync"
 
@@ -35,6 +36,46 @@ type Source interface {
 	Watch(q Query, push func(List)) (stop func())
 }
 
+// Reporter is implemented by a Source that can say why it has no list for a query: the
+// registry (a failed query) and the file source (an unreadable or unparsable file). A Manager
+// uses it when its source has it, so that a call that ends waiting for its first list says why.
+type Reporter interface {
+	// WatchReporting is Watch that also calls fail with each failure to resolve q. A failure
+	// replaces nothing: the last list pushed, if any, stays. push and fail are never called
+	// concurrently for one watch, and neither is called after stop returns.
+	WatchReporting(q Query, push func(List), fail func(error)) (stop func())
+}
+
+// ErrNaming matches the error of a call that ended (its deadline passed) while its servant was
+// still waiting for its first endpoint list: the registry has not answered, or failed (the
+// error wraps its last failure, so errors.Is and errors.As see it), or the naming file could
+// not be read. Such a call also matches the call's ErrTimeout.
+var ErrNaming = errors.New("tarscomm: no endpoint list from naming")
+
+// Error is why a Manager has no list yet: it matches ErrNaming and unwraps to the source's last
+// failure (nil while the source has simply not answered).
+type Error struct {
+	Query Query
+	Cause error
+}
+
+func (e *Error) Error() string {
+	s := "naming: no endpoint list for " + e.Query.Object
+	if e.Query.Set != "" {
+		s += " in set " + e.Query.Set
+	}
+	if e.Cause == nil {
+		return s + " yet (no answer from its source)"
+	}
+	return s + " yet: " + e.Cause.Error()
+}
+
+// Is makes an Error match ErrNaming.
+func (e *Error) Is(target error) bool { return target == ErrNaming }
+
+// Unwrap returns the source's failure.
+func (e *Error) Unwrap() error { return e.Cause }
+
 // Static is the source of a proxy string's endpoints: every Watch gets the same list, at once,
 // and nothing after.
 type Static List
@@ -59,6 +100,7 @@ type Manager struct {
 	stop    func()
 	last    List
 	have    bool
+	failure error // the source's last failure since its last list
 	wg      sync.WaitGroup
 }
 
@@ -80,7 +122,12 @@ func (m *Manager) Start() {
 	}
 	m.started = true
 	m.wg.Go(func() {
-		stop := m.src.Watch(m.q, m.deliver)
+		var stop func()
+		if r, ok := m.src.(Reporter); ok {
+			stop = r.WatchReporting(m.q, m.deliver, m.failed)
+		} else {
+			stop = m.src.Watch(m.q, m.deliver)
+		}
 		m.mu.Lock()
 		if m.closed {
 			m.mu.Unlock()
@@ -99,9 +146,27 @@ func (m *Manager) deliver(l List) {
 		m.mu.Unlock()
 		return
 	}
-	m.last, m.have = l, true
+	m.last, m.have, m.failure = l, true, nil
 	m.mu.Unlock()
 	m.push(l)
+}
+
+// failed records the source's failure for Err.
+func (m *Manager) failed(err error) {
+	m.mu.Lock()
+	m.failure = err
+	m.mu.Unlock()
+}
+
+// Err returns why no list has been handed to push yet: nil once one was, otherwise an *Error
+// (matching ErrNaming) wrapping the source's last failure, if it reported one.
+func (m *Manager) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.have {
+		return nil
+	}
+	return &Error{Query: m.q, Cause: m.failure}
 }
 
 // Last returns the last list handed to push, and whether there was one.

@@ -29,9 +29,13 @@ type ObjectProxy struct {
 	retries int
 	mode    int
 
-	// Set by Await before the first call; read on the loop.
+	// Set by Await and WaitReason before the first call; read on the loop.
 	awaiting bool
 	demand   func()
+	why      func() error // why the first list is missing (WaitReason); nil: unknown
+
+	// Set by NoEndpointReason before the first call: what a call without endpoint fails with.
+	noEndpoint error
 
 	// Owned by the loop goroutine.
 	list     endpoints                    // the current list, TarsCpp order
@@ -93,6 +97,17 @@ func (o *ObjectProxy) Name() string { return o.name }
 func (o *ObjectProxy) Await(demand func()) {
 	o.awaiting, o.demand = true, demand
 }
+
+// WaitReason gives a parked call's expiry its cause: when a call's deadline passes before the
+// first list, it fails with an error matching call.ErrTimeout and wrapping why() (when not nil),
+// e.g. the naming source's last failure. why runs on the loop and must not block. Like Await, it
+// must be called before any call is routed here.
+func (o *ObjectProxy) WaitReason(why func() error) { o.why = why }
+
+// NoEndpointReason makes a call that finds no endpoint fail with err, which should wrap
+// call.ErrNoEndpoint and say why the list is empty, in place of call.ErrNoEndpoint itself. It
+// must be called before any call is routed here.
+func (o *ObjectProxy) NoEndpointReason(err error) { o.noEndpoint = err }
 
 // Adapters returns the AdapterProxies of the current list, in TarsCpp order (see the package
 // documentation). Must be called on the loop goroutine.
@@ -164,7 +179,11 @@ func (o *ObjectProxy) Route(c *call.Call) {
 func (o *ObjectProxy) routeOne(c *call.Call) int {
 	i := o.pick(c)
 	if i < 0 {
-		c.Complete(call.ErrNoEndpoint)
+		err := call.ErrNoEndpoint
+		if o.noEndpoint != nil {
+			err = o.noEndpoint
+		}
+		c.Complete(err)
 		return -1
 	}
 	o.budget.deposit()
@@ -188,11 +207,18 @@ func (o *ObjectProxy) park(c *call.Call) {
 	}
 }
 
-// Expire implements call.Owner for parked calls: c's deadline passed before the first list.
+// Expire implements call.Owner for parked calls: c's deadline passed before the first list. It
+// fails with call.ErrTimeout, wrapping the reason WaitReason gives.
 func (o *ObjectProxy) Expire(c *call.Call) {
 	delete(o.parked, c)
 	c.Owner = nil
-	c.Complete(call.ErrTimeout)
+	err := call.ErrTimeout
+	if o.why != nil {
+		if why := o.why(); why != nil {
+			err = fmt.Errorf("%w waiting for the endpoint list: %w", call.ErrTimeout, why)
+		}
+	}
+	c.Complete(err)
 }
 
 // Retry implements call.Router: c failed with err before any byte of it was written. It goes to

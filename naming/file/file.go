@@ -3,6 +3,7 @@ package file
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,17 +16,24 @@ import (
 	"github.com/tarscomm/tarscomm/naming"
 )
 
-// pollInterval is how often the file is checked for changes.
+// pollInterval is how often the file is read.
 const pollInterval = 250 * time.Millisecond
 
-// Source is a naming.Source over one file. Close stops it. Safe for concurrent use.
+// errIncomplete is the problem of a content whose last line has no newline.
+var errIncomplete = errors.New("last line does not end in a newline: incomplete (a write in progress?), not applied")
+
+// Source is a naming.Source (and naming.Reporter) over one file. Close stops it. Safe for
+// concurrent use.
 type Source struct {
 	path string
 	log  *zap.Logger
 
 	mu      sync.Mutex
-	lists   map[string]naming.List // by object; nil until the file was read once
-	last    []byte
+	lists   map[string]naming.List // by object; nil until a content was applied
+	applied []byte                 // the content of lists
+	seen    []byte                 // the last content read, when not applied: applied if read again
+	seenOK  bool                   // seen holds a read
+	problem error                  // the last problem logged (and reported); nil after a success
 	watches map[*watch]struct{}
 
 	stop chan struct{}
@@ -36,10 +44,12 @@ type Source struct {
 type watch struct {
 	obj  string
 	push func(naming.List)
-	mu   sync.Mutex // serialises pushes of this watch
+	fail func(error) // nil: not a reporting watch
+	mu   sync.Mutex  // serialises the calls of push and fail of this watch
 }
 
-// New starts following path (log may be nil). The file need not exist yet.
+// New starts following path (log may be nil). The file need not exist yet: until it can be read
+// and is complete, watches get no list (their calls wait), and are told why.
 func New(path string, log *zap.Logger) *Source {
 	if log == nil {
 		log = zap.NewNop()
@@ -50,7 +60,34 @@ func New(path string, log *zap.Logger) *Source {
 	return s
 }
 
-// Parse reads the file format (see the package documentation) into lists by object.
+// Open is New for a file that must be usable now: it returns an error naming path if the file
+// cannot be read, is incomplete (see the package documentation) or does not parse.
+func Open(path string, log *zap.Logger) (*Source, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		_, err = check(data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("naming file %q: %w", path, err)
+	}
+	return New(path, log), nil
+}
+
+// complete reports whether data may be a whole file: it is empty or ends in a newline.
+func complete(data []byte) bool {
+	return len(data) == 0 || data[len(data)-1] == '\n'
+}
+
+// check parses data, requiring it to be complete.
+func check(data []byte) (map[string]naming.List, error) {
+	if !complete(data) {
+		return nil, errIncomplete
+	}
+	return Parse(data)
+}
+
+// Parse reads the file format (see the package documentation) into lists by object. It does not
+// require a final newline; Source does.
 func Parse(data []byte) (map[string]naming.List, error) {
 	out := map[string]naming.List{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -78,26 +115,39 @@ func Parse(data []byte) (map[string]naming.List, error) {
 	return out, sc.Err()
 }
 
-// reload reads the file and pushes the lists that changed.
+// reload reads the file and applies its content if it is complete and was read the same the
+// time before; it then pushes the lists that changed.
 func (s *Source) reload() {
 	data, err := os.ReadFile(s.path)
-	if err != nil {
-		s.log.Debug("naming file not readable", zap.Error(err))
-		return
-	}
 	s.mu.Lock()
-	if s.lists != nil && bytes.Equal(data, s.last) {
+	var lists map[string]naming.List
+	switch {
+	case err != nil:
+		s.seen, s.seenOK = nil, false
+	case s.lists != nil && bytes.Equal(data, s.applied):
+		s.seen, s.seenOK = nil, false // back to (or still) the applied content
+		s.problem = nil
 		s.mu.Unlock()
 		return
-	}
-	lists, err := Parse(data)
-	if err != nil {
+	case !s.seenOK || !bytes.Equal(data, s.seen):
+		// New: judged when the next read returns it again (a write in progress is not
+		// worth a warning).
+		s.seen, s.seenOK = data, true
 		s.mu.Unlock()
-		s.log.Warn("naming file not loaded; keeping its last contents", zap.String("path", s.path), zap.Error(err))
+		return
+	default:
+		lists, err = check(data)
+	}
+	if err != nil {
+		fails := s.noteProblem(err)
+		s.mu.Unlock()
+		for _, w := range fails {
+			s.report(w, err)
+		}
 		return
 	}
 	old := s.lists
-	s.lists, s.last = lists, data
+	s.lists, s.applied, s.seen, s.seenOK, s.problem = lists, data, nil, false, nil
 	var due []*watch
 	for w := range s.watches {
 		if old == nil || !old[w.obj].Equal(lists[w.obj]) {
@@ -110,6 +160,27 @@ func (s *Source) reload() {
 	}
 }
 
+// noteProblem logs err unless it is the problem logged last, and returns the watches to tell:
+// every reporting watch while no content was applied, none after. Called with s.mu held.
+func (s *Source) noteProblem(err error) []*watch {
+	if s.problem != nil && s.problem.Error() == err.Error() {
+		return nil
+	}
+	s.problem = err
+	if s.lists != nil {
+		s.log.Warn("naming file not applied; keeping its last good contents", zap.String("path", s.path), zap.Error(err))
+		return nil
+	}
+	s.log.Warn("naming file not applied; its objects have no endpoint list yet", zap.String("path", s.path), zap.Error(err))
+	var out []*watch
+	for w := range s.watches {
+		if w.fail != nil {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // deliver pushes w's current list.
 func (s *Source) deliver(w *watch) {
 	w.mu.Lock()
@@ -120,6 +191,18 @@ func (s *Source) deliver(w *watch) {
 	s.mu.Unlock()
 	if live {
 		w.push(l)
+	}
+}
+
+// report tells w the file's problem.
+func (s *Source) report(w *watch, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s.mu.Lock()
+	_, live := s.watches[w]
+	s.mu.Unlock()
+	if live {
+		w.fail(fmt.Errorf("naming file %q: %w", s.path, err))
 	}
 }
 
@@ -139,13 +222,22 @@ func (s *Source) poll() {
 
 // Watch implements naming.Source.
 func (s *Source) Watch(q naming.Query, push func(naming.List)) (stop func()) {
-	w := &watch{obj: q.Object, push: push}
+	return s.WatchReporting(q, push, nil)
+}
+
+// WatchReporting implements naming.Reporter: Watch, and fail (if not nil) is told the file's
+// problem while no content has been applied.
+func (s *Source) WatchReporting(q naming.Query, push func(naming.List), fail func(error)) (stop func()) {
+	w := &watch{obj: q.Object, push: push, fail: fail}
 	s.mu.Lock()
 	s.watches[w] = struct{}{}
-	known := s.lists != nil
+	known, problem := s.lists != nil, s.problem
 	s.mu.Unlock()
-	if known {
+	switch {
+	case known:
 		s.deliver(w)
+	case problem != nil && fail != nil:
+		s.report(w, problem)
 	}
 	return func() {
 		w.mu.Lock() // waits for a push in progress; none starts after

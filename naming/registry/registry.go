@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -38,12 +39,15 @@ type Options struct {
 	Log     *zap.Logger
 }
 
-// Registry is a naming.Source over a QueryF proxy. Safe for concurrent use.
+// Registry is a naming.Source over a QueryF proxy, and a naming.Reporter. Safe for concurrent
+// use.
 type Registry struct {
 	q     *queryf.QueryFProxy
 	opts  Options
 	log   *zap.Logger
 	cache *cache
+
+	udpOnce, badOnce sync.Once // log a skipped endpoint once per Registry
 }
 
 // New returns the source asking q (a proxy to tars.tarsregistry.QueryObj).
@@ -70,11 +74,17 @@ func New(q *queryf.QueryFProxy, o Options) *Registry {
 
 // Watch implements naming.Source: it follows q on a goroutine of its own until stop.
 func (r *Registry) Watch(q naming.Query, push func(naming.List)) (stop func()) {
+	return r.WatchReporting(q, push, nil)
+}
+
+// WatchReporting implements naming.Reporter: Watch, and fail (if not nil) is called with each
+// failed query.
+func (r *Registry) WatchReporting(q naming.Query, push func(naming.List), fail func(error)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.follow(ctx, q, push)
+		r.follow(ctx, q, push, fail)
 	}()
 	return func() {
 		cancel()
@@ -82,8 +92,29 @@ func (r *Registry) Watch(q naming.Query, push func(naming.List)) (stop func()) {
 	}
 }
 
+// Outcomes of one query, for the schedule.
+const (
+	answered = iota // active endpoints
+	empty           // no active endpoint
+	failed          // an error, a non-zero return code, or no answer in time
+)
+
+// wait returns how long to wait before the next query after outcome, fails being the number of
+// failures in a row (the last one included): TarsCpp's schedule (see the package doc).
+func (o *Options) wait(outcome, fails int) time.Duration {
+	switch {
+	case outcome == answered:
+		return o.Refresh
+	case outcome == empty:
+		return o.EmptyRetry
+	case fails > failuresBeforeSlow:
+		return o.SlowFailRetry
+	}
+	return o.FailRetry
+}
+
 // follow queries q on TarsCpp's schedule until ctx ends.
-func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.List)) {
+func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.List), fail func(error)) {
 	fails, have := 0, false
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -100,11 +131,11 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 			return
 		case err != nil:
 			fails++
-			wait = r.opts.FailRetry
-			if fails > failuresBeforeSlow {
-				wait = r.opts.SlowFailRetry
+			wait = r.opts.wait(failed, fails)
+			r.log.Warn("registry query failed; keeping the last list", zap.String("obj", q.Object), zap.Int("consecutive", fails), zap.Duration("retry-in", wait), zap.Error(err))
+			if fail != nil {
+				fail(fmt.Errorf("registry query failed (%d in a row): %w", fails, err))
 			}
-			r.log.Warn("registry query failed; keeping the last list", zap.String("obj", q.Object), zap.Int("consecutive", fails), zap.Error(err))
 			if !have && r.cache != nil {
 				if cl, ok := r.cache.load(q); ok {
 					r.log.Info("using the endpoint cache", zap.String("obj", q.Object), zap.Int("active", len(cl.Active)))
@@ -114,14 +145,14 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 			}
 		case len(l.Active) == 0:
 			fails = 0
-			wait = r.opts.EmptyRetry
+			wait = r.opts.wait(empty, 0)
 			if !have {
 				push(l)
 				have = true
 			}
 		default:
 			fails = 0
-			wait = r.opts.Refresh
+			wait = r.opts.wait(answered, 0)
 			push(l)
 			have = true
 			if r.cache != nil {
@@ -154,22 +185,53 @@ func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, erro
 	if ret != 0 {
 		return naming.List{}, fmt.Errorf("%w: %s: return code %d", errRegistry, q.Object, ret)
 	}
-	return naming.List{Active: convert(active), Inactive: convert(inactive)}, nil
+	return naming.List{Active: r.convert(q, active), Inactive: r.convert(q, inactive)}, nil
 }
 
 var errRegistry = errors.New("registry refused the query")
 
-// convert turns the registry's endpoints into tcp Endpoints; others are left out.
-func convert(in []endpointf.EndpointF) []endpoint.Endpoint {
+// convert turns the registry's endpoints into Endpoints: tcp (istcp 1) and ssl (istcp 2) ones.
+// A udp endpoint (istcp 0), which tarscomm cannot call, or one without a usable host and port is
+// left out, and the first of each kind is logged.
+func (r *Registry) convert(q naming.Query, in []endpointf.EndpointF) []endpoint.Endpoint {
 	out := make([]endpoint.Endpoint, 0, len(in))
 	for _, f := range in {
-		if f.Istcp != 1 || f.Host == "" || f.Port <= 0 || f.Port > 65535 {
+		switch usable(f) {
+		case skipUDP:
+			r.udpOnce.Do(func() {
+				r.log.Warn("registry lists a udp endpoint; udp is not supported, skipping it (and the next ones, not logged)",
+					zap.String("obj", q.Object), zap.String("endpoint", FromEndpointF(f).String()))
+			})
+			continue
+		case skipBad:
+			r.badOnce.Do(func() {
+				r.log.Warn("registry lists an endpoint with no usable address; skipping it (and the next ones, not logged)",
+					zap.String("obj", q.Object), zap.String("host", f.Host), zap.Int32("port", f.Port), zap.Int32("istcp", f.Istcp))
+			})
 			continue
 		}
-		e := FromEndpointF(f)
-		out = append(out, e)
+		out = append(out, FromEndpointF(f))
 	}
 	return out
+}
+
+// Verdicts of usable.
+const (
+	use = iota
+	skipUDP
+	skipBad
+)
+
+// usable says whether f is an endpoint tarscomm can call: tcp or ssl, with a host and a port in
+// 1..65535.
+func usable(f endpointf.EndpointF) int {
+	switch {
+	case f.Istcp == 0:
+		return skipUDP
+	case f.Istcp != 1 && f.Istcp != 2, f.Host == "", f.Port <= 0, f.Port > 65535:
+		return skipBad
+	}
+	return use
 }
 
 // FromEndpointF converts a registry EndpointF (istcp 0 udp, 1 tcp, 2 ssl). A weight of 0 on an
