@@ -289,3 +289,23 @@ func TestRegistrySSLEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestBadLocatorFailsNew: a locator whose endpoint does not parse (here without -p) makes New
+// fail, naming the locator.
+func TestBadLocatorFailsNew(t *testing.T) {
+	for _, loc := range []string{
+		"tars.tarsregistry.QueryObj@tcp -h 127.0.0.1",
+		"tars.tarsregistry.QueryObj@tcp -h 127.0.0.1 -p -1",
+	} {
+		cfg := conf.Default()
+		cfg.Locator = loc
+		c, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)))
+		if err == nil {
+			ffClose(t, c)
+			t.Fatalf("New with locator %q succeeded", loc)
+		}
+		if !strings.Contains(err.Error(), "locator") || !strings.Contains(err.Error(), "port") {
+			t.Errorf("locator %q: %v; want an error naming the locator and its port", loc, err)
+		}
+	}
+}

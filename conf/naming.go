@@ -23,8 +23,11 @@ type Naming struct {
 	// it in <datapath><server>.tarsdat).
 	EndpointCache string `toml:"endpoint-cache"`
 	// NamingFile is a file of proxy strings ("Obj@tcp -h ... :tcp -h ...", one object per line,
-	// '#' starts a comment) that resolves proxy strings without '@', reloaded within a second of
-	// a change; "" for none. Not a TARS key. It cannot be combined with Locator.
+	// '#' starts a comment, every line ending in a newline) that resolves proxy strings without
+	// '@', reloaded within a second of a change; "" for none. Update it by writing a temporary
+	// file and renaming it over this one; a content is applied only once complete (package
+	// naming/file). The Communicator refuses to start if it is missing, cut or does not parse.
+	// Not a TARS key. It cannot be combined with Locator.
 	NamingFile string `toml:"naming-file"`
 }
 
