@@ -22,5 +22,7 @@
 // of healthy endpoints is refreshed on the thread's chores, not per pick.
 //
 // A servant whose list is not known yet (a registry query under way) parks its calls until the
-// first list arrives, each within its own deadline; Await turns that on.
+// first list arrives, each within its own deadline; Await turns that on, and WaitReason says why
+// a parked call whose deadline passed is still waiting (the naming source's failure), so that
+// its ErrTimeout carries the cause.
 package objectproxy
