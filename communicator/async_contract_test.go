@@ -288,4 +288,3 @@ func allStacks() []byte {
 		buf = make([]byte, 2*len(buf))
 	}
 }
-
