@@ -89,8 +89,9 @@ func TestLimiter(t *testing.T) {
 		}
 	}
 	l = limiter{max: 2}
-	if !l.acquire() || !l.acquire() || l.acquire() {
-		t.Fatal("max 2: want two slots, then a refusal")
+	got := []bool{l.acquire(), l.acquire(), l.acquire()}
+	if !got[0] || !got[1] || got[2] {
+		t.Fatalf("max 2: acquires %v, want two slots, then a refusal", got)
 	}
 	l.release()
 	if !l.acquire() {
