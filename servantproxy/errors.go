@@ -1,6 +1,10 @@
 package servantproxy
 
-import "github.com/tarscomm/tarscomm/internal/call"
+import (
+	"errors"
+
+	"github.com/tarscomm/tarscomm/internal/call"
+)
 
 // Errors a call can end with; see each one's doc in the Communicator's package too.
 var (
@@ -20,6 +24,9 @@ var (
 	// ErrOverload: the servant's max-inflight calls were in flight, and the call was not sent;
 	// a server's -9 (overloaded) reply matches it too. Back off.
 	ErrOverload = call.ErrOverload
+	// ErrInvalidTimeout: WithTimeout was given 0 or a negative duration; the call was not
+	// sent. Leave the option out to use the configured timeout.
+	ErrInvalidTimeout = errors.New("tarscomm: invalid call timeout: it must be positive")
 )
 
 // ServerError is a reply with a non-zero TARS return code; match it with errors.As.

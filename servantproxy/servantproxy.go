@@ -182,12 +182,7 @@ func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Mes
 }
 
 func (s *ServantProxy) invoke(ctx context.Context, fn string, req, rsp proto.Message, o *callOptions) error {
-	c, t, err := s.p.prepare(ctx, fn, o, s.p.syncTO, codec.PacketNormal, req, nil)
-	if err != nil {
-		return err
-	}
-	c, err = s.p.await(ctx, c, t)
-	s.p.limit.release()
+	c, err := s.p.roundTrip(ctx, fn, o, codec.PacketNormal, req, nil)
 	if err != nil {
 		return err
 	}
@@ -221,12 +216,7 @@ func (s *ServantProxy) InvokeRaw(ctx context.Context, fn string, body []byte, op
 }
 
 func (s *ServantProxy) invokeRaw(ctx context.Context, fn string, body []byte, o *callOptions) ([]byte, error) {
-	c, t, err := s.p.prepare(ctx, fn, o, s.p.syncTO, codec.PacketNormal, nil, body)
-	if err != nil {
-		return nil, err
-	}
-	c, err = s.p.await(ctx, c, t)
-	s.p.limit.release()
+	c, err := s.p.roundTrip(ctx, fn, o, codec.PacketNormal, nil, body)
 	if err != nil {
 		return nil, err
 	}
@@ -269,13 +259,7 @@ func (p *proxy) oneway(ctx context.Context, fn string, o *callOptions, req proto
 }
 
 func (p *proxy) oneway1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte) error {
-	c, t, err := p.prepare(ctx, fn, o, p.syncTO, codec.PacketOneway, req, body)
-	if err != nil {
-		return err
-	}
-	c.Oneway = true
-	err = p.wait(ctx, c, t)
-	p.limit.release()
+	c, err := p.roundTrip(ctx, fn, o, codec.PacketOneway, req, body)
 	if err != nil {
 		return err
 	}
@@ -283,6 +267,28 @@ func (p *proxy) oneway1(ctx context.Context, fn string, o *callOptions, req prot
 	o.ended(c)
 	call.Put(c)
 	return err
+}
+
+// roundTrip makes a sync (or, with PacketOneway, one-way) call and waits for its end. The call
+// holds a max-inflight slot from prepare until roundTrip returns: this is the one place a sync
+// call gives it back. On a nil error the caller owns the returned call and must Put it.
+func (p *proxy) roundTrip(ctx context.Context, fn string, o *callOptions, pt int8, req proto.Message, body []byte) (*call.Call, error) {
+	c, t, err := p.prepare(ctx, fn, o, p.syncTO, pt, req, body)
+	if err != nil {
+		return nil, err
+	}
+	defer p.limit.release()
+	if pt == codec.PacketOneway {
+		c.Oneway = true
+		if err := p.wait(ctx, c, t); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	if c, err = p.await(ctx, c, t); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // AsyncInvoke sends req and returns at once; when the call ends, cb runs on one of the
@@ -347,6 +353,11 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 		p.async.Release()
 		return err
 	}
+	// From here the call holds a reservation and a max-inflight slot, and exactly one party
+	// ends it, decided by the one transition of c's state out of pending (call.Call): the loop
+	// (Complete: c's callback), the context watcher (AbandonGen: a carrier's callback), or this
+	// function when Submit refuses c (AbandonGen: an error, no callback). Whoever ends it gives
+	// both back: the finisher (p.finish) after a callback, refuse otherwise.
 	c.Rsp, c.Callback, c.RawCallback = rsp, cb, rawCB
 	c.Finish = p.finish
 	if info := o.info; info != nil {
@@ -358,41 +369,53 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 		}
 	}
 	c.Notify = p.notify
+	gen := c.Gen()
 	if ctx.Done() != nil {
 		// Cancelling ctx ends the call at once. Watching it costs a few allocations, paid only
 		// by contexts that can be cancelled.
-		gen, start, deadline, onEnd := c.Gen(), c.Start, c.Deadline, c.OnEnd
+		start, deadline, onEnd := c.Start, c.Deadline, c.OnEnd
 		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, fn, start, deadline, onEnd, rsp, cb, rawCB) })
 	}
 	if err := t.Submit(c); err != nil {
-		err = p.unsent(fn, resultOfUnsent(err), err)
-		if c.StopCancel != nil && !c.StopCancel() {
-			// ctx ended meanwhile and the watcher took the call over: it delivers the callback,
-			// which AsyncInvoke must not promise. Wait for nothing: just report the error; the
-			// callback will still run once with ctx's error.
+		// Nobody but this function and the watcher can reach c: take it back unless the
+		// watcher has already ended it.
+		if c.StopCancel != nil {
+			c.StopCancel()
+		}
+		if !c.AbandonGen(gen) {
+			// The watcher abandoned c first: its carrier runs the callback once, with ctx's
+			// error, so the call counts as accepted. It no longer touches c.
+			call.Put(c)
 			o.markQueued()
 			return nil
 		}
 		call.Put(c)
-		p.async.Release()
-		p.limit.release()
-		return err
+		p.refuse()
+		return p.unsent(fn, resultOfUnsent(err), err)
 	}
 	o.markQueued()
 	return nil
 }
 
-// cancelAsync runs when an async call's context ends: if the call is still pending, it is
-// abandoned (the loop recycles it when it meets it) and its callback runs on an async worker
-// with the context's error, through a fresh carrier that inherits the call's queue slot.
+// refuse gives back what an async call took (its asyncproc reservation and its max-inflight
+// slot) when it ends without a callback: the caller got an error instead.
+func (p *proxy) refuse() {
+	p.async.Release()
+	p.limit.release()
+}
+
+// cancelAsync runs when an async call's context ends. If ctx ended by its deadline and that is
+// the call's own, the call is left to the loop, whose timing wheel ends it naming the endpoint
+// (or, if Submit refused it, to async1, which takes it back). Otherwise, if the call is still
+// pending, it is abandoned (the loop recycles it when it meets it) and its callback runs on an
+// async worker with the context's error, through a fresh carrier that inherits the call's
+// reservation and max-inflight slot.
 func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn string, start, deadline int64, onEnd func(*call.Call, error), rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
 	if expiresWithCtx(ctx, deadline) {
-		// The call's own deadline is the context's: the loop's timing wheel ends it, naming
-		// the endpoint.
 		return
 	}
 	if !c.AbandonGen(gen) {
-		return // completed first: its callback has run or will run
+		return // completed or taken back first: its callback has run or will run, or never will
 	}
 	err := cancelled(ctx, p.name, fn, start)
 	carrier := call.Get()
@@ -403,7 +426,9 @@ func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn st
 	p.async.Deliver(carrier)
 }
 
-// finishAsync runs on an async worker: it decodes the reply and runs the user's callback.
+// finishAsync runs on an async worker: it decodes the reply and runs the user's callback. The
+// callback runs even if the interceptors' End panics (the panic is re-raised after it, for the
+// pool to log and count): a call that was accepted is called back.
 func finishAsync(c *call.Call) {
 	if c.StopCancel != nil {
 		c.StopCancel()
@@ -415,27 +440,44 @@ func finishAsync(c *call.Call) {
 		if err == nil {
 			out = c.TakeBody()
 		}
-		if c.OnEnd != nil {
-			c.OnEnd(c, err)
-		}
+		p := ended(c, err)
 		call.Put(c)
 		cb(out, err)
+		if p != nil {
+			panic(p)
+		}
 		return
 	}
 	cb := c.Callback
 	err := result(c, c.Rsp)
-	if c.OnEnd != nil {
-		c.OnEnd(c, err)
-	}
+	p := ended(c, err)
 	call.Put(c)
 	cb(err)
+	if p != nil {
+		panic(p)
+	}
 }
 
-// prepare validates the call, picks its net thread, and encodes its frame. For sync calls the
-// caller submits it in wait; async calls are submitted by async1.
+// ended runs c's OnEnd, if any, and returns what it panicked with (nil if it did not).
+func ended(c *call.Call, err error) (panicked any) {
+	if c.OnEnd == nil {
+		return nil
+	}
+	defer func() { panicked = recover() }()
+	c.OnEnd(c, err)
+	return nil
+}
+
+// prepare validates the call, picks its net thread, encodes its frame, and takes a max-inflight
+// slot: on success the call holds one, which whoever ends the call gives back (roundTrip for
+// sync and one-way calls; the finisher or refuse for async ones); on error it holds none. Sync
+// calls are submitted in wait; async calls by async1.
 func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout time.Duration, pt int8, req proto.Message, body []byte) (*call.Call, *netthread.Thread, error) {
 	if fn == "" {
 		return nil, nil, errors.New("servantproxy: empty function name")
+	}
+	if o.err != nil {
+		return nil, nil, fmt.Errorf("tarscomm: %s.%s: %w", p.name, fn, o.err)
 	}
 	if err := ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -447,17 +489,9 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	if o.timeout > 0 {
 		timeout = o.timeout
 	}
-	deadline := now + int64(timeout)
-	if d, ok := ctx.Deadline(); ok {
-		if left := int64(time.Until(d)); now+left < deadline {
-			deadline = now + left
-		}
-	}
+	deadline := deadlineOf(ctx, now, timeout)
 	if deadline <= now {
 		return nil, nil, p.unsent(fn, stats.Timeout, ErrTimeout)
-	}
-	if !p.limit.acquire() {
-		return nil, nil, p.unsent(fn, stats.Overload, ErrOverload)
 	}
 
 	var i int
@@ -481,10 +515,6 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		mt |= codec.MessageHash
 	}
 	mt |= o.mt
-	ms := (deadline - now) / int64(time.Millisecond)
-	if ms < 1 {
-		ms = 1
-	}
 	status := o.status
 	if p.setName != "" {
 		mt |= codec.MessageSetName
@@ -498,20 +528,24 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		ServantName: p.name,
 		FuncName:    fn,
 		Buffer:      body,
-		Timeout:     int32(min(ms, int64(1<<31-1))),
+		Timeout:     wireTimeout(now, deadline),
 		Context:     o.context,
 		Status:      status,
 	}
 	if req == nil {
 		c.Frame = codec.AppendRequest(c.Frame[:0], &pkt)
-		return c, t, nil
+	} else {
+		frame, err := codec.AppendRequestProto(c.Frame[:0], &pkt, req) // marshalled in place
+		c.Frame = frame
+		if err != nil {
+			call.Put(c)
+			return nil, nil, fmt.Errorf("tarscomm: marshal %s.%s request: %w", p.name, fn, err)
+		}
 	}
-	frame, err := codec.AppendRequestProto(c.Frame[:0], &pkt, req) // marshalled in place
-	c.Frame = frame
-	if err != nil {
+	// The slot is taken last, so that prepare fails holding none.
+	if !p.limit.acquire() {
 		call.Put(c)
-		p.limit.release()
-		return nil, nil, fmt.Errorf("tarscomm: marshal %s.%s request: %w", p.name, fn, err)
+		return nil, nil, p.unsent(fn, stats.Overload, ErrOverload)
 	}
 	return c, t, nil
 }
@@ -575,7 +609,7 @@ func expiresWithCtx(ctx context.Context, deadline int64) bool {
 	if !ok {
 		return false
 	}
-	return deadline <= call.Now()+int64(time.Until(d))+int64(time.Millisecond)
+	return deadline <= addSat(addSat(call.Now(), int64(time.Until(d))), int64(time.Millisecond))
 }
 
 // cancelled is the error of a call whose caller's context ended first. Sync and async calls end

@@ -1,0 +1,45 @@
+package servantproxy
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Deadline arithmetic. Deadlines are call.Now nanoseconds in an int64; a timeout near
+// math.MaxInt64 (WithTimeout(math.MaxInt64)) or a context deadline centuries away would overflow
+// now+timeout into the past and fail the call at once with ErrTimeout. Every sum saturates
+// instead: such a deadline is simply "never" (math.MaxInt64, 292 years of uptime).
+
+// addSat returns a+b, clamped to the int64 range instead of wrapping.
+func addSat(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
+
+// deadlineOf returns the deadline of a call starting at now (call.Now clock) with timeout: the
+// earlier of now+timeout and ctx's deadline, saturated.
+func deadlineOf(ctx context.Context, now int64, timeout time.Duration) int64 {
+	deadline := addSat(now, int64(timeout))
+	if d, ok := ctx.Deadline(); ok {
+		// time.Until saturates too: a deadline in the year 2500 is math.MaxInt64 away.
+		if at := addSat(now, int64(time.Until(d))); at < deadline {
+			deadline = at
+		}
+	}
+	return deadline
+}
+
+// wireTimeout is the request's iTimeout for a call from now to deadline: whole milliseconds, at
+// least 1 (a call that got this far has time left), at most math.MaxInt32 (24.8 days: the
+// field is an int32 of milliseconds, and a server adds it to its clock).
+func wireTimeout(now, deadline int64) int32 {
+	ms := (deadline - now) / int64(time.Millisecond)
+	return int32(max(1, min(ms, math.MaxInt32)))
+}
