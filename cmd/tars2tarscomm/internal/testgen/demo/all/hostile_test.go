@@ -168,7 +168,7 @@ func TestHonestInputAllocation(t *testing.T) {
 	const n = 20000
 	items := map[string]all.Item{
 		"vector<int>":    {Ints: make([]int32, n)},
-		"vector<string>": {Strs: strings.Split(strings.Repeat("ab,", n), ",")},
+		"vector<string>": {Strs: strings.Split(strings.Repeat("abcdefgh,", n), ",")},
 		"vector<vector<long>>": {Matrix: func() [][]int64 {
 			m := make([][]int64, n/10)
 			for i := range m {
