@@ -23,15 +23,20 @@ const maxDepth = 256
 // fit. Every method returns an error for malformed input and none panics; no
 // length read from the input makes the Decoder allocate more than the
 // remaining input, and container sizes are checked against it before they
-// are returned. After an error the Decoder's position is unspecified.
+// are returned. Over a whole decode, what a Decoder copies and what
+// MakeList and MakeMap set aside from counts in the input stay within 7
+// bytes per input byte (see MakeList). Structs nest at most 256 deep. After
+// an error the Decoder's position is unspecified.
 //
 // The zero Decoder reads an empty input.
 //
 // The Decoder allocates only for strings, maps and copied byte slices. It is
 // not safe for concurrent use.
 type Decoder struct {
-	buf []byte
-	off int
+	buf      []byte
+	off      int
+	reserved int // bytes of the allowance given out (see reserve)
+	depth    int // structs begun and not ended
 }
 
 // NewDecoder returns a Decoder reading b. A Decoder can also be declared as
@@ -40,8 +45,7 @@ func NewDecoder(b []byte) *Decoder { return &Decoder{buf: b} }
 
 // Reset makes d read b from its start.
 func (d *Decoder) Reset(b []byte) {
-	d.buf = b
-	d.off = 0
+	*d = Decoder{buf: b}
 }
 
 // Len returns the number of unread bytes.
@@ -300,6 +304,7 @@ func (d *Decoder) ReadString(tag byte, required bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	d.charge(len(b))
 	return string(b), nil
 }
 
@@ -350,19 +355,23 @@ func (d *Decoder) readBytes(tag byte, req, view bool) ([]byte, error) {
 		if view {
 			return b, nil
 		}
+		d.charge(n)
 		return append([]byte(nil), b...), nil
 	case TypeList:
 		n, err := d.size(tag, 1)
 		if err != nil || n == 0 {
 			return nil, err
 		}
-		b := make([]byte, n)
-		for i := range b {
+		// Each element takes at least one byte, but a list claiming n of
+		// them may hold fewer: set aside what the allowance permits and
+		// grow as they are read.
+		b := make([]byte, 0, d.reserve(n, 1))
+		for range n {
 			v, err := d.readInt(0, true, TypeInt8)
 			if err != nil {
 				return nil, err
 			}
-			b[i] = byte(v)
+			b = append(b, byte(v))
 		}
 		return b, nil
 	}
@@ -400,11 +409,10 @@ func (d *Decoder) ReadStringMap(tag byte, required bool) (map[string]string, err
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	// A map entry takes about 40 bytes of memory: presize for what the
-	// input can hold at that rate, so memory stays proportional to the
-	// input even for a map of empty strings; larger maps grow as entries
-	// are read.
-	m := make(map[string]string, min(n, (len(d.buf)-d.off)/40))
+	// Presize from the allowance (see MakeMap): memory stays proportional
+	// to the input even for a map claiming many entries of empty strings;
+	// larger maps grow as entries are read.
+	m := MakeMap[string, string](d, n)
 	for range n {
 		k, err := d.ReadString(0, true)
 		if err != nil {
@@ -421,7 +429,8 @@ func (d *Decoder) ReadStringMap(tag byte, required bool) (map[string]string, err
 
 // ReadMapHead reads the head and size of map field tag; the caller then
 // reads n keys at tag 0, each followed by its value at tag 1. n is at most
-// Len()/2, so preallocating n entries is safe.
+// Len()/2, but n entries may still take far more memory than the input: size
+// the map with MakeMap, not with n.
 func (d *Decoder) ReadMapHead(tag byte, required bool) (n int, found bool, err error) {
 	typ, found, err := d.find(tag, required)
 	if !found {
@@ -435,8 +444,10 @@ func (d *Decoder) ReadMapHead(tag byte, required bool) (n int, found bool, err e
 }
 
 // ReadListHead reads the head and size of list field tag; the caller then
-// reads n elements at tag 0. n is at most Len(), so preallocating n
-// elements is safe. A vector<byte> is read with ReadBytes instead.
+// reads n elements at tag 0. n is at most Len(), but n elements may still
+// take far more memory than the input (a struct element takes two bytes on
+// the wire): size the slice with MakeList, not with n. A vector<byte> is read
+// with ReadBytes instead.
 func (d *Decoder) ReadListHead(tag byte, required bool) (n int, found bool, err error) {
 	typ, found, err := d.find(tag, required)
 	if !found {
@@ -450,7 +461,10 @@ func (d *Decoder) ReadListHead(tag byte, required bool) (n int, found bool, err 
 }
 
 // ReadStructBegin reads the head of struct field tag; when found, the
-// caller reads the struct's fields and then calls ReadStructEnd.
+// caller reads the struct's fields and then calls ReadStructEnd. Structs
+// begun and not yet ended may nest 256 deep: a deeper one is an error, so
+// that the recursive decoder of a self-nesting struct cannot be driven into
+// an unbounded stack by a few bytes per level.
 func (d *Decoder) ReadStructBegin(tag byte, required bool) (found bool, err error) {
 	typ, found, err := d.find(tag, required)
 	if !found {
@@ -459,6 +473,10 @@ func (d *Decoder) ReadStructBegin(tag byte, required bool) (found bool, err erro
 	if typ != TypeStructBegin {
 		return true, mismatch(d.off, tag, typ, TypeStructBegin)
 	}
+	if d.depth >= maxDepth {
+		return true, malformed(d.off, "structs nested deeper than %d", maxDepth)
+	}
+	d.depth++
 	return true, nil
 }
 
@@ -475,6 +493,9 @@ func (d *Decoder) ReadStructEnd() error {
 		}
 		d.off += n
 		if typ == TypeStructEnd {
+			if d.depth > 0 {
+				d.depth--
+			}
 			return nil
 		}
 		if err := d.skipValue(typ, 0); err != nil {

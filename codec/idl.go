@@ -57,6 +57,7 @@ func (d *Decoder) ReadStringKeep(tag byte, required bool, old string) (string, e
 	if string(b) == old {
 		return old, nil
 	}
+	d.charge(len(b))
 	return string(b), nil
 }
 
@@ -66,6 +67,9 @@ func (d *Decoder) ReadBytesInto(tag byte, required bool, dst []byte) ([]byte, er
 	b, err := d.readBytes(tag, required, true)
 	if err != nil {
 		return nil, err
+	}
+	if len(b) > cap(dst) {
+		d.charge(len(b))
 	}
 	return append(dst[:0], b...), nil
 }

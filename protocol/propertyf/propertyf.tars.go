@@ -255,12 +255,17 @@ func (st *StatPropMsgBody) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(0, true); err != nil {
 		return codec.FieldError("propertyf::StatPropMsgBody", "vInfo", err)
 	} else if ok0 {
-		if st.VInfo != nil && cap(st.VInfo) >= n0 {
-			st.VInfo = st.VInfo[:n0]
+		if st.VInfo == nil || cap(st.VInfo) < n0 {
+			st.VInfo = codec.MakeList[StatPropInfo](d, n0)
 		} else {
-			st.VInfo = make([]StatPropInfo, n0)
+			st.VInfo = st.VInfo[:0]
 		}
-		for i0 := range st.VInfo {
+		for i0 := range n0 {
+			if i0 < cap(st.VInfo) {
+				st.VInfo = st.VInfo[:i0+1]
+			} else {
+				st.VInfo = append(st.VInfo, StatPropInfo{})
+			}
 			if err = st.VInfo[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("propertyf::StatPropMsgBody", "vInfo", err)
 			}
@@ -340,7 +345,7 @@ func (st *_PropertyF_reportPropMsg_args) Decode(d *codec.Decoder) error {
 		return codec.FieldError("PropertyF.reportPropMsg", "statmsg", err)
 	} else if ok0 {
 		if st.Statmsg == nil {
-			st.Statmsg = make(map[StatPropMsgHead]StatPropMsgBody, n0)
+			st.Statmsg = codec.MakeMap[StatPropMsgHead, StatPropMsgBody](d, n0)
 		} else {
 			clear(st.Statmsg)
 		}

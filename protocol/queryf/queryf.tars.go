@@ -125,12 +125,17 @@ func (st *_QueryF_findObjectById_result) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(0, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById", "ret", err)
 	} else if ok0 {
-		if st.Ret != nil && cap(st.Ret) >= n0 {
-			st.Ret = st.Ret[:n0]
+		if st.Ret == nil || cap(st.Ret) < n0 {
+			st.Ret = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.Ret = make([]endpointf.EndpointF, n0)
+			st.Ret = st.Ret[:0]
 		}
-		for i0 := range st.Ret {
+		for i0 := range n0 {
+			if i0 < cap(st.Ret) {
+				st.Ret = st.Ret[:i0+1]
+			} else {
+				st.Ret = append(st.Ret, endpointf.EndpointF{})
+			}
 			if err = st.Ret[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById", "ret", err)
 			}
@@ -294,12 +299,17 @@ func (st *QueryFFindObjectById4AnyResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(2, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4Any", "activeEp", err)
 	} else if ok0 {
-		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
-			st.ActiveEp = st.ActiveEp[:n0]
+		if st.ActiveEp == nil || cap(st.ActiveEp) < n0 {
+			st.ActiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.ActiveEp = make([]endpointf.EndpointF, n0)
+			st.ActiveEp = st.ActiveEp[:0]
 		}
-		for i0 := range st.ActiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.ActiveEp) {
+				st.ActiveEp = st.ActiveEp[:i0+1]
+			} else {
+				st.ActiveEp = append(st.ActiveEp, endpointf.EndpointF{})
+			}
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById4Any", "activeEp", err)
 			}
@@ -310,12 +320,17 @@ func (st *QueryFFindObjectById4AnyResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4Any", "inactiveEp", err)
 	} else if ok0 {
-		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
-			st.InactiveEp = st.InactiveEp[:n0]
+		if st.InactiveEp == nil || cap(st.InactiveEp) < n0 {
+			st.InactiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.InactiveEp = make([]endpointf.EndpointF, n0)
+			st.InactiveEp = st.InactiveEp[:0]
 		}
-		for i0 := range st.InactiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.InactiveEp) {
+				st.InactiveEp = st.InactiveEp[:i0+1]
+			} else {
+				st.InactiveEp = append(st.InactiveEp, endpointf.EndpointF{})
+			}
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById4Any", "inactiveEp", err)
 			}
@@ -479,12 +494,17 @@ func (st *QueryFFindObjectById4AllResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(2, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4All", "activeEp", err)
 	} else if ok0 {
-		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
-			st.ActiveEp = st.ActiveEp[:n0]
+		if st.ActiveEp == nil || cap(st.ActiveEp) < n0 {
+			st.ActiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.ActiveEp = make([]endpointf.EndpointF, n0)
+			st.ActiveEp = st.ActiveEp[:0]
 		}
-		for i0 := range st.ActiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.ActiveEp) {
+				st.ActiveEp = st.ActiveEp[:i0+1]
+			} else {
+				st.ActiveEp = append(st.ActiveEp, endpointf.EndpointF{})
+			}
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById4All", "activeEp", err)
 			}
@@ -495,12 +515,17 @@ func (st *QueryFFindObjectById4AllResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectById4All", "inactiveEp", err)
 	} else if ok0 {
-		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
-			st.InactiveEp = st.InactiveEp[:n0]
+		if st.InactiveEp == nil || cap(st.InactiveEp) < n0 {
+			st.InactiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.InactiveEp = make([]endpointf.EndpointF, n0)
+			st.InactiveEp = st.InactiveEp[:0]
 		}
-		for i0 := range st.InactiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.InactiveEp) {
+				st.InactiveEp = st.InactiveEp[:i0+1]
+			} else {
+				st.InactiveEp = append(st.InactiveEp, endpointf.EndpointF{})
+			}
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectById4All", "inactiveEp", err)
 			}
@@ -664,12 +689,17 @@ func (st *QueryFFindObjectByIdInSameGroupResult) Decode(d *codec.Decoder) error 
 	if n0, ok0, err := d.ReadListHead(2, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameGroup", "activeEp", err)
 	} else if ok0 {
-		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
-			st.ActiveEp = st.ActiveEp[:n0]
+		if st.ActiveEp == nil || cap(st.ActiveEp) < n0 {
+			st.ActiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.ActiveEp = make([]endpointf.EndpointF, n0)
+			st.ActiveEp = st.ActiveEp[:0]
 		}
-		for i0 := range st.ActiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.ActiveEp) {
+				st.ActiveEp = st.ActiveEp[:i0+1]
+			} else {
+				st.ActiveEp = append(st.ActiveEp, endpointf.EndpointF{})
+			}
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameGroup", "activeEp", err)
 			}
@@ -680,12 +710,17 @@ func (st *QueryFFindObjectByIdInSameGroupResult) Decode(d *codec.Decoder) error 
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameGroup", "inactiveEp", err)
 	} else if ok0 {
-		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
-			st.InactiveEp = st.InactiveEp[:n0]
+		if st.InactiveEp == nil || cap(st.InactiveEp) < n0 {
+			st.InactiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.InactiveEp = make([]endpointf.EndpointF, n0)
+			st.InactiveEp = st.InactiveEp[:0]
 		}
-		for i0 := range st.InactiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.InactiveEp) {
+				st.InactiveEp = st.InactiveEp[:i0+1]
+			} else {
+				st.InactiveEp = append(st.InactiveEp, endpointf.EndpointF{})
+			}
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameGroup", "inactiveEp", err)
 			}
@@ -854,12 +889,17 @@ func (st *QueryFFindObjectByIdInSameStationResult) Decode(d *codec.Decoder) erro
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameStation", "activeEp", err)
 	} else if ok0 {
-		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
-			st.ActiveEp = st.ActiveEp[:n0]
+		if st.ActiveEp == nil || cap(st.ActiveEp) < n0 {
+			st.ActiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.ActiveEp = make([]endpointf.EndpointF, n0)
+			st.ActiveEp = st.ActiveEp[:0]
 		}
-		for i0 := range st.ActiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.ActiveEp) {
+				st.ActiveEp = st.ActiveEp[:i0+1]
+			} else {
+				st.ActiveEp = append(st.ActiveEp, endpointf.EndpointF{})
+			}
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameStation", "activeEp", err)
 			}
@@ -870,12 +910,17 @@ func (st *QueryFFindObjectByIdInSameStationResult) Decode(d *codec.Decoder) erro
 	if n0, ok0, err := d.ReadListHead(4, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameStation", "inactiveEp", err)
 	} else if ok0 {
-		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
-			st.InactiveEp = st.InactiveEp[:n0]
+		if st.InactiveEp == nil || cap(st.InactiveEp) < n0 {
+			st.InactiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.InactiveEp = make([]endpointf.EndpointF, n0)
+			st.InactiveEp = st.InactiveEp[:0]
 		}
-		for i0 := range st.InactiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.InactiveEp) {
+				st.InactiveEp = st.InactiveEp[:i0+1]
+			} else {
+				st.InactiveEp = append(st.InactiveEp, endpointf.EndpointF{})
+			}
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameStation", "inactiveEp", err)
 			}
@@ -1044,12 +1089,17 @@ func (st *QueryFFindObjectByIdInSameSetResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(3, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameSet", "activeEp", err)
 	} else if ok0 {
-		if st.ActiveEp != nil && cap(st.ActiveEp) >= n0 {
-			st.ActiveEp = st.ActiveEp[:n0]
+		if st.ActiveEp == nil || cap(st.ActiveEp) < n0 {
+			st.ActiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.ActiveEp = make([]endpointf.EndpointF, n0)
+			st.ActiveEp = st.ActiveEp[:0]
 		}
-		for i0 := range st.ActiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.ActiveEp) {
+				st.ActiveEp = st.ActiveEp[:i0+1]
+			} else {
+				st.ActiveEp = append(st.ActiveEp, endpointf.EndpointF{})
+			}
 			if err = st.ActiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameSet", "activeEp", err)
 			}
@@ -1060,12 +1110,17 @@ func (st *QueryFFindObjectByIdInSameSetResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(4, true); err != nil {
 		return codec.FieldError("QueryF.findObjectByIdInSameSet", "inactiveEp", err)
 	} else if ok0 {
-		if st.InactiveEp != nil && cap(st.InactiveEp) >= n0 {
-			st.InactiveEp = st.InactiveEp[:n0]
+		if st.InactiveEp == nil || cap(st.InactiveEp) < n0 {
+			st.InactiveEp = codec.MakeList[endpointf.EndpointF](d, n0)
 		} else {
-			st.InactiveEp = make([]endpointf.EndpointF, n0)
+			st.InactiveEp = st.InactiveEp[:0]
 		}
-		for i0 := range st.InactiveEp {
+		for i0 := range n0 {
+			if i0 < cap(st.InactiveEp) {
+				st.InactiveEp = st.InactiveEp[:i0+1]
+			} else {
+				st.InactiveEp = append(st.InactiveEp, endpointf.EndpointF{})
+			}
 			if err = st.InactiveEp[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("QueryF.findObjectByIdInSameSet", "inactiveEp", err)
 			}

@@ -107,7 +107,7 @@ func (st *RequestPacket) Decode(d *codec.Decoder) error {
 		return codec.FieldError("requestf::RequestPacket", "context", err)
 	} else if ok0 {
 		if st.Context == nil {
-			st.Context = make(map[string]string, n0)
+			st.Context = codec.MakeMap[string, string](d, n0)
 		} else {
 			clear(st.Context)
 		}
@@ -129,7 +129,7 @@ func (st *RequestPacket) Decode(d *codec.Decoder) error {
 		return codec.FieldError("requestf::RequestPacket", "status", err)
 	} else if ok0 {
 		if st.Status == nil {
-			st.Status = make(map[string]string, n0)
+			st.Status = codec.MakeMap[string, string](d, n0)
 		} else {
 			clear(st.Status)
 		}
@@ -265,7 +265,7 @@ func (st *ResponsePacket) Decode(d *codec.Decoder) error {
 		return codec.FieldError("requestf::ResponsePacket", "status", err)
 	} else if ok0 {
 		if st.Status == nil {
-			st.Status = make(map[string]string, n0)
+			st.Status = codec.MakeMap[string, string](d, n0)
 		} else {
 			clear(st.Status)
 		}
@@ -290,7 +290,7 @@ func (st *ResponsePacket) Decode(d *codec.Decoder) error {
 		return codec.FieldError("requestf::ResponsePacket", "context", err)
 	} else if ok0 {
 		if st.Context == nil {
-			st.Context = make(map[string]string, n0)
+			st.Context = codec.MakeMap[string, string](d, n0)
 		} else {
 			clear(st.Context)
 		}

@@ -219,7 +219,7 @@ func (st *StatMicMsgBody) Decode(d *codec.Decoder) error {
 		return codec.FieldError("statf::StatMicMsgBody", "intervalCount", err)
 	} else if ok0 {
 		if st.IntervalCount == nil {
-			st.IntervalCount = make(map[int32]int32, n0)
+			st.IntervalCount = codec.MakeMap[int32, int32](d, n0)
 		} else {
 			clear(st.IntervalCount)
 		}
@@ -498,7 +498,7 @@ func (st *_StatF_reportMicMsg_args) Decode(d *codec.Decoder) error {
 		return codec.FieldError("StatF.reportMicMsg", "msg", err)
 	} else if ok0 {
 		if st.Msg == nil {
-			st.Msg = make(map[StatMicMsgHead]StatMicMsgBody, n0)
+			st.Msg = codec.MakeMap[StatMicMsgHead, StatMicMsgBody](d, n0)
 		} else {
 			clear(st.Msg)
 		}
@@ -665,12 +665,17 @@ func (st *_StatF_reportSampleMsg_args) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(1, true); err != nil {
 		return codec.FieldError("StatF.reportSampleMsg", "msg", err)
 	} else if ok0 {
-		if st.Msg != nil && cap(st.Msg) >= n0 {
-			st.Msg = st.Msg[:n0]
+		if st.Msg == nil || cap(st.Msg) < n0 {
+			st.Msg = codec.MakeList[StatSampleMsg](d, n0)
 		} else {
-			st.Msg = make([]StatSampleMsg, n0)
+			st.Msg = st.Msg[:0]
 		}
-		for i0 := range st.Msg {
+		for i0 := range n0 {
+			if i0 < cap(st.Msg) {
+				st.Msg = st.Msg[:i0+1]
+			} else {
+				st.Msg = append(st.Msg, StatSampleMsg{})
+			}
 			if err = st.Msg[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("StatF.reportSampleMsg", "msg", err)
 			}

@@ -703,6 +703,7 @@ func reader(t *ast.Type) (method, goType string) {
 // decode writes the statements that decode the field at tag into target, of type t; req is
 // "true" or "false"; errRet is the statement that returns err.
 func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
+	codec := g.use(codecPkg)
 	switch t.Kind {
 	case ast.Vector:
 		if isBytes(t) {
@@ -711,16 +712,25 @@ func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
 			g.p("}")
 			return
 		}
+		// The count n comes from the input: the slice is sized by codec.MakeList, which
+		// sets aside no more than the input justifies, and grows past that as elements
+		// are actually read. Its length follows the elements read, so that a decode that
+		// fails leaves only those.
 		n, ok, i := fmt.Sprintf("n%d", depth), fmt.Sprintf("ok%d", depth), fmt.Sprintf("i%d", depth)
 		g.p("if ", n, ", ", ok, ", err := d.ReadListHead(", tag, ", ", req, "); err != nil {")
 		g.p(errRet)
 		g.p("} else if ", ok, " {")
-		g.p("if ", target, " != nil && cap(", target, ") >= ", n, " {")
-		g.p(target, " = ", target, "[:", n, "]")
+		g.p("if ", target, " == nil || cap(", target, ") < ", n, " {")
+		g.p(target, " = ", codec, ".MakeList[", g.goType(t.Elem), "](d, ", n, ")")
 		g.p("} else {")
-		g.p(target, " = make(", g.goType(t), ", ", n, ")")
+		g.p(target, " = ", target, "[:0]")
 		g.p("}")
-		g.p("for ", i, " := range ", target, " {")
+		g.p("for ", i, " := range ", n, " {")
+		g.p("if ", i, " < cap(", target, ") {")
+		g.p(target, " = ", target, "[:", i, "+1]")
+		g.p("} else {")
+		g.p(target, " = append(", target, ", ", g.zero(t.Elem), ")")
+		g.p("}")
 		g.decode(t.Elem, target+"["+i+"]", "0", "true", errRet, depth+1)
 		g.p("}")
 		g.p("} else {")
@@ -732,7 +742,7 @@ func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
 		g.p(errRet)
 		g.p("} else if ", ok, " {")
 		g.p("if ", target, " == nil {")
-		g.p(target, " = make(", g.goType(t), ", ", n, ")")
+		g.p(target, " = ", codec, ".MakeMap[", g.goType(t.Key), ", ", g.goType(t.Elem), "](d, ", n, ")")
 		g.p("} else {")
 		g.p("clear(", target, ")")
 		g.p("}")

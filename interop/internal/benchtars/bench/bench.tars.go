@@ -174,12 +174,17 @@ func (st *Record) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(7, false); err != nil {
 		return codec.FieldError("bench::Record", "values", err)
 	} else if ok0 {
-		if st.Values != nil && cap(st.Values) >= n0 {
-			st.Values = st.Values[:n0]
+		if st.Values == nil || cap(st.Values) < n0 {
+			st.Values = codec.MakeList[int32](d, n0)
 		} else {
-			st.Values = make([]int32, n0)
+			st.Values = st.Values[:0]
 		}
-		for i0 := range st.Values {
+		for i0 := range n0 {
+			if i0 < cap(st.Values) {
+				st.Values = st.Values[:i0+1]
+			} else {
+				st.Values = append(st.Values, 0)
+			}
 			if st.Values[i0], err = d.ReadInt32(0, true); err != nil {
 				return codec.FieldError("bench::Record", "values", err)
 			}
@@ -191,7 +196,7 @@ func (st *Record) Decode(d *codec.Decoder) error {
 		return codec.FieldError("bench::Record", "attrs", err)
 	} else if ok0 {
 		if st.Attrs == nil {
-			st.Attrs = make(map[string]string, n0)
+			st.Attrs = codec.MakeMap[string, string](d, n0)
 		} else {
 			clear(st.Attrs)
 		}

@@ -230,12 +230,17 @@ func (st *Item) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(12, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "uraw", err)
 	} else if ok0 {
-		if st.Uraw != nil && cap(st.Uraw) >= n0 {
-			st.Uraw = st.Uraw[:n0]
+		if st.Uraw == nil || cap(st.Uraw) < n0 {
+			st.Uraw = codec.MakeList[uint8](d, n0)
 		} else {
-			st.Uraw = make([]uint8, n0)
+			st.Uraw = st.Uraw[:0]
 		}
-		for i0 := range st.Uraw {
+		for i0 := range n0 {
+			if i0 < cap(st.Uraw) {
+				st.Uraw = st.Uraw[:i0+1]
+			} else {
+				st.Uraw = append(st.Uraw, 0)
+			}
 			if u1, err := d.ReadInt16(0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "uraw", err)
 			} else {
@@ -248,12 +253,17 @@ func (st *Item) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(13, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "ints", err)
 	} else if ok0 {
-		if st.Ints != nil && cap(st.Ints) >= n0 {
-			st.Ints = st.Ints[:n0]
+		if st.Ints == nil || cap(st.Ints) < n0 {
+			st.Ints = codec.MakeList[int32](d, n0)
 		} else {
-			st.Ints = make([]int32, n0)
+			st.Ints = st.Ints[:0]
 		}
-		for i0 := range st.Ints {
+		for i0 := range n0 {
+			if i0 < cap(st.Ints) {
+				st.Ints = st.Ints[:i0+1]
+			} else {
+				st.Ints = append(st.Ints, 0)
+			}
 			if st.Ints[i0], err = d.ReadInt32(0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "ints", err)
 			}
@@ -264,12 +274,17 @@ func (st *Item) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(14, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "strs", err)
 	} else if ok0 {
-		if st.Strs != nil && cap(st.Strs) >= n0 {
-			st.Strs = st.Strs[:n0]
+		if st.Strs == nil || cap(st.Strs) < n0 {
+			st.Strs = codec.MakeList[string](d, n0)
 		} else {
-			st.Strs = make([]string, n0)
+			st.Strs = st.Strs[:0]
 		}
-		for i0 := range st.Strs {
+		for i0 := range n0 {
+			if i0 < cap(st.Strs) {
+				st.Strs = st.Strs[:i0+1]
+			} else {
+				st.Strs = append(st.Strs, "")
+			}
 			if st.Strs[i0], err = d.ReadStringKeep(0, true, st.Strs[i0]); err != nil {
 				return codec.FieldError("Demo::All::Item", "strs", err)
 			}
@@ -281,7 +296,7 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		return codec.FieldError("Demo::All::Item", "kv", err)
 	} else if ok0 {
 		if st.Kv == nil {
-			st.Kv = make(map[string]string, n0)
+			st.Kv = codec.MakeMap[string, string](d, n0)
 		} else {
 			clear(st.Kv)
 		}
@@ -303,7 +318,7 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		return codec.FieldError("Demo::All::Item", "points", err)
 	} else if ok0 {
 		if st.Points == nil {
-			st.Points = make(map[int32]demo_base.Point, n0)
+			st.Points = codec.MakeMap[int32, demo_base.Point](d, n0)
 		} else {
 			clear(st.Points)
 		}
@@ -324,21 +339,31 @@ func (st *Item) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(17, false); err != nil {
 		return codec.FieldError("Demo::All::Item", "matrix", err)
 	} else if ok0 {
-		if st.Matrix != nil && cap(st.Matrix) >= n0 {
-			st.Matrix = st.Matrix[:n0]
+		if st.Matrix == nil || cap(st.Matrix) < n0 {
+			st.Matrix = codec.MakeList[[]int64](d, n0)
 		} else {
-			st.Matrix = make([][]int64, n0)
+			st.Matrix = st.Matrix[:0]
 		}
-		for i0 := range st.Matrix {
+		for i0 := range n0 {
+			if i0 < cap(st.Matrix) {
+				st.Matrix = st.Matrix[:i0+1]
+			} else {
+				st.Matrix = append(st.Matrix, nil)
+			}
 			if n1, ok1, err := d.ReadListHead(0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "matrix", err)
 			} else if ok1 {
-				if st.Matrix[i0] != nil && cap(st.Matrix[i0]) >= n1 {
-					st.Matrix[i0] = st.Matrix[i0][:n1]
+				if st.Matrix[i0] == nil || cap(st.Matrix[i0]) < n1 {
+					st.Matrix[i0] = codec.MakeList[int64](d, n1)
 				} else {
-					st.Matrix[i0] = make([]int64, n1)
+					st.Matrix[i0] = st.Matrix[i0][:0]
 				}
-				for i1 := range st.Matrix[i0] {
+				for i1 := range n1 {
+					if i1 < cap(st.Matrix[i0]) {
+						st.Matrix[i0] = st.Matrix[i0][:i1+1]
+					} else {
+						st.Matrix[i0] = append(st.Matrix[i0], 0)
+					}
 					if st.Matrix[i0][i1], err = d.ReadInt64(0, true); err != nil {
 						return codec.FieldError("Demo::All::Item", "matrix", err)
 					}
@@ -354,7 +379,7 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		return codec.FieldError("Demo::All::Item", "groups", err)
 	} else if ok0 {
 		if st.Groups == nil {
-			st.Groups = make(map[string][]demo_base.Point, n0)
+			st.Groups = codec.MakeMap[string, []demo_base.Point](d, n0)
 		} else {
 			clear(st.Groups)
 		}
@@ -367,12 +392,17 @@ func (st *Item) Decode(d *codec.Decoder) error {
 			if n1, ok1, err := d.ReadListHead(1, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "groups", err)
 			} else if ok1 {
-				if v0 != nil && cap(v0) >= n1 {
-					v0 = v0[:n1]
+				if v0 == nil || cap(v0) < n1 {
+					v0 = codec.MakeList[demo_base.Point](d, n1)
 				} else {
-					v0 = make([]demo_base.Point, n1)
+					v0 = v0[:0]
 				}
-				for i1 := range v0 {
+				for i1 := range n1 {
+					if i1 < cap(v0) {
+						v0 = v0[:i1+1]
+					} else {
+						v0 = append(v0, demo_base.Point{})
+					}
 					if err = v0[i1].DecodeTag(d, 0, true); err != nil {
 						return codec.FieldError("Demo::All::Item", "groups", err)
 					}
@@ -455,7 +485,7 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		return codec.FieldError("Demo::All::Item", "byPoint", err)
 	} else if ok0 {
 		if st.ByPoint == nil {
-			st.ByPoint = make(map[demo_base.Point]string, n0)
+			st.ByPoint = codec.MakeMap[demo_base.Point, string](d, n0)
 		} else {
 			clear(st.ByPoint)
 		}
@@ -627,12 +657,17 @@ func (st *Tree) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(1, false); err != nil {
 		return codec.FieldError("Demo::All::Tree", "children", err)
 	} else if ok0 {
-		if st.Children != nil && cap(st.Children) >= n0 {
-			st.Children = st.Children[:n0]
+		if st.Children == nil || cap(st.Children) < n0 {
+			st.Children = codec.MakeList[Tree](d, n0)
 		} else {
-			st.Children = make([]Tree, n0)
+			st.Children = st.Children[:0]
 		}
-		for i0 := range st.Children {
+		for i0 := range n0 {
+			if i0 < cap(st.Children) {
+				st.Children = st.Children[:i0+1]
+			} else {
+				st.Children = append(st.Children, Tree{})
+			}
 			if err = st.Children[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("Demo::All::Tree", "children", err)
 			}
@@ -644,7 +679,7 @@ func (st *Tree) Decode(d *codec.Decoder) error {
 		return codec.FieldError("Demo::All::Tree", "marks", err)
 	} else if ok0 {
 		if st.Marks == nil {
-			st.Marks = make(map[string]Empty, n0)
+			st.Marks = codec.MakeMap[string, Empty](d, n0)
 		} else {
 			clear(st.Marks)
 		}
@@ -948,12 +983,17 @@ func (st *_Store_get_result) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(0, true); err != nil {
 		return codec.FieldError("Store.get", "ret", err)
 	} else if ok0 {
-		if st.Ret != nil && cap(st.Ret) >= n0 {
-			st.Ret = st.Ret[:n0]
+		if st.Ret == nil || cap(st.Ret) < n0 {
+			st.Ret = codec.MakeList[Item](d, n0)
 		} else {
-			st.Ret = make([]Item, n0)
+			st.Ret = st.Ret[:0]
 		}
-		for i0 := range st.Ret {
+		for i0 := range n0 {
+			if i0 < cap(st.Ret) {
+				st.Ret = st.Ret[:i0+1]
+			} else {
+				st.Ret = append(st.Ret, Item{})
+			}
 			if err = st.Ret[i0].DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("Store.get", "ret", err)
 			}
@@ -1264,12 +1304,17 @@ func (st *StoreFindResult) Decode(d *codec.Decoder) error {
 	if n0, ok0, err := d.ReadListHead(4, true); err != nil {
 		return codec.FieldError("Store.find", "notes", err)
 	} else if ok0 {
-		if st.Notes != nil && cap(st.Notes) >= n0 {
-			st.Notes = st.Notes[:n0]
+		if st.Notes == nil || cap(st.Notes) < n0 {
+			st.Notes = codec.MakeList[string](d, n0)
 		} else {
-			st.Notes = make([]string, n0)
+			st.Notes = st.Notes[:0]
 		}
-		for i0 := range st.Notes {
+		for i0 := range n0 {
+			if i0 < cap(st.Notes) {
+				st.Notes = st.Notes[:i0+1]
+			} else {
+				st.Notes = append(st.Notes, "")
+			}
 			if st.Notes[i0], err = d.ReadStringKeep(0, true, st.Notes[i0]); err != nil {
 				return codec.FieldError("Store.find", "notes", err)
 			}
@@ -1281,7 +1326,7 @@ func (st *StoreFindResult) Decode(d *codec.Decoder) error {
 		return codec.FieldError("Store.find", "sizes", err)
 	} else if ok0 {
 		if st.Sizes == nil {
-			st.Sizes = make(map[string]int32, n0)
+			st.Sizes = codec.MakeMap[string, int32](d, n0)
 		} else {
 			clear(st.Sizes)
 		}
