@@ -44,6 +44,8 @@ var (
 	// source's last failure (a *naming.Error; errors.As finds the registry's own error in it),
 	// and matches ErrTimeout too.
 	ErrNaming = naming.ErrNaming
+	// ErrInvalidTimeout is WithTimeout(0) or a negative timeout: the call was not sent.
+	ErrInvalidTimeout = servantproxy.ErrInvalidTimeout
 )
 
 // ServerError is a reply with a non-zero TARS return code; match it with errors.As.
