@@ -19,7 +19,7 @@ TARS_PROTOCOL := protocol/tars/EndpointF.tars protocol/tars/QueryF.tars protocol
 GEN_PATHS     := ':(glob)protocol/**/*.tars.go' ':(glob)cmd/tars2tarscomm/internal/testgen/**/*.tars.go' \
                  ':(glob)interop/internal/benchtars/**/*.tars.go'
 
-.PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check generate generate-check tidy-check depcheck clean
+.PHONY: all run examples test race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check generate generate-check tidy-check depcheck clean tools
 
 all: fmt-check vet test
 
@@ -99,6 +99,15 @@ proto:
 		interop/echopb/echo.proto
 
 ## proto-check: fail if `make proto` changes or adds anything under the generated paths.
+## tools: install the code generators into ./bin (protoc-gen-go at the pinned version,
+## protoc-gen-go-tars and tars2tarscomm from this tree); protoc itself comes from the system.
+tools:
+	GOBIN=$(BIN) $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(BIN) $(GO) install ./cmd/protoc-gen-go-tars ./cmd/tars2tarscomm
+	@echo "installed into $(BIN): protoc-gen-go protoc-gen-go-tars tars2tarscomm"
+	@command -v protoc >/dev/null 2>&1 && echo "protoc: $$(protoc --version)" || \
+		echo "protoc not found: install it (Debian/Ubuntu: apt-get install protobuf-compiler; others: https://github.com/protocolbuffers/protobuf/releases)"
+
 proto-check: proto
 	@out=$$(git status --porcelain -- $(PROTO_PATHS)); if [ -n "$$out" ]; then \
 		echo "$$out"; git --no-pager diff --stat -- $(PROTO_PATHS); \
