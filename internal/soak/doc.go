@@ -18,13 +18,18 @@
 //   - a success after the call's deadline. This is checked two ways. Exactly: the server stamps
 //     every reply with the time its handler finished (same process, same monotonic clock), and
 //     the client cannot have taken a reply before it was made, so a success stamped after the
-//     deadline was delivered after it; no slack. By observation, for sync calls: the time Invoke
-//     returned may exceed the deadline by the observation's own cost, a few milliseconds (Slack,
-//     TARSCOMM_SOAK_SLACK to change it) plus any time in that window during which the process
-//     demonstrably could not run a goroutine (a monitor goroutine that wakes every millisecond
-//     measures these stalls: on a loaded 2-core machine they reach tens of milliseconds). Async
-//     and future completions are observed after the async worker queue, which the deadline does
-//     not cover, so only the exact check applies to them;
+//     deadline was delivered after it; no slack. This is the check that is exact, and it covers
+//     every two-way kind. By observation, for sync calls: the time Invoke returned may exceed the
+//     deadline by the observation's own cost (the waiter's wake-up, which on a loaded 2-core
+//     machine takes tens of milliseconds when the net thread's core is busy) plus any time in that
+//     window during which the process demonstrably could not run a goroutine (a monitor goroutine
+//     that wakes every millisecond measures these stalls). The bound on that cost is 50 ms by
+//     default (TARSCOMM_SOAK_SLACK changes it): a library that checks the deadline when it takes
+//     a reply was seen observed 13 ms late beyond the stalls, so a bound of a few milliseconds
+//     would fail at random; the summary counts the successes observed more than 5 ms late (beyond
+//     the stalls) as a figure. Async and future completions are observed after the async worker
+//     queue, which the deadline does not cover, so only the exact check applies to them. One-way
+//     calls have no reply: their success (handed to the connection) is not checked;
 //   - an async callback that starts after Communicator.Close returned;
 //   - a call begun after Close returned that does not fail with ErrClosed (or its context's error);
 //   - a Close that does not return within its bound, or callers still inside a call long after

@@ -50,8 +50,17 @@ const (
 	maxAsyncOut = 8                        // async and future calls a caller keeps outstanding at most
 )
 
-// defaultSlack is the observation slack of the sync success-after-deadline check (see doc.go).
-const defaultSlack = 5 * time.Millisecond
+// defaultSlack is the observation slack of the sync success-after-deadline check (see doc.go):
+// a success observed later than this past its deadline, beyond the process's measured stalls,
+// fails. With a library that checks the deadline when it takes a reply, sync successes were
+// observed up to 13 ms past their deadline beyond the measured stalls (40 s run on a shared
+// 2-core machine), so a few milliseconds cannot be a deterministic bound; figureSlack is the
+// "few ms", reported as a figure.
+const defaultSlack = 50 * time.Millisecond
+
+// figureSlack is the lateness beyond which the summary counts a sync success observed after its
+// deadline (a figure, not a failure).
+const figureSlack = 5 * time.Millisecond
 
 // base is the origin of every time the soak records: server stamps, deadlines and observations
 // are nanoseconds since base on the same monotonic clock.
@@ -184,8 +193,8 @@ type soak struct {
 	faults   *counter // by fault
 	fail     *failures
 	closes   int
-	lateObs  atomic.Int64  // sync successes made before the deadline but observed more than slack after it
-	worstObs time.Duration // the latest of those, past the deadline
+	lateObs  int64         // sync successes observed more than figureSlack past the deadline, beyond the stalls
+	worstObs time.Duration // the worst of those: lateness minus stalls
 	maxClose time.Duration
 	epochs   int
 	start    time.Time
@@ -275,9 +284,9 @@ func TestSoak(t *testing.T) {
 
 // summary logs the one-line summary of the run so far.
 func (s *soak) summary(took time.Duration) {
-	s.t.Logf("soak: %v in %d epochs | calls %s | outcomes %s | closes %d (slowest %v) | endpoint updates %d | faults %s | sync successes made in time, observed > slack late %d (worst %v past the deadline) | client logs %s | failures %d",
+	s.t.Logf("soak: %v in %d epochs | calls %s | outcomes %s | closes %d (slowest %v) | endpoint updates %d | faults %s | sync successes observed > %v past the deadline beyond stalls %d (worst %v) | client logs %s | failures %d",
 		took.Round(time.Millisecond), s.epochs, s.calls, s.outcomes, s.closes, s.maxClose.Round(time.Microsecond),
-		s.src.updates.Load(), s.faults, s.lateObs.Load(), s.worstObs.Round(time.Microsecond), s.logs, s.fail.total())
+		s.src.updates.Load(), s.faults, figureSlack, s.lateObs, s.worstObs.Round(time.Microsecond), s.logs, s.fail.total())
 }
 
 // report fails the test with every failure class, its count and first examples.
@@ -597,16 +606,16 @@ func (e *epochRun) check() {
 				s.fail.add("success after deadline (server stamp)", "%s: the server made the reply %v after the deadline, delivered as a success",
 					name, time.Duration(r.stamp-r.deadline))
 			}
-			if (r.kind == kSync || r.kind == kBackup) && r.obs > r.deadline+int64(s.slack) {
+			if (r.kind == kSync || r.kind == kBackup) && r.obs > r.deadline+int64(figureSlack) {
 				stalled := s.mon.stalled(r.deadline, r.obs)
-				if late := time.Duration(r.obs - r.deadline); late > s.slack+stalled {
-					s.fail.add("success after deadline (observed)", "%s: Invoke returned success %v after the deadline (slack %v + process stalls %v in that window; the server made the reply at deadline%+v)",
-						name, late, s.slack, stalled, time.Duration(r.stamp-r.deadline))
+				late := time.Duration(r.obs - r.deadline)
+				if late > s.slack+stalled {
+					s.fail.add("success after deadline (observed)", "%s: Invoke returned success %v after the deadline (slack %v + process stalls %v in that window; the server made the reply at deadline%s)",
+						name, late, s.slack, stalled, signed(time.Duration(r.stamp-r.deadline)))
 				}
-				if r.stamp <= r.deadline {
-					// Made in time, observed late: how much the observation itself costs here.
-					s.lateObs.Add(1)
-					s.worstObs = max(s.worstObs, time.Duration(r.obs-r.deadline))
+				if late > figureSlack+stalled {
+					s.lateObs++
+					s.worstObs = max(s.worstObs, late-stalled)
 				}
 			}
 		}
@@ -936,6 +945,14 @@ func stacks() string {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+}
+
+// signed writes d with its sign, "+1.2ms" or "-3ms".
+func signed(d time.Duration) string {
+	if d < 0 {
+		return d.String()
+	}
+	return "+" + d.String()
 }
 
 // pick returns an index drawn with the given weights.
