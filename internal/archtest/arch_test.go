@@ -43,6 +43,7 @@ var allowed = map[string][]string{
 	"protocol/statf":      {"codec", "servantproxy", "server", "future"},
 	"protocol/propertyf":  {"codec", "servantproxy", "server", "future"},
 	"internal/faultproxy": {},
+	"internal/soak":       {},
 	"stats":               {},
 	"report/stat":         {"stats", "protocol/statf"},
 	"report/property":     {"protocol/propertyf"},
