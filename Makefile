@@ -38,6 +38,17 @@ test:
 
 race: test
 
+## soak: issue 16's soak test for SOAK (default 60s): every kind of call against servers behind
+## fault proxies while endpoints change and Communicators close (internal/soak/doc.go);
+## soak-race runs it under the race detector.
+SOAK ?= 60s
+SOAK_TIMEOUT ?= 30m
+.PHONY: soak soak-race
+soak:
+	TARSCOMM_SOAK=$(SOAK) $(GO) test -count=1 -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' -v ./internal/soak
+soak-race:
+	TARSCOMM_SOAK=$(SOAK) $(GO) test -race -count=1 -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' -v ./internal/soak
+
 ## bench: the Go benchmarks of the module, with allocations.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
@@ -59,6 +70,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $(FUZZTIME) ./codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME) ./codec
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./codec
+	$(GO) test -run '^$$' -fuzz '^FuzzDecoder$$' -fuzztime $(FUZZTIME) ./codec
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./endpoint
 
 fmt:
