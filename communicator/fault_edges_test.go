@@ -236,8 +236,12 @@ func TestIdleCloseIsNotFailedConnect(t *testing.T) {
 // send buffer is over send-buffer-limit (the proxy stops reading requests) when the idle
 // connection's ping is due, so the ping is refused with ErrQueueFull and recycled. Once the proxy
 // reads again, keepalive must go on pinging, interval after interval, on the same connection.
+//
+// The interval is 200ms: keepalive closes a connection whose ping is not answered within one
+// interval, and on a busy 2-core machine under -race a loopback pong can be 50ms late, which
+// closed the connection (a new accept) in CI; that is the rule working, not this defect.
 func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
-	const ka = 50 * time.Millisecond
+	const ka = 200 * time.Millisecond
 	ep := startFaultEP(t, "a")
 	comm := newComm(t, faultConf(func(c *conf.Config) {
 		c.KeepAliveInterval = ka
@@ -249,7 +253,7 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 	if _, err := sayHello(ctx, sp, "warm", 0); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "keepalive pings", func() bool { return ep.g.pings.Load() >= 2 })
+	waitFor(t, "keepalive pings", func() bool { return ep.g.pings.Load() >= 2 })
 
 	ep.p.Stall(faultproxy.Up)
 	name := strings.Repeat("p", 1<<20)
@@ -269,7 +273,7 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	eventually(t, 5*time.Second, "the send buffer is full", func() bool { return queueFull.Load() > 0 })
+	waitFor(t, "the send buffer is full", func() bool { return queueFull.Load() > 0 })
 	// Idle (nothing written, nothing read) for several intervals: pings are due and refused.
 	time.Sleep(6 * ka)
 	if err := ep.p.Pass(); err != nil {
@@ -283,13 +287,10 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 	}
 	accepts0 := ep.p.Stats().Accepts
 	pings0 := ep.g.pings.Load()
-	const idle = 20 * ka
-	time.Sleep(idle)
-	pings := ep.g.pings.Load() - pings0
-	t.Logf("%d pings in %v of idleness after a refused ping", pings, idle)
-	if want := int64(idle/ka) / 3; pings < want {
-		t.Errorf("%d pings in %v of idleness with keep-alive-interval %v after a ping was refused, want at least %d: keepalive stopped", pings, idle, ka, want)
-	}
+	// Keepalive goes on: ping after ping arrives (however late a busy machine makes them).
+	const wantPings = 5
+	idle := waitFor(t, "keepalive pings again after a refused ping", func() bool { return ep.g.pings.Load()-pings0 >= wantPings })
+	t.Logf("%d pings in %v of idleness after a refused ping", ep.g.pings.Load()-pings0, idle)
 	if got := ep.p.Stats().Accepts - accepts0; got != 0 {
 		t.Errorf("proxy accepted %d connections while the idle connection was pinged, want 0", got)
 	}

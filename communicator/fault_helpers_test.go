@@ -45,6 +45,7 @@ type fgreeter struct {
 // startFGreeter starts an fgreeter on loopback; t.Cleanup stops it (releasing waiting handlers).
 func startFGreeter(t *testing.T, id string) *fgreeter {
 	t.Helper()
+	endToEnd(t)
 	g := &fgreeter{greeter: &greeter{id: id, release: make(chan struct{})}}
 	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server-"+id)),
 		server.WithNumEventLoop(1), server.WithWorkers(128), server.WithQueueCap(1<<16))
@@ -289,6 +290,7 @@ type rawHandler func(req *codec.RequestPacket, w net.Conn) bool
 // startRawServer starts a rawServer on loopback calling h for every request; t.Cleanup stops it.
 func startRawServer(t *testing.T, h rawHandler) *rawServer {
 	t.Helper()
+	endToEnd(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

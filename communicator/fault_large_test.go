@@ -80,11 +80,7 @@ func startEchoServer(tb testing.TB, log bool) *echoServer {
 		tb.Fatal(err)
 	}
 	e.addr = a.String()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.Stop(ctx)
-	})
+	tb.Cleanup(func() { _ = stopServer(tb, "large echo server", s) })
 	return e
 }
 

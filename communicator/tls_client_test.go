@@ -200,7 +200,7 @@ func TestTLSDeadlineAndClose(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond) // the calls are written and wait
 	closed := time.Now()
-	_ = c.Close()
+	_ = closeComm(t, c)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
