@@ -244,17 +244,22 @@ func waitErr(errc <-chan error, limit time.Duration, what string) error {
 	}
 }
 
-// checkTook fails t if took is not within [lo, hi].
+// checkTook checks how long something that ends at a deadline took. Ending before lo is wrong
+// whatever the load: t fails. hi is a timing target: a figure (see timingFigure). Past hi + live
+// it was not ended by its deadline at all: t fails.
 func checkTook(t *testing.T, what string, took, lo, hi time.Duration) {
 	t.Helper()
-	if took < lo || took > hi {
-		t.Errorf("%s took %v, want between %v and %v", what, took, lo, hi)
+	if took < lo || took > hi+live {
+		t.Errorf("%s took %v, want between %v and %v (and %v at the very most)", what, took, lo, hi, hi+live)
 	}
+	timingFigure(t, took <= hi, took > 2*hi+500*time.Millisecond, "%s took %v (target at most %v)", what, took, hi)
 }
 
-// eventually polls cond every 5ms until it holds, or fails t after limit.
+// eventually polls cond every 5ms until it holds, or fails t after limit, or live if longer (a
+// liveness bound: a test that needs cond within limit checks the returned time itself).
 func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
+	limit = max(limit, live)
 	start := time.Now()
 	for !cond() {
 		if time.Since(start) > limit {

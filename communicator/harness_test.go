@@ -148,3 +148,13 @@ func waitFor(t testing.TB, what string, cond func() bool) time.Duration {
 	}
 	return time.Since(start)
 }
+
+// within reports how long something took whose bound is a timing target: a figure (see
+// timingFigure). t fails only past target + live, where it did not happen at all in good time.
+func within(t testing.TB, what string, took, target time.Duration) {
+	t.Helper()
+	if took > target+live {
+		t.Errorf("%s took %v: far past its target %v, a hang rather than a slow machine", what, took, target)
+	}
+	timingFigure(t, took <= target, took > 3*target+500*time.Millisecond, "%s took %v (target at most %v)", what, took, target)
+}

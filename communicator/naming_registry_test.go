@@ -316,7 +316,8 @@ func TestRegistryUnreachableWaitsDeadline(t *testing.T) {
 	if !errors.Is(err, communicator.ErrTimeout) {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
-	if took < 250*time.Millisecond || took > 2*time.Second {
-		t.Fatalf("call ended after %v, want about its 300ms deadline", took)
+	if took < 250*time.Millisecond {
+		t.Fatalf("call ended after %v, before its 300ms deadline", took)
 	}
+	within(t, "the call with a 300ms deadline", took, 2*time.Second)
 }
