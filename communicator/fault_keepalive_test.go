@@ -62,7 +62,7 @@ func TestKeepAlivePingsIdleConnection(t *testing.T) {
 }
 
 // TestKeepAliveDetectsBlackHole black-holes an idle connection (a peer or middlebox that vanished
-// without a FIN or RST): with keep-alive-interval 100ms the unanswered ping makes the client
+// without a FIN or RST): with keep-alive-interval 200ms the unanswered ping makes the client
 // close the connection within a few intervals, and once traffic passes again the next call
 // works on a new connection.
 func TestKeepAliveDetectsBlackHole(t *testing.T) {
