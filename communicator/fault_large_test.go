@@ -221,7 +221,7 @@ func TestLargeReplyDoesNotStallThread(t *testing.T) {
 	const (
 		big      = 8 << 20
 		rate     = 4 << 20 // bytes per second: the reply takes about 2s
-		smalls   = 50 // at most; as many as fit while the reply trickles in
+		smalls   = 50      // at most; as many as fit while the reply trickles in
 		spacing  = 20 * time.Millisecond
 		smallMax = 5 * time.Millisecond
 	)

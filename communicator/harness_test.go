@@ -110,18 +110,6 @@ func timingFigure(t testing.TB, met, grossMiss bool, format string, args ...any)
 	}
 }
 
-// timingOnly skips t unless this is a timing run: for scenarios that measure only time.
-func timingOnly(t testing.TB) {
-	t.Helper()
-	endToEnd(t)
-	if !timingRun {
-		t.Skipf("a timing scenario: run by make test-timing (%s=1, no -race, idle machine)", timingEnv)
-	}
-	if raceEnabled {
-		t.Skip("a timing scenario: meaningless under -race")
-	}
-}
-
 // live is the liveness bound of the suite: far above how long anything that works takes, even
 // on a busy 2-core machine under -race. A test that waits longer than live for something has
 // found a hang, not a slow machine.
