@@ -97,8 +97,8 @@ func TestFromThisProcess(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	client, server := s.RemoteAddr().String(), s.LocalAddr().String()
-	if !faultproxy.FromThisProcess(client, server) {
-		t.Fatalf("FromThisProcess(%s, %s) = false for a connection this process dialled", client, server)
+	if !faultproxy.FromThisProcess(client, server) || !faultproxy.FromThisProcess(client, "") {
+		t.Fatalf("FromThisProcess(%s, %s or \"\") = false for a connection this process dialled", client, server)
 	}
 	if _, err := os.Stat("/proc/net/tcp"); err != nil {
 		t.Skip("no /proc/net/tcp: FromThisProcess cannot tell")
@@ -106,6 +106,9 @@ func TestFromThisProcess(t *testing.T) {
 	_ = c.Close()
 	if faultproxy.FromThisProcess(client, server) {
 		t.Fatalf("FromThisProcess(%s, %s) = true after the client closed its socket", client, server)
+	}
+	if faultproxy.FromThisProcess(client, "") {
+		t.Fatalf("FromThisProcess(%s, \"\") = true after the client closed its socket", client)
 	}
 	if faultproxy.FromThisProcess("127.0.0.1:1", server) {
 		t.Fatalf("FromThisProcess is true for a connection that does not exist")
