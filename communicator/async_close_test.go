@@ -71,7 +71,7 @@ func TestCloseFromAsyncCallback(t *testing.T) {
 			select {
 			case r = <-inCallback:
 			case <-time.After(15 * time.Second):
-				t.Fatal("Close called inside an async callback did not return")
+				t.Fatalf("Close called inside an async callback did not return; goroutines:\n%s", allStacks())
 			}
 			if r.err != nil {
 				t.Fatalf("the closing callback: %v", r.err)
@@ -83,7 +83,7 @@ func TestCloseFromAsyncCallback(t *testing.T) {
 				t.Fatal(e)
 			}
 			<-callbackDone
-			if err := comm.Close(); err != nil { // again, from outside: waits for the rest
+			if err := closeComm(t, comm); err != nil { // again, from outside: waits for the rest
 				t.Fatal(err)
 			}
 			if got := late.Load(); got != 0 {
@@ -138,7 +138,7 @@ func TestCloseFromCallbackAndOutside(t *testing.T) {
 				t.Fatal(err)
 			}
 		case <-time.After(15 * time.Second):
-			t.Fatal("a Close did not return")
+			t.Fatalf("a Close did not return; goroutines:\n%s", allStacks())
 		}
 	}
 	if got := ran.Load(); got != n {

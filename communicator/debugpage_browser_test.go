@@ -80,7 +80,11 @@ func TestDebugPageLiveInChromium(t *testing.T) {
 	if err != nil {
 		t.Skip("chromium is not installed (apt-get install chromium; .ci/run installs it)")
 	}
-	const callTimeout = 100 * time.Millisecond
+	// The stalled endpoint's calls must time out and the healthy one's never: with 100ms, a busy
+	// machine (Chromium starting on the same two cores) timed out 27 healthy calls in CI, three in
+	// a row took the healthy endpoint out. A second is far above a loopback call however busy the
+	// machine, and three stalled calls still time out within a few seconds.
+	const callTimeout = time.Second
 	good, stalled := startFaultEP(t, "good"), startFaultEP(t, "stalled")
 	comm := newComm(t, faultConf(func(c *conf.Config) {
 		c.Health = conf.Health{ // three timeouts in a row take an endpoint out; no probe for a minute

@@ -3,6 +3,7 @@ package communicator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,7 @@ func TestBacklogQueueFullWhileConnecting(t *testing.T) {
 		limit   = 64 << 10
 		size    = 1 << 10
 		calls   = 400
-		connect = 2 * time.Second
+		connect = 4 * time.Second
 	)
 	st := startStalled(t)
 	comm := newComm(t, faultConf(func(c *conf.Config) {
@@ -52,25 +53,28 @@ func TestBacklogQueueFullWhileConnecting(t *testing.T) {
 	sp := proxyToAddrs(t, comm, tcpEndpoint(st.Addr()))
 	ctx := context.Background()
 	name := strings.Repeat("q", size)
+	// "At once" is judged by order, not by the clock: a refusal counts as fast if it came before
+	// the hanging connect failed (which ends the queued calls with ErrConnection).
 	var fast, queueFull, other atomic.Int64
+	var connectEnded atomic.Bool
 	var wg sync.WaitGroup
-	start := time.Now()
 	for i := range calls {
 		wg.Add(1)
 		err := sp.AsyncInvoke(ctx, "SayHello", &hellopb.HelloRequest{Name: name, Seq: uint64(i)}, new(hellopb.HelloReply), func(err error) {
 			defer wg.Done()
 			if errors.Is(err, communicator.ErrQueueFull) {
 				queueFull.Add(1)
-				if time.Since(start) < connect/2 {
+				if !connectEnded.Load() {
 					fast.Add(1)
 				}
 				return
 			}
+			connectEnded.Store(true)
 			if !isOneOf(err, communicator.ErrConnection, communicator.ErrTimeout) {
 				other.Add(1)
 				t.Errorf("call queued on a hanging connect: err = %v", err)
 			}
-		}, servantproxy.WithTimeout(3*time.Second))
+		}, servantproxy.WithTimeout(2*connect))
 		if errors.Is(err, communicator.ErrQueueFull) {
 			wg.Done()
 			queueFull.Add(1)
@@ -85,16 +89,17 @@ func TestBacklogQueueFullWhileConnecting(t *testing.T) {
 	wg.Wait()
 	// At most limit/size calls fit; allow a few for the frame headers being counted or not.
 	wantFull := int64(calls - limit/size - 8)
-	t.Logf("%d of %d 1 KiB calls queued on a hanging connect refused with ErrQueueFull, %d of them before connect-timeout/2", queueFull.Load(), calls, fast.Load())
+	t.Logf("%d of %d 1 KiB calls queued on a hanging connect refused with ErrQueueFull, %d of them before the connect failed", queueFull.Load(), calls, fast.Load())
 	if fast.Load() < wantFull {
 		t.Errorf("%d calls beyond send-buffer-limit %d failed at once with ErrQueueFull while the endpoint was connecting, want at least %d", fast.Load(), limit, wantFull)
 	}
 }
 
 // TestBacklogExpiryNotQuadratic queues 50k async calls on an endpoint whose connect hangs for
-// longer than their timeout: every one must end with ErrTimeout within its deadline plus a few
-// check intervals. Expiring a queued call must be O(1); a linear removal per expiry holds the
-// loop for seconds at this size. The test counts late calls rather than timing the loop.
+// longer than their timeout: every one must end with ErrTimeout, and (a timing target, checked
+// by make test-timing) within its deadline plus a few check intervals. Expiring a queued call
+// must be O(1); a linear removal per expiry holds the loop for seconds at this size. The test
+// counts late calls rather than timing the loop.
 func TestBacklogExpiryNotQuadratic(t *testing.T) {
 	const (
 		calls     = 50000
@@ -111,11 +116,6 @@ func TestBacklogExpiryNotQuadratic(t *testing.T) {
 	ctx := context.Background()
 	req := &hellopb.HelloRequest{Name: "backlog"}
 	late := time.Duration(lateBound)
-	if raceEnabled {
-		// 50k instrumented callbacks on two cores; the strict bound runs without -race in CI.
-		// (A linear removal per expiry took 7-11 s here.)
-		late += 2500 * time.Millisecond
-	}
 	var lateCalls, wrong atomic.Int64
 	var worst atomic.Int64
 	var wg sync.WaitGroup
@@ -152,10 +152,12 @@ func TestBacklogExpiryNotQuadratic(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("queued calls still running a minute later")
 	}
-	t.Logf("%d queued calls expired; %d ended later than deadline + %v, the latest %v after its deadline", calls, lateCalls.Load(), late, time.Duration(worst.Load()))
-	if n := lateCalls.Load(); n > 0 {
-		t.Errorf("%d of %d calls queued on a hanging connect ended more than %v after their deadline (latest %v), want none", n, calls, late, time.Duration(worst.Load()))
-	}
+	// The outcome: every queued call ended with ErrTimeout (above). How late is the timing
+	// property (a linear removal per expiry made them 7-11 s late under -race): a figure, checked
+	// by make test-timing without -race.
+	worstLate := time.Duration(worst.Load())
+	timingFigure(t, lateCalls.Load() == 0, worstLate > 5*late,
+		"%d of %d calls queued on a hanging connect ended more than %v after their deadline; the latest %v after it (target none)", lateCalls.Load(), calls, late, worstLate)
 }
 
 // TestIdleCloseIsNotFailedConnect makes only one-way calls (so no reply ever proves the
@@ -194,9 +196,7 @@ func TestIdleCloseIsNotFailedConnect(t *testing.T) {
 				if err := onewayHello(ctx, sp, "after", uint64(i)); err != nil {
 					t.Fatalf("one-way call %d after the idle connection was closed: %v", i, err)
 				}
-				if took := time.Since(start); took > slack {
-					t.Errorf("one-way call %d after the idle connection was closed took %v, want a reconnect at once", i, took)
-				}
+				within(t, fmt.Sprintf("one-way call %d after the idle connection was closed (a reconnect at once)", i), time.Since(start), slack)
 			}
 			eventually(t, 2*time.Second, "the server runs the one-way calls after the close", func() bool { return ep.g.oneways.Load() == 10 })
 		})
@@ -236,8 +236,12 @@ func TestIdleCloseIsNotFailedConnect(t *testing.T) {
 // send buffer is over send-buffer-limit (the proxy stops reading requests) when the idle
 // connection's ping is due, so the ping is refused with ErrQueueFull and recycled. Once the proxy
 // reads again, keepalive must go on pinging, interval after interval, on the same connection.
+//
+// The interval is 200ms: keepalive closes a connection whose ping is not answered within one
+// interval, and on a busy 2-core machine under -race a loopback pong can be 50ms late, which
+// closed the connection (a new accept) in CI; that is the rule working, not this defect.
 func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
-	const ka = 50 * time.Millisecond
+	const ka = 200 * time.Millisecond
 	ep := startFaultEP(t, "a")
 	comm := newComm(t, faultConf(func(c *conf.Config) {
 		c.KeepAliveInterval = ka
@@ -249,7 +253,7 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 	if _, err := sayHello(ctx, sp, "warm", 0); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "keepalive pings", func() bool { return ep.g.pings.Load() >= 2 })
+	waitFor(t, "keepalive pings", func() bool { return ep.g.pings.Load() >= 2 })
 
 	ep.p.Stall(faultproxy.Up)
 	name := strings.Repeat("p", 1<<20)
@@ -269,7 +273,7 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	eventually(t, 5*time.Second, "the send buffer is full", func() bool { return queueFull.Load() > 0 })
+	waitFor(t, "the send buffer is full", func() bool { return queueFull.Load() > 0 })
 	// Idle (nothing written, nothing read) for several intervals: pings are due and refused.
 	time.Sleep(6 * ka)
 	if err := ep.p.Pass(); err != nil {
@@ -283,13 +287,10 @@ func TestKeepAliveSurvivesRefusedPing(t *testing.T) {
 	}
 	accepts0 := ep.p.Stats().Accepts
 	pings0 := ep.g.pings.Load()
-	const idle = 20 * ka
-	time.Sleep(idle)
-	pings := ep.g.pings.Load() - pings0
-	t.Logf("%d pings in %v of idleness after a refused ping", pings, idle)
-	if want := int64(idle/ka) / 3; pings < want {
-		t.Errorf("%d pings in %v of idleness with keep-alive-interval %v after a ping was refused, want at least %d: keepalive stopped", pings, idle, ka, want)
-	}
+	// Keepalive goes on: ping after ping arrives (however late a busy machine makes them).
+	const wantPings = 5
+	idle := waitFor(t, "keepalive pings again after a refused ping", func() bool { return ep.g.pings.Load()-pings0 >= wantPings })
+	t.Logf("%d pings in %v of idleness after a refused ping", ep.g.pings.Load()-pings0, idle)
 	if got := ep.p.Stats().Accepts - accepts0; got != 0 {
 		t.Errorf("proxy accepted %d connections while the idle connection was pinged, want 0", got)
 	}

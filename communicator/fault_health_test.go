@@ -2,6 +2,7 @@ package communicator_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -58,53 +59,61 @@ func TestHealthBlackHoledEndpoint(t *testing.T) {
 				t.Fatalf("no call timed out while %s was black-holed: %v %v", bad.g.id, learned.from, learned.errs)
 			}
 
-			// Taken out of rotation: only probes reach it, about one per try interval.
-			const measure = 900 * time.Millisecond
+			// Taken out of rotation: only probes reach it, about one per try interval, while
+			// the other two answer many calls. Judged by counts, not by a time window: the load
+			// runs until the healthy endpoints have answered healthyCalls calls (however long a
+			// busy machine takes), and the calls that reached the black hole are counted by the
+			// bytes its proxy dropped (a timeout alone does not say which endpoint it was).
+			const healthyCalls = 400
+			healthy := func() int64 { return eps[0].g.calls.Load() + eps[2].g.calls.Load() }
+			h0, dropped0, up0 := healthy(), bad.p.Stats().DroppedUp, eps[0].p.Stats().BytesUp+eps[2].p.Stats().BytesUp
 			load := startLoad(t, sp, 8, opt)
-			time.Sleep(measure)
+			measureStart := time.Now()
+			waitFor(t, "the healthy endpoints answer "+fmt.Sprint(healthyCalls)+" calls", func() bool { return healthy()-h0 >= healthyCalls })
 			got := load()
-			t.Logf("with %s black-holed: replies %v, errors %v", bad.g.id, got.from, got.errs)
-			maxProbes := int(measure/healthTry) + 3
-			if raceEnabled {
-				maxProbes += 6 // calls already sent to the endpoint when it left (seen 11 under -race)
-			}
-			if got.errs["timeout"] > maxProbes {
-				t.Errorf("%d calls timed out on the black-holed endpoint in %v, want at most %d (probes only)", got.errs["timeout"], measure, maxProbes)
+			measured := time.Since(measureStart)
+			served := healthy() - h0
+			reqSize := float64(eps[0].p.Stats().BytesUp+eps[2].p.Stats().BytesUp-up0) / float64(served)
+			toBad := float64(bad.p.Stats().DroppedUp-dropped0) / reqSize
+			t.Logf("with %s black-holed, in %v: replies %v, errors %v; about %.0f calls went into the black hole", bad.g.id, measured, got.from, got.errs, toBad)
+			// Probes: one per try interval, plus calls already on their way when it left. In
+			// rotation it would get a third of the calls: about half as many as the others.
+			maxProbes := float64(measured/healthTry) + 8 + 3
+			if toBad > maxProbes {
+				t.Errorf("about %.0f calls went to the black-holed endpoint while the others answered %d in %v, want at most %.0f (probes only)", toBad, served, measured, maxProbes)
 			}
 			for _, id := range []string{"a", "c"} {
-				if got.from[id] < 50 {
-					t.Errorf("healthy endpoint %s answered %d calls in %v, want many", id, got.from[id], measure)
+				if got.from[id] == 0 {
+					t.Errorf("healthy endpoint %s answered no call", id)
 				}
 			}
 			if n := len(got.errs) - min(got.errs["timeout"], 1); n != 0 {
 				t.Errorf("errors other than timeouts: %v", got.errs)
 			}
 
-			// Recovery: back in rotation within a try interval (a probe in flight in the black
-			// hole may have to time out first).
+			// Recovery: back in rotation (a probe in flight in the black hole may have to time
+			// out first), then soon its share of the calls. How soon is a figure.
 			before := bad.g.calls.Load()
 			load = startLoad(t, sp, 8, opt)
 			if err := bad.p.Pass(); err != nil {
 				t.Fatal(err)
 			}
-			back := eventually(t, healthTry+callTimeout+tick+2*slack+500*time.Millisecond, "the recovered endpoint gets calls again",
-				func() bool { return bad.g.calls.Load() > before })
-			if limit := healthTry + callTimeout + tick + 2*slack; back > limit {
-				t.Errorf("recovered endpoint got its first call after %v, want within %v", back, limit)
-			}
-			time.Sleep(healthTry + callTimeout) // a probe must succeed to reactivate it
-			b0 := bad.g.calls.Load()
-			time.Sleep(400 * time.Millisecond)
-			share := bad.g.calls.Load() - b0
+			back := waitFor(t, "the recovered endpoint gets calls again", func() bool { return bad.g.calls.Load() > before })
+			limit := healthTry + callTimeout + tick + 2*slack
+			timingFigure(t, back <= limit, back > 3*limit, "the recovered endpoint got its first call %v after the black hole cleared (target within %v)", back, limit)
+			// Its share: in some window where the others answer 60 calls or more, it answers at
+			// least a sixth as many (a third is its due; a window may start mid-probe).
+			var share, others int64
+			waitFor(t, "the recovered endpoint answers its share of the calls", func() bool {
+				b0, o0 := bad.g.calls.Load(), healthy()
+				for w0 := time.Now(); healthy()-o0 < 60 && time.Since(w0) < time.Second; {
+					time.Sleep(5 * time.Millisecond)
+				}
+				share, others = bad.g.calls.Load()-b0, healthy()-o0
+				return share*6 >= others
+			})
 			after := load()
-			t.Logf("recovered after %v; then: replies %v, errors %v", back, after.from, after.errs)
-			third := int64(6)
-			if raceEnabled {
-				third = 8 // a little below a third under -race (seen 1872 against 1955)
-			}
-			if total := after.from["a"] + after.from["c"]; share*third < int64(total/2) {
-				t.Errorf("recovered endpoint ran %d calls in 400ms while the others answered %d in all, want about a third of the load", share, total)
-			}
+			t.Logf("recovered after %v; then %d calls there against %d at the others; replies %v, errors %v", back, share, others, after.from, after.errs)
 		})
 	}
 }
@@ -171,9 +180,8 @@ func TestHealthAllEndpointsDown(t *testing.T) {
 		if !errors.Is(err, communicator.ErrConnection) {
 			t.Fatalf("call %d with every endpoint down: err = %v, want ErrConnection", i, err)
 		}
-		if took > 300*time.Millisecond {
-			t.Fatalf("call %d with every endpoint down took %v, want it to fail fast", i, took)
-		}
+		// ErrConnection, not ErrTimeout (2s), says it did not wait; how fast is a figure.
+		within(t, fmt.Sprintf("call %d with every endpoint down", i), took, 300*time.Millisecond)
 		time.Sleep(10 * time.Millisecond)
 	}
 	var accepts int64

@@ -45,6 +45,7 @@ type fgreeter struct {
 // startFGreeter starts an fgreeter on loopback; t.Cleanup stops it (releasing waiting handlers).
 func startFGreeter(t *testing.T, id string) *fgreeter {
 	t.Helper()
+	endToEnd(t)
 	g := &fgreeter{greeter: &greeter{id: id, release: make(chan struct{})}}
 	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server-"+id)),
 		server.WithNumEventLoop(1), server.WithWorkers(128), server.WithQueueCap(1<<16))
@@ -243,17 +244,22 @@ func waitErr(errc <-chan error, limit time.Duration, what string) error {
 	}
 }
 
-// checkTook fails t if took is not within [lo, hi].
+// checkTook checks how long something that ends at a deadline took. Ending before lo is wrong
+// whatever the load: t fails. hi is a timing target: a figure (see timingFigure). Past hi + live
+// it was not ended by its deadline at all: t fails.
 func checkTook(t *testing.T, what string, took, lo, hi time.Duration) {
 	t.Helper()
-	if took < lo || took > hi {
-		t.Errorf("%s took %v, want between %v and %v", what, took, lo, hi)
+	if took < lo || took > hi+live {
+		t.Errorf("%s took %v, want between %v and %v (and %v at the very most)", what, took, lo, hi, hi+live)
 	}
+	timingFigure(t, took <= hi, took > 2*hi+500*time.Millisecond, "%s took %v (target at most %v)", what, took, hi)
 }
 
-// eventually polls cond every 5ms until it holds, or fails t after limit.
+// eventually polls cond every 5ms until it holds, or fails t after limit, or live if longer (a
+// liveness bound: a test that needs cond within limit checks the returned time itself).
 func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
+	limit = max(limit, live)
 	start := time.Now()
 	for !cond() {
 		if time.Since(start) > limit {
@@ -289,6 +295,7 @@ type rawHandler func(req *codec.RequestPacket, w net.Conn) bool
 // startRawServer starts a rawServer on loopback calling h for every request; t.Cleanup stops it.
 func startRawServer(t *testing.T, h rawHandler) *rawServer {
 	t.Helper()
+	endToEnd(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -10,14 +10,16 @@ import (
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
 )
 
-// keepAlive is keep-alive-interval in the keepalive tests.
-const keepAlive = 100 * time.Millisecond
+// keepAlive is keep-alive-interval in the keepalive tests. Keepalive closes a connection whose
+// ping is not answered within one interval: 200ms is far above a loopback pong even under -race
+// on a busy machine, so only the faults the tests inject close connections.
+const keepAlive = 200 * time.Millisecond
 
-// TestKeepAlivePingsIdleConnection leaves a connection idle with keep-alive-interval 100ms: the
+// TestKeepAlivePingsIdleConnection leaves a connection idle with keep-alive-interval 200ms: the
 // server receives tars_ping about every interval, and the connection stays usable. Without
 // keepalive (the default) an idle connection sends nothing.
 func TestKeepAlivePingsIdleConnection(t *testing.T) {
-	const idle = time.Second
+	const idle = 10 * keepAlive
 	for _, tt := range []struct {
 		name     string
 		interval time.Duration
@@ -35,7 +37,11 @@ func TestKeepAlivePingsIdleConnection(t *testing.T) {
 			if _, err := sayHello(ctx, sp, "warm", 0); err != nil {
 				t.Fatal(err)
 			}
-			pings0, up0 := ep.g.pings.Load(), ep.p.Stats().BytesUp
+			// The proxy counts a chunk once its write to the server returned, which can be after
+			// the reply came back: let the warm-up's request be counted first (CI saw its 61
+			// bytes counted as sent while idle).
+			up0 := settledBytesUp(t, ep.p)
+			pings0 := ep.g.pings.Load()
 			time.Sleep(idle)
 			pings, up := ep.g.pings.Load()-pings0, ep.p.Stats().BytesUp-up0
 			t.Logf("keep-alive-interval %v: %d pings, %d bytes sent in %v of idleness", tt.interval, pings, up, idle)
@@ -56,7 +62,7 @@ func TestKeepAlivePingsIdleConnection(t *testing.T) {
 }
 
 // TestKeepAliveDetectsBlackHole black-holes an idle connection (a peer or middlebox that vanished
-// without a FIN or RST): with keep-alive-interval 100ms the unanswered ping makes the client
+// without a FIN or RST): with keep-alive-interval 200ms the unanswered ping makes the client
 // close the connection within a few intervals, and once traffic passes again the next call
 // works on a new connection.
 func TestKeepAliveDetectsBlackHole(t *testing.T) {
@@ -75,9 +81,7 @@ func TestKeepAliveDetectsBlackHole(t *testing.T) {
 		return ep.p.Stats().ClientCloses > closes0
 	})
 	t.Logf("the client closed the black-holed connection after %v", took)
-	if took > limit {
-		t.Errorf("the black-holed connection was noticed after %v, want within %v", took, limit)
-	}
+	within(t, "noticing the black-holed connection", took, limit)
 	if err := ep.p.Pass(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +111,20 @@ func TestKeepAliveFailsPendingCallOnDeadConnection(t *testing.T) {
 	if !errors.Is(err, communicator.ErrConnection) {
 		t.Fatalf("call on a silently dead connection: err = %v after %v, want ErrConnection", err, took)
 	}
-	if limit := 5*keepAlive + slack; took > limit {
-		t.Errorf("call on a silently dead connection failed after %v, want within %v", took, limit)
-	}
+	// ErrConnection (not ErrTimeout at 3s) says keepalive ended it; how soon is a figure.
+	within(t, "failing the call on a silently dead connection", took, 5*keepAlive+slack)
+}
+
+// settledBytesUp returns p's BytesUp once it has stopped changing for 50ms: the proxy's writer
+// counts a chunk after its write returned, which may come after the answer to it.
+func settledBytesUp(t *testing.T, p *faultproxy.Proxy) int64 {
+	t.Helper()
+	var up int64
+	waitFor(t, "the proxy's count of bytes sent settles", func() bool {
+		prev := p.Stats().BytesUp
+		time.Sleep(50 * time.Millisecond)
+		up = p.Stats().BytesUp
+		return up == prev
+	})
+	return up
 }

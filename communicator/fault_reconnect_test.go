@@ -92,14 +92,13 @@ func reconnectWhileDown(t *testing.T, how faultproxy.Refusal) {
 		}
 		t.Errorf("call to a down server: err = %v, want ErrConnection", err)
 	}
-	if n := slow.Load(); n > 0 {
-		t.Errorf("%d calls to a down server took over 200ms, want every one to fail fast", n)
-	}
+	// ErrConnection (not ErrTimeout) says each failed without waiting; how fast is a figure.
+	timingFigure(t, slow.Load() == 0, slow.Load() > calls.Load()/10, "%d of %d calls to a down server took over 200ms (target none)", slow.Load(), calls.Load())
 	if how == faultproxy.Reset && dials >= maxDials {
 		t.Errorf("%d dials in %v, want fewer than %d (backoff)", dials, downFor, maxDials)
 	}
-	if calls.Load() < 10*maxDials {
-		t.Errorf("only %d calls made, want many more than the dials", calls.Load())
+	if calls.Load() < 10*max(dials, 1) {
+		t.Errorf("%d calls made for %d dials, want ten times as many calls at least: the client dials per call", calls.Load(), dials)
 	}
 
 	// Back up: a call succeeds within the backoff.
@@ -118,13 +117,14 @@ func reconnectWhileDown(t *testing.T, how faultproxy.Refusal) {
 // next call reconnects and succeeds.
 func TestReconnectCutFailsInFlight(t *testing.T) {
 	ep := startFaultEP(t, "a")
-	comm := newComm(t, faultConf(nil))
+	// The calls wait for a reply 20s away with 30s timeouts: only the cut can end them soon.
+	comm := newComm(t, faultConf(livenessTimeouts))
 	sp := proxyToEPs(t, comm, ep)
 	ctx := testCtx(t)
 	if _, err := sayHello(ctx, sp, "warm", 0); err != nil {
 		t.Fatal(err)
 	}
-	ep.g.delay.Store(int64(2 * time.Second))
+	ep.g.delay.Store(int64(20 * time.Second))
 
 	const n = 20
 	syncErrs := make(chan error, n)
@@ -146,25 +146,22 @@ func TestReconnectCutFailsInFlight(t *testing.T) {
 		t.Fatalf("cut %d connections, want 1", got)
 	}
 	for i := range n {
-		if err := waitErr(syncErrs, time.Second, "sync call"); !errors.Is(err, communicator.ErrConnection) {
+		if err := waitErr(syncErrs, live, "sync call"); !errors.Is(err, communicator.ErrConnection) {
 			t.Errorf("sync call on a cut connection: err = %v, want ErrConnection", err)
 		}
-		if err := waitErr(asyncErrs[i], time.Second, "async callback"); !errors.Is(err, communicator.ErrConnection) {
+		if err := waitErr(asyncErrs[i], live, "async callback"); !errors.Is(err, communicator.ErrConnection) {
 			t.Errorf("async call on a cut connection: err = %v, want ErrConnection", err)
 		}
 	}
-	if took := time.Since(cut); took > tick+slack {
-		t.Errorf("calls on a cut connection failed %v after the cut, want at once (within %v)", took, tick+slack)
-	}
+	// ErrConnection (not a reply after 20s or ErrTimeout after 30s) says the cut ended them.
+	within(t, "failing the calls on a cut connection", time.Since(cut), tick+slack)
 
 	ep.g.delay.Store(0)
 	start := time.Now()
 	if _, err := sayHello(ctx, sp, "after", 1); err != nil {
 		t.Fatalf("call after the cut: %v", err)
 	}
-	if took := time.Since(start); took > slack {
-		t.Errorf("first call after the cut took %v, want an immediate reconnect (within %v)", took, slack)
-	}
+	within(t, "the first call after the cut (an immediate reconnect)", time.Since(start), slack)
 }
 
 // TestReconnectConnectTimeout dials an address whose connects hang with connect-timeout 100ms
@@ -189,7 +186,8 @@ func TestReconnectConnectTimeout(t *testing.T) {
 func TestReconnectHangingDialDoesNotBlockLoop(t *testing.T) {
 	st := startStalled(t)
 	g := startFGreeter(t, "a")
-	comm := newComm(t, faultConf(func(c *conf.Config) { c.ConnectTimeout = 3 * time.Second }))
+	// The hanging dial lasts 30s: a loop blocked by it would hold a call far past live.
+	comm := newComm(t, faultConf(func(c *conf.Config) { c.ConnectTimeout = 30 * time.Second }))
 	stalled, err := comm.Proxy("Stalled.Obj@" + tcpEndpoint(st.Addr()))
 	if err != nil {
 		t.Fatal(err)
@@ -207,8 +205,8 @@ func TestReconnectHangingDialDoesNotBlockLoop(t *testing.T) {
 		if _, err := sayHello(ctx, good, "x", uint64(i)); err != nil {
 			t.Fatal(err)
 		}
-		if took := time.Since(start); took > slack {
-			t.Fatalf("call %d to a healthy server took %v while another dial hangs, want under %v", i, took, slack)
+		if took := time.Since(start); took > live {
+			t.Fatalf("call %d to a healthy server took %v while another dial hangs: the dial blocks the loop", i, took)
 		}
 	}
 	if err := waitErr(hung, 3*time.Second, "call to the stalled address"); !errors.Is(err, communicator.ErrTimeout) {

@@ -73,6 +73,13 @@ func startRecorder(t *testing.T, sp *servantproxy.ServantProxy) *recorder {
 
 func (r *recorder) now() time.Duration { return time.Since(r.t0) }
 
+// snapshot returns the records so far.
+func (r *recorder) snapshot() []record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]record(nil), r.recs...)
+}
+
 // finish stops the callers and returns the records.
 func (r *recorder) finish() []record {
 	close(r.stop)
@@ -151,8 +158,9 @@ var recoveryFaults = []recoveryFault{
 }
 
 // TestRecoveryOneEndpoint runs calls to one endpoint through a fault (refused for 2s, garbage
-// replies for 1s, connections reset for 1s): within 200ms (plus 100ms of scheduling slack) of the proxy
-// passing traffic again, calls succeed at half their old rate or better.
+// replies for 1s, connections reset for 1s): once the proxy passes traffic again, calls succeed
+// again, and (a timing target, checked by make test-timing) within 200ms (plus 100ms of
+// scheduling slack) at half their old rate or better.
 func TestRecoveryOneEndpoint(t *testing.T) {
 	const within = 200 * time.Millisecond
 	for _, f := range recoveryFaults {
@@ -178,29 +186,40 @@ func TestRecoveryOneEndpoint(t *testing.T) {
 			until := r.now()
 
 			before := countEnded(recs, 100*time.Millisecond, faultAt, isOK) * int(recWindow) / int(faultAt-100*time.Millisecond)
-			if before < 10 {
-				t.Fatalf("only %d calls per %v before the fault: the load is too light to judge", before, recWindow)
+			if countEnded(recs, 0, faultAt, isOK) == 0 {
+				t.Fatalf("no call succeeded before the fault")
 			}
+			// The outcome: calls succeed again after the fault (the recorder ran 1.5s after it;
+			// on a busy machine give it up to live).
 			first := backAt(recs, passAt, until, 1, isOK)
+			if first < 0 {
+				r2 := startRecorder(t, sp)
+				waitFor(t, "a call succeeds after the fault", func() bool {
+					return countEnded(r2.snapshot(), 0, time.Hour, isOK) > 0
+				})
+				r2.finish()
+				t.Fatalf("no call succeeded in the %v after the fault ended, but one did later: recovery is slow, check make test-timing", until-passAt)
+			}
 			back := backAt(recs, passAt, until, max(before/2, 1), isOK)
 			t.Logf("%d ok calls per %v before; after the fault the first success %v and half the old rate %v after the proxy passed again", before, recWindow, first-passAt, back-passAt)
+			took := back - passAt
 			if back < 0 {
-				t.Fatalf("calls did not come back to half their old rate within %v of the end of the fault", until-passAt)
+				took = until - passAt // not within the whole span
 			}
-			slack := recSlack
-			if raceEnabled {
-				slack += 400 * time.Millisecond // instrumented ramp-up; the strict bound runs without -race in CI
+			if timingRun && before < 10 {
+				t.Fatalf("only %d calls per %v before the fault: the load is too light to judge (make test-timing needs an idle machine)", before, recWindow)
 			}
-			if took := back - passAt; took > within+slack {
-				t.Errorf("calls came back to half their old rate %v after the endpoint was healthy again, want within %v (+%v slack)", took, within, slack)
-			}
+			timingFigure(t, back >= 0 && took <= within+recSlack, back < 0 || took > 3*within+recSlack,
+				"calls came back to half their old rate (%d per %v) %v after the endpoint was healthy again (target within %v + %v slack)", max(before/2, 1), recWindow, took, within, recSlack)
 		})
 	}
 }
 
-// TestRecoveryStalledEndpointLeft stalls one of two endpoints for 2s: within two call timeouts it
-// gets no new calls (save rare probes), and the calls keep succeeding at 80% or more of the rate
-// they had before the stall.
+// TestRecoveryStalledEndpointLeft stalls one of two endpoints for 2s: it is left (far fewer calls
+// time out than succeed during the stall, where staying in rotation would time out about as many
+// as succeed), and (timing targets, checked by make test-timing) within two call timeouts it gets
+// no new calls save rare probes, and the calls keep succeeding at 80% or more of the rate they had
+// before the stall.
 func TestRecoveryStalledEndpointLeft(t *testing.T) {
 	const stallFor = 2 * time.Second
 	a, b := startFaultEP(t, "a"), startFaultEP(t, "b")
@@ -232,21 +251,26 @@ func TestRecoveryStalledEndpointLeft(t *testing.T) {
 		}
 	}
 	t.Logf("ok calls/s: %.0f before the stall, %.0f during it; %d calls started later than two timeouts into the stall timed out", perSecBefore, perSecDuring, lateTimeouts)
-	keep := 0.8
-	if raceEnabled {
-		keep = 0.5 // the instrumented servers share two cores with the client; strict bound without -race in CI
+	// The outcome, by counts: calls went on succeeding, on b, and the stalled endpoint was left.
+	timeoutsDuring := countEnded(recs, stallAt, endAt, func(r record) bool { return r.class == "timeout" })
+	okFromB := countEnded(recs, stallAt, endAt, func(r record) bool { return r.class == "ok" && r.from == "b" })
+	if okDuring == 0 || okFromB != okDuring {
+		t.Errorf("during the stall of a, %d calls succeeded, %d of them on b: want many, all on b", okDuring, okFromB)
 	}
-	if perSecDuring < keep*perSecBefore {
-		t.Errorf("during the stall of one of two endpoints %.0f calls/s succeeded, against %.0f before: want at least %.0f%%", perSecDuring, perSecBefore, 100*keep)
+	if timeoutsDuring*5 > okDuring {
+		t.Errorf("during the stall %d calls timed out against %d successes: the stalled endpoint was not left (in rotation about as many time out as succeed)", timeoutsDuring, okDuring)
 	}
-	if lateTimeouts > 3 {
-		t.Errorf("%d calls started more than %v into the stall went to the stalled endpoint and timed out, want at most 3 probes", lateTimeouts, 2*recTimeout)
-	}
+	const keep = 0.8
+	timingFigure(t, perSecDuring >= keep*perSecBefore, perSecDuring < keep*perSecBefore/2,
+		"during the stall of one of two endpoints %.0f calls/s succeeded, against %.0f before (target at least %.0f%%)", perSecDuring, perSecBefore, 100*keep)
+	timingFigure(t, lateTimeouts <= 3, lateTimeouts > 20,
+		"%d calls started more than %v into the stall went to the stalled endpoint and timed out (target at most 3 probes)", lateTimeouts, 2*recTimeout)
 }
 
 // TestRecoveryBackToShare faults one of two endpoints (refused, garbage, reset), then heals it:
-// within 1s of being healthy it answers its share of the calls again (at least a third of them in
-// a window), without waiting for a try interval.
+// it answers its share of the calls again (at least a third of them in a window), and (a timing
+// target, checked by make test-timing) within 1s of being healthy, without waiting for a try
+// interval.
 func TestRecoveryBackToShare(t *testing.T) {
 	const within = time.Second
 	for _, f := range recoveryFaults {
@@ -268,27 +292,31 @@ func TestRecoveryBackToShare(t *testing.T) {
 				t.Fatal(err)
 			}
 			passAt := r.now()
-			time.Sleep(within + 1500*time.Millisecond)
-			recs := r.finish()
-			until := r.now()
-
 			fromA := func(rec record) bool { return rec.class == "ok" && rec.from == "a" }
 			// a's share: in a window after passAt, a answered at least a third of all answers.
-			back := time.Duration(-1)
-			for t0 := passAt; t0+recWindow <= until; t0 += 10 * time.Millisecond {
-				all := countEnded(recs, t0, t0+2*recWindow, isOK)
-				if all >= 10 && 3*countEnded(recs, t0, t0+2*recWindow, fromA) >= all {
-					back = t0
-					break
+			backAfter := func(recs []record, until time.Duration) time.Duration {
+				for t0 := passAt; t0+recWindow <= until; t0 += 10 * time.Millisecond {
+					all := countEnded(recs, t0, t0+2*recWindow, isOK)
+					if all >= 10 && 3*countEnded(recs, t0, t0+2*recWindow, fromA) >= all {
+						return t0
+					}
 				}
+				return -1
 			}
-			if back < 0 {
-				t.Fatalf("endpoint a was not back to a third of the calls within %v of being healthy again", until-passAt)
-			}
+			time.Sleep(within + 1500*time.Millisecond)
+			// The outcome: a is back to its share (on a busy machine, wait up to live for it).
+			back := time.Duration(-1)
+			waitFor(t, "endpoint a back to a third of the calls", func() bool {
+				back = backAfter(r.snapshot(), r.now())
+				if back < 0 {
+					time.Sleep(100 * time.Millisecond)
+				}
+				return back >= 0
+			})
+			r.finish()
 			t.Logf("endpoint a back to its share %v after it was healthy again", back-passAt)
-			if back-passAt > within+slack {
-				t.Errorf("endpoint a was not back to a third of the calls within %v (+%v slack) of being healthy again (measured over %v)", within, slack, until-passAt)
-			}
+			timingFigure(t, back-passAt <= within+slack, back-passAt > 3*within,
+				"endpoint a back to a third of the calls %v after being healthy again (target within %v + %v slack)", back-passAt, within, slack)
 		})
 	}
 }

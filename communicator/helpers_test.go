@@ -44,6 +44,7 @@ type serverOpt struct {
 // startGreeter starts a project server on loopback; t.Cleanup stops it.
 func startGreeter(t *testing.T, id string, o serverOpt) *greeter {
 	t.Helper()
+	endToEnd(t)
 	g := &greeter{id: id, release: make(chan struct{})}
 	opts := []server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server-" + id)), server.WithNumEventLoop(1)}
 	if o.block {
@@ -93,9 +94,7 @@ func (g *greeter) stop(t *testing.T) {
 	default:
 		close(g.release)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := g.srv.Stop(ctx); err != nil {
+	if err := stopServer(t, "server "+g.id, g.srv); err != nil {
 		t.Logf("stop server %s: %v", g.id, err)
 	}
 }
@@ -126,9 +125,11 @@ func ctxDone(ctx context.Context, ignore bool) <-chan struct{} {
 	return ctx.Done()
 }
 
-// newComm starts a Communicator with cfg changed by edit; t.Cleanup closes it.
+// newComm starts a Communicator with cfg changed by edit; t.Cleanup closes it (bounded: see
+// closeComm).
 func newComm(t *testing.T, edit func(*conf.Config)) *communicator.Communicator {
 	t.Helper()
+	endToEnd(t)
 	cfg := conf.Default()
 	if edit != nil {
 		edit(&cfg)
@@ -137,7 +138,7 @@ func newComm(t *testing.T, edit func(*conf.Config)) *communicator.Communicator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
+	t.Cleanup(func() { _ = closeComm(t, c) })
 	return c
 }
 

@@ -34,7 +34,7 @@ func TestClientInterceptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = comm.Close() })
+	t.Cleanup(func() { _ = closeComm(t, comm) })
 	sp := proxyTo(t, comm, g)
 	ctx := testCtx(t)
 

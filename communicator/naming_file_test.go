@@ -150,7 +150,7 @@ func TestNamingLeavingEndpointFinishesCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = closeComm(t, c) }()
 	sp, err := c.Proxy(servant)
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +254,7 @@ func TestNamingFileSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = closeComm(t, c) }()
 	sp, err := c.Proxy(servant)
 	if err != nil {
 		t.Fatal(err)

@@ -52,11 +52,11 @@ func startRegistry(t *testing.T, addr string) *testRegistry {
 		t.Fatal(err)
 	}
 	r.srv, r.addr = s, a.String()
-	t.Cleanup(func() { r.stop() })
+	t.Cleanup(func() { r.stop(t) })
 	return r
 }
 
-func (r *testRegistry) stop() { _ = r.srv.Stop(context.Background()) }
+func (r *testRegistry) stop(t testing.TB) { _ = stopServer(t, "registry", r.srv) }
 
 func (r *testRegistry) locator() string {
 	host, port, _ := net.SplitHostPort(r.addr)
@@ -211,7 +211,7 @@ func TestRegistryFollowsChanges(t *testing.T) {
 	reg.fail = true
 	reg.mu.Unlock()
 	time.Sleep(1500 * time.Millisecond)
-	reg.stop()
+	reg.stop(t)
 	for i := range 20 {
 		if _, err := sayHello(ctx, sp, "x", uint64(i)); err != nil {
 			t.Fatalf("call with the registry down: %v", err)
@@ -285,8 +285,8 @@ func TestRegistryEndpointCache(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), a.endpoint()) {
 		t.Fatalf("cache file: %q, %v; want it to list %s", data, err, a.endpoint())
 	}
-	_ = comm.Close()
-	reg.stop()
+	_ = closeComm(t, comm)
+	reg.stop(t)
 
 	comm2 := newComm(t, edit)
 	sp2, err := comm2.Proxy(servant)
@@ -302,7 +302,7 @@ func TestRegistryEndpointCache(t *testing.T) {
 // first list until its own deadline, not longer, and fails with a timeout.
 func TestRegistryUnreachableWaitsDeadline(t *testing.T) {
 	reg := startRegistry(t, "")
-	reg.stop()
+	reg.stop(t)
 	comm := newComm(t, registryConf(reg, nil))
 	sp, err := comm.Proxy(servant)
 	if err != nil {
@@ -316,7 +316,8 @@ func TestRegistryUnreachableWaitsDeadline(t *testing.T) {
 	if !errors.Is(err, communicator.ErrTimeout) {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
-	if took < 250*time.Millisecond || took > 2*time.Second {
-		t.Fatalf("call ended after %v, want about its 300ms deadline", took)
+	if took < 250*time.Millisecond {
+		t.Fatalf("call ended after %v, before its 300ms deadline", took)
 	}
+	within(t, "the call with a 300ms deadline", took, 2*time.Second)
 }

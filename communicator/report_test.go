@@ -56,7 +56,7 @@ func TestStatReportsCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	t.Cleanup(func() { _ = stopServer(t, "stat server", srv) })
 
 	ep := startFaultEP(t, "a")
 	cfg := conf.Default()
@@ -68,7 +68,7 @@ func TestStatReportsCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = comm.Close() })
+	t.Cleanup(func() { _ = closeComm(t, comm) })
 	sp := proxyToEPs(t, comm, ep)
 	ctx := testCtx(t)
 	const oks, fails = 30, 4

@@ -52,7 +52,7 @@ func TestDyeingFollowsTheCallChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = front.Stop(context.Background()) })
+	t.Cleanup(func() { _ = stopServer(t, "front server", front) })
 	var frontPrx servantproxy.ServantProxy
 	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(addr.String()), &frontPrx); err != nil {
 		t.Fatal(err)

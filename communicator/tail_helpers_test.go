@@ -68,9 +68,7 @@ func startTGreeter(t *testing.T, id string) *tgreeter {
 	g.srv = s
 	g.p = startProxy(t, a.String())
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Stop(ctx); err != nil {
+		if err := stopServer(t, "server "+id, s); err != nil {
 			t.Logf("stop server %s: %v", id, err)
 		}
 	})

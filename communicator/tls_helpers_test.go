@@ -104,11 +104,12 @@ func tlsComm(t *testing.T, toml string, edit func(*conf.Config)) *communicator.C
 		t.Fatal(err)
 	}
 	faultConf(edit)(&cfg)
+	endToEnd(t)
 	c, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
+	t.Cleanup(func() { _ = closeComm(t, c) })
 	return c
 }
 

@@ -11,7 +11,9 @@ import (
 func TestTLSLargeEcho(t *testing.T) {
 	p := newTLSPKI(t)
 	g := startTLSGreeter(t, p, "tls", tlsServerOpt{pair: p.server})
-	c := tlsComm(t, tomlTLS(p.ca.File), nil)
+	// The outcome is the replies: the call timeout is a liveness bound (8 MiB over TLS under
+	// -race on a busy machine passed the default 3s in CI: late, not lost).
+	c := tlsComm(t, tomlTLS(p.ca.File), livenessTimeouts)
 	sp := sslProxy(t, c, servant, g.addr)
 	ctx := testCtx(t)
 	for i, n := range []int{1 << 20, 8 << 20} {

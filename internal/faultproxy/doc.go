@@ -18,8 +18,11 @@
 //   - Hangup closes every current connection with a FIN (a server closing idle connections).
 //
 // Pass undoes all of them. Stats counts accepts, connections and bytes, so tests can assert dial
-// rates and traffic. ListenStalled gives an address whose connects hang (a full accept queue), for
-// tests of connect timeouts; ListenHeld gives one whose connects hang until Release and are then
+// rates and traffic. A Proxy forwards only connections from its own process (FromThisProcess):
+// one from another process, say a client of another package's tests that dials a port it used
+// before, is reset and counted apart (Stats.Foreign), so a test counts only its own traffic.
+// ListenStalled gives an address whose connects hang (a full accept queue), for tests of connect
+// timeouts; ListenHeld gives one whose connects hang until Release and are then
 // forwarded, for tests of calls queued while a connect is under way.
 //
 // # Goroutines

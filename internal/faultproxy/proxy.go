@@ -55,7 +55,8 @@ const dialTimeout = time.Second
 
 // Stats counts what a Proxy did since New.
 type Stats struct {
-	Accepts       int64 // connections accepted from clients, those reset at once included
+	Accepts       int64 // connections accepted from clients of this process, those reset at once included
+	Foreign       int64 // connections from another process, reset at once and not counted elsewhere
 	Refused       int64 // accepted connections reset at once by Refuse(Reset)
 	UpstreamFails int64 // accepted connections reset because the upstream could not be dialled
 	Forwarded     int64 // connections forwarded to the upstream
@@ -70,9 +71,9 @@ type Stats struct {
 }
 
 type counters struct {
-	accepts, refused, upstreamFails, forwarded, active atomic.Int64
-	clientCloses, serverCloses, cuts                   atomic.Int64
-	bytesUp, bytesDown, droppedUp, droppedDown         atomic.Int64
+	accepts, foreign, refused, upstreamFails, forwarded, active atomic.Int64
+	clientCloses, serverCloses, cuts                            atomic.Int64
+	bytesUp, bytesDown, droppedUp, droppedDown                  atomic.Int64
 }
 
 // replacement is a pending CorruptNext.
@@ -253,6 +254,7 @@ func (p *Proxy) Stats() Stats {
 	s := &p.stats
 	return Stats{
 		Accepts:       s.accepts.Load(),
+		Foreign:       s.foreign.Load(),
 		Refused:       s.refused.Load(),
 		UpstreamFails: s.upstreamFails.Load(),
 		Forwarded:     s.forwarded.Load(),
@@ -320,6 +322,13 @@ func (p *Proxy) serve(ln net.Listener) {
 				return
 			}
 			time.Sleep(5 * time.Millisecond) // e.g. out of file descriptors: try again
+			continue
+		}
+		if !FromThisProcess(nc.RemoteAddr().String(), nc.LocalAddr().String()) {
+			// A client of another test process dialled a port it knew, which this Proxy now
+			// listens on: not this test's traffic.
+			p.stats.foreign.Add(1)
+			reset(nc)
 			continue
 		}
 		p.stats.accepts.Add(1)

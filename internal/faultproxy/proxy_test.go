@@ -3,9 +3,11 @@ package faultproxy_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,10 +20,103 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(foreignDialEnv); addr != "" {
+		foreignClient(addr)
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 
-// echoServer is an upstream that echoes everything and counts the bytes it received.
+// foreignDialEnv makes the test binary a client of another process: it dials the address in
+// the variable, writes a few bytes, reads until the connection ends and exits.
+const foreignDialEnv = "FAULTPROXY_TEST_FOREIGN_DIAL"
+
+func foreignClient(addr string) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		fmt.Println("dial:", err)
+		return
+	}
+	defer func() { _ = c.Close() }()
+	_, _ = c.Write([]byte("from another process"))
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := io.Copy(io.Discard, c)
+	fmt.Printf("read %d bytes: %v\n", n, err)
+}
+
+// TestForeignConnectionsNotCounted: a client of another process that dials a Proxy (or an
+// upstream of this test) is reset, counted as Foreign only, and none of its bytes reach the
+// upstream; a client of this process is forwarded.
+func TestForeignConnectionsNotCounted(t *testing.T) {
+	e := startEcho(t)
+	p := newProxy(t, e.addr())
+	for _, addr := range []string{p.Addr(), e.addr()} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), foreignDialEnv+"="+addr)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("foreign client of %s: %v\n%s", addr, err, out)
+		}
+		t.Logf("foreign client of %s: %s", addr, bytes.TrimSpace(out))
+		if bytes.Contains(out, []byte("read 2")) { // "read 20 bytes": the echo came back
+			t.Errorf("the foreign client of %s got its bytes echoed: %s", addr, out)
+		}
+	}
+	st := p.Stats()
+	if st.Foreign != 1 || st.Accepts != 0 || st.Forwarded != 0 || st.BytesUp != 0 {
+		t.Fatalf("stats %+v: want 1 foreign connection and nothing accepted or forwarded", st)
+	}
+	if got := e.received.Load(); got != 0 {
+		t.Fatalf("the upstream counted %d bytes of foreign clients, want 0", got)
+	}
+	// This process's own client is forwarded.
+	c := dial(t, p.Addr())
+	if got, err := roundTrip(c, []byte("own"), 5*time.Second); err != nil || string(got) != "own" {
+		t.Fatalf("own client: got %q, %v", got, err)
+	}
+	if st := p.Stats(); st.Accepts != 1 || st.Foreign != 1 {
+		t.Fatalf("stats %+v: want 1 accept and 1 foreign", st)
+	}
+}
+
+// TestFromThisProcess: a connection this process dialled is its own while its client socket is
+// open, and not once that socket is closed.
+func TestFromThisProcess(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	client, server := s.RemoteAddr().String(), s.LocalAddr().String()
+	if !faultproxy.FromThisProcess(client, server) || !faultproxy.FromThisProcess(client, "") {
+		t.Fatalf("FromThisProcess(%s, %s or \"\") = false for a connection this process dialled", client, server)
+	}
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp: FromThisProcess cannot tell")
+	}
+	_ = c.Close()
+	if faultproxy.FromThisProcess(client, server) {
+		t.Fatalf("FromThisProcess(%s, %s) = true after the client closed its socket", client, server)
+	}
+	if faultproxy.FromThisProcess(client, "") {
+		t.Fatalf("FromThisProcess(%s, \"\") = true after the client closed its socket", client)
+	}
+	if faultproxy.FromThisProcess("127.0.0.1:1", server) {
+		t.Fatalf("FromThisProcess is true for a connection that does not exist")
+	}
+}
+
+// echoServer is an upstream that echoes everything and counts the bytes it received from
+// clients of this process (those of another process are closed unread).
 type echoServer struct {
 	ln       net.Listener
 	received atomic.Int64
@@ -42,6 +137,10 @@ func startEcho(t *testing.T) *echoServer {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if !faultproxy.FromThisProcess(c.RemoteAddr().String(), c.LocalAddr().String()) {
+				_ = c.Close() // another process's client that dialled this port: not this test's bytes
+				continue
 			}
 			e.mu.Lock()
 			e.conns = append(e.conns, c)
@@ -90,7 +189,7 @@ func newProxy(t *testing.T, upstream string) *faultproxy.Proxy {
 
 func dial(t *testing.T, addr string) net.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, time.Second)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
@@ -149,27 +248,30 @@ func TestPassThrough(t *testing.T) {
 	})
 }
 
+// TestDelay: a delay holds each chunk at least that long each way; once lifted, a round trip is
+// no longer held (bounded by the delay, so load cannot make it look held when it is not: a held
+// round trip takes 2d).
 func TestDelay(t *testing.T) {
 	e := startEcho(t)
 	p := newProxy(t, e.addr())
 	c := dial(t, p.Addr())
-	const d = 100 * time.Millisecond
+	const d = time.Second
 	p.SetDelay(d)
 	start := time.Now()
-	if _, err := roundTrip(c, []byte("x"), 2*time.Second); err != nil {
+	if _, err := roundTrip(c, []byte("x"), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	// Delayed up and down.
-	if took := time.Since(start); took < 2*d || took > 2*d+500*time.Millisecond {
-		t.Fatalf("round trip with delay %v each way took %v, want about %v", d, took, 2*d)
+	// Delayed up and down; a busy machine only makes it later.
+	if took := time.Since(start); took < 2*d {
+		t.Fatalf("round trip with delay %v each way took %v, want at least %v", d, took, 2*d)
 	}
 	p.SetDelay(0)
 	start = time.Now()
-	if _, err := roundTrip(c, []byte("y"), 2*time.Second); err != nil {
+	if _, err := roundTrip(c, []byte("y"), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > d {
-		t.Fatalf("round trip without delay took %v", took)
+	if took := time.Since(start); took >= 2*d {
+		t.Fatalf("round trip without delay took %v, as long as a delayed one", took)
 	}
 }
 
@@ -186,7 +288,7 @@ func TestBlackHole(t *testing.T) {
 			e := startEcho(t)
 			p := newProxy(t, e.addr())
 			c := dial(t, p.Addr())
-			if _, err := roundTrip(c, []byte("a"), time.Second); err != nil {
+			if _, err := roundTrip(c, []byte("a"), 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
 			p.BlackHole(tt.dir)
@@ -194,18 +296,25 @@ func TestBlackHole(t *testing.T) {
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("read through a black hole: err = %v, want a read timeout", err)
 			}
+			// The bytes go as far as the black hole: the proxy drops all 3 (up, or down once
+			// the upstream echoed them), and only a black hole on Down lets them reach the
+			// upstream. The read above timing out says nothing about how far they got on a busy
+			// machine: wait for the drop to be counted.
+			eventually(t, 5*time.Second, "the 3 black-holed bytes dropped", func() bool {
+				st := p.Stats()
+				return st.DroppedUp+st.DroppedDown == 3
+			})
 			if got, want := e.received.Load() == 4, tt.wantUpstream; got != want {
 				t.Fatalf("upstream received %d bytes; want the black-holed bytes to arrive: %v", e.received.Load(), want)
 			}
-			st := p.Stats()
-			if st.DroppedUp+st.DroppedDown != 3 {
-				t.Fatalf("dropped up %d + down %d, want 3", st.DroppedUp, st.DroppedDown)
+			if st := p.Stats(); st.DroppedUp+st.DroppedDown != 3 || st.Foreign != 0 {
+				t.Fatalf("dropped up %d + down %d, want 3; %d foreign connections", st.DroppedUp, st.DroppedDown, st.Foreign)
 			}
 			// Healthy again: the same connection forwards.
 			if err := p.Pass(); err != nil {
 				t.Fatal(err)
 			}
-			got, err := roundTrip(c, []byte("ef"), time.Second)
+			got, err := roundTrip(c, []byte("ef"), 5*time.Second)
 			if err != nil || string(got) != "ef" {
 				t.Fatalf("after Pass: got %q, %v; want \"ef\"", got, err)
 			}
@@ -250,14 +359,14 @@ func TestCut(t *testing.T) {
 	p := newProxy(t, e.addr())
 	c1, c2 := dial(t, p.Addr()), dial(t, p.Addr())
 	for _, c := range []net.Conn{c1, c2} {
-		if _, err := roundTrip(c, []byte("a"), time.Second); err != nil {
+		if _, err := roundTrip(c, []byte("a"), 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := p.Cut(); n != 2 {
 		t.Fatalf("Cut() = %d, want 2", n)
 	}
-	_ = c1.SetReadDeadline(time.Now().Add(time.Second))
+	_ = c1.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, err := c1.Read(make([]byte, 1))
 	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("read on a cut connection: err = %v, want ECONNRESET", err)
@@ -268,7 +377,7 @@ func TestCut(t *testing.T) {
 	}
 	// New connections are forwarded.
 	c3 := dial(t, p.Addr())
-	if _, err := roundTrip(c3, []byte("b"), time.Second); err != nil {
+	if _, err := roundTrip(c3, []byte("b"), 5*time.Second); err != nil {
 		t.Fatalf("after Cut: %v", err)
 	}
 }
@@ -283,7 +392,7 @@ func TestRefuse(t *testing.T) {
 	// The kernel completes the handshake and the proxy resets at once: the client's connect
 	// fails with ECONNRESET, or, if it completed first, its first read does.
 	if c, err := net.DialTimeout("tcp", p.Addr(), time.Second); err == nil {
-		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		_, err = c.Read(make([]byte, 1))
 		_ = c.Close()
 		if !errors.Is(err, syscall.ECONNRESET) {
@@ -310,7 +419,7 @@ func TestRefuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dial(t, p.Addr())
-	if _, err := roundTrip(c, []byte("back"), time.Second); err != nil {
+	if _, err := roundTrip(c, []byte("back"), 5*time.Second); err != nil {
 		t.Fatalf("after Pass: %v", err)
 	}
 	if st := p.Stats(); st.Accepts != 2 || st.Forwarded != 1 {
@@ -323,7 +432,7 @@ func TestCorruptNext(t *testing.T) {
 	p := newProxy(t, e.addr())
 	c := dial(t, p.Addr())
 	p.CorruptNext([]byte("GARBAGE"), false)
-	got, err := roundTrip(c, []byte("fine"), time.Second) // reads 4 of the 7 bytes
+	got, err := roundTrip(c, []byte("fine"), 5*time.Second) // reads 4 of the 7 bytes
 	if err != nil || string(got) != "GARB" {
 		t.Fatalf("got %q, %v; want the replacement", got, err)
 	}
@@ -332,7 +441,7 @@ func TestCorruptNext(t *testing.T) {
 		t.Fatalf("rest %q, %v", rest, err)
 	}
 	// One shot: the next reply passes.
-	if got, err := roundTrip(c, []byte("okay"), time.Second); err != nil || string(got) != "okay" {
+	if got, err := roundTrip(c, []byte("okay"), 5*time.Second); err != nil || string(got) != "okay" {
 		t.Fatalf("after the corruption: got %q, %v", got, err)
 	}
 
@@ -341,7 +450,7 @@ func TestCorruptNext(t *testing.T) {
 	if _, err := c.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	all, err := io.ReadAll(c)
 	if err != nil || !bytes.Equal(all, []byte{0, 0, 1, 0, 1, 2}) {
 		t.Fatalf("read %v, %v; want the replacement then EOF", all, err)
@@ -354,7 +463,7 @@ func TestBlackHoledReplacementStillSent(t *testing.T) {
 	c := dial(t, p.Addr())
 	p.BlackHole(faultproxy.Down)
 	p.CorruptNext([]byte("zz"), false)
-	got, err := roundTrip(c, []byte("ab"), time.Second)
+	got, err := roundTrip(c, []byte("ab"), 5*time.Second)
 	if err != nil || string(got) != "zz" {
 		t.Fatalf("got %q, %v; want the replacement through the black hole", got, err)
 	}
@@ -384,7 +493,7 @@ func TestUpstreamDown(t *testing.T) {
 	e := startEcho(t)
 	p.SetUpstream(e.addr())
 	c := dial(t, p.Addr())
-	if _, err := roundTrip(c, []byte("up"), time.Second); err != nil {
+	if _, err := roundTrip(c, []byte("up"), 5*time.Second); err != nil {
 		t.Fatalf("after SetUpstream: %v", err)
 	}
 }
@@ -424,7 +533,7 @@ func TestCloseStopsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	c1 := dial(t, p.Addr())
-	if _, err := roundTrip(c1, []byte("a"), time.Second); err != nil {
+	if _, err := roundTrip(c1, []byte("a"), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	p.SetDelay(time.Hour)
