@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -275,16 +274,5 @@ func closeBounded(t *testing.T, comm *communicator.Communicator, limit time.Dura
 		}
 	case <-time.After(limit):
 		t.Errorf("Close did not return within %v; goroutines:\n%s", limit, allStacks())
-	}
-}
-
-func allStacks() []byte {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return buf[:n]
-		}
-		buf = make([]byte, 2*len(buf))
 	}
 }

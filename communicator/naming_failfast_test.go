@@ -182,7 +182,7 @@ func TestNamingFileUnusable(t *testing.T) {
 // Before the fix it was a plain "call timed out".
 func TestDeadLocatorSaysNaming(t *testing.T) {
 	reg := startRegistry(t, "")
-	reg.stop()
+	reg.stop(t)
 	comm := ffComm(t, registryConf(reg, nil))
 	var gp hellopb.GreeterProxy
 	if err := comm.StringToProxy(servant, &gp); err != nil {
