@@ -103,16 +103,21 @@ type AdapterProxy struct {
 	scratch     []*call.Call         // scratch for failing or retrying calls
 	written     []*call.Call         // scratch for the calls of a written batch
 	dirty       bool                 // registered with the loop for a Flush
-	bigWriting  bool                 // a writer goroutine finishes a large frame: write nothing else
-	bigBytes    int                  // the bytes it had left to write when it started
+	big         *bigWriter           // a writer goroutine finishes a large frame: write nothing else
 	dialFails   int                  // consecutive failed dials (or connections reset before use)
 	proven      bool                 // the current connection has delivered a reply
+	heard       bool                 // the current connection has received a byte
 	retryAt     int64                // no dial before this (call.Now clock) after failures
 	lastErr     error                // why the last dial failed
 	lastWarn    int64                // rate limit of warnings
 	lastIO      int64                // last write or read on the connection
 	lastRead    int64                // last read on the connection
+	handed      int64                // bytes handed to the connection (gnet or the big writer)
+	taken       int64                // bytes of those the socket had taken at the last sample
+	waiting     int64                // bytes not yet taken by the socket at the last sample
+	lastMoved   int64                // last progress: bytes read, or waiting bytes taken (progress.go)
 	pingSent    int64                // when the ping in flight was sent
+	pingID      int32                // the request id of ping: a recycled Call is never the ping
 	probeAt     int64                // while inactive: when the next probe (dial + ping) is due
 	ping        *call.Call           // the keepalive or probe ping in flight, if any
 	pingProbe   bool                 // ping is a health probe: unanswered, it keeps the connection
@@ -220,7 +225,7 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		}
 		a.dial(now)
 	case stateConnected:
-		queued += a.conn.OutboundBuffered() + a.bigBytes
+		queued += a.conn.OutboundBuffered() + int(a.bigLeft())
 	}
 	if queued > a.opts.SendBufferLimit {
 		a.loop.Wheel().Remove(c)
@@ -284,7 +289,7 @@ const maxBatch = 256 << 10
 func (a *AdapterProxy) Flush() {
 	a.dirty = false
 	var start int64
-	for batches := 0; a.state == stateConnected && a.q.live > 0 && !a.bigWriting; batches++ {
+	for batches := 0; a.state == stateConnected && a.q.live > 0 && a.big == nil; batches++ {
 		if batches&15 == 15 {
 			if start == 0 {
 				start = a.loop.Now()
@@ -337,6 +342,7 @@ func (a *AdapterProxy) Flush() {
 		a.lastIO = a.loop.Now()
 		a.stats.Writes++
 		a.stats.BytesOut += uint64(len(data))
+		a.handed += int64(len(data))
 		if _, err := conn.Write(data); err != nil {
 			// gnet wrote nothing of data (a failed write is its first syscall) and has usually
 			// run OnClose already, which retried or failed every queued call.
@@ -375,7 +381,7 @@ func (a *AdapterProxy) abandon(c *call.Call) {
 	}
 	a.loop.Wheel().Remove(c)
 	a.stats.Dropped++
-	if c == a.ping {
+	if a.isPing(c) {
 		a.ping = nil
 	}
 	c.Complete(nil) // an abandoned call is recycled, not delivered
@@ -398,13 +404,14 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 		a.health.fail(a.loop.Now())
 		a.timedOut(c)
 	}
-	if c == a.ping {
+	if a.isPing(c) {
 		a.ping = nil
-		if a.state == stateConnected && !a.pingProbe && a.lastRead <= a.pingSent {
-			// The peer did not answer a ping within the keepalive interval, and sent nothing
-			// else meanwhile: the connection is dead though no error said so. Closing it fails
-			// its calls now. (A ping queued behind large replies that are still arriving is
-			// late, not lost.)
+		if a.state == stateConnected && !a.pingProbe && !a.movedSince(a.pingSent) {
+			// The peer did not answer a ping within the keepalive interval, sent nothing else
+			// meanwhile, and took none of the bytes waiting for it: the connection is dead
+			// though no error said so. Closing it fails its calls now. (A ping queued behind
+			// a large request the peer is still reading, or behind large replies that are
+			// still arriving, is late, not lost.)
 			a.warn("keepalive ping unanswered, closing connection")
 			c.Complete(call.ErrTimeout)
 			a.detach(errPingUnanswered)

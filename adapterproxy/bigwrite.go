@@ -3,6 +3,8 @@ package adapterproxy
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,11 +25,47 @@ const bigPoll = 50 * time.Millisecond
 // fder is implemented by connections with a socket of their own (gnet.Conn).
 type fder interface{ Fd() int }
 
+// bigWriter is the writer goroutine of one large frame on one connection. It owns a duplicate
+// of the connection's socket, so that the loop's gnet connection and the writer can each close
+// theirs; the connection's closing side (closed, detach) stops it with stop, which shuts the
+// socket down: the writer's next write fails at once, and the peer sees the connection end even
+// though the writer's descriptor keeps the socket alive until the writer is done.
+type bigWriter struct {
+	conn any    // the connection it writes for
+	buf  []byte // the frame's buffer (a bufpool buffer), the writer's until bigDone
+	left atomic.Int64
+
+	mu sync.Mutex // guards fd: stop must never shut down a number the writer already closed
+	fd int        // the duplicate socket; -1 once the writer closed it
+}
+
+// stop shuts the socket down (and makes its last close a reset, so that the peer sees the end
+// at once instead of after the bytes still queued): the writer ends with an error, and the
+// peer, slow reader or not, sees the connection end. Safe for concurrent use with the writer.
+func (w *bigWriter) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return
+	}
+	_ = syscall.SetsockoptLinger(w.fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1, Linger: 0})
+	_ = syscall.Shutdown(w.fd, syscall.SHUT_RDWR)
+}
+
+// close closes the writer's descriptor.
+func (w *bigWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = syscall.Close(w.fd)
+	w.fd = -1
+}
+
 // writeBig writes c, the queue's first call, whose frame is large, directly to the socket. It
 // reports false when it did nothing (gnet's outbound buffer is not empty, or there is no socket
 // to write to): the caller writes c through gnet as any call. Otherwise c has left the queue:
 // written whole, or written in part with the rest handed to a writer goroutine (the connection
-// then writes nothing else until bigDone). Must be called on the loop goroutine.
+// then writes nothing else until bigDone, or until it closes: see stopBig). Must be called on
+// the loop goroutine.
 func (a *AdapterProxy) writeBig(c *call.Call) bool {
 	conn := a.conn
 	f, ok := conn.(fder)
@@ -46,6 +84,7 @@ func (a *AdapterProxy) writeBig(c *call.Call) bool {
 	a.lastIO = a.loop.Now()
 	a.stats.Writes++
 	a.stats.BytesOut += uint64(len(c.Frame))
+	a.handed += int64(len(c.Frame))
 	a.q.front()
 	a.q.pop()
 	if n == len(c.Frame) {
@@ -63,15 +102,34 @@ func (a *AdapterProxy) writeBig(c *call.Call) bool {
 		bufpool.Put(buf)
 		return true
 	}
-	a.bigWriting = true
+	w := &bigWriter{conn: conn, buf: buf, fd: dup}
 	rest := buf[n:]
-	a.bigBytes = len(rest) // counted against the send-buffer limit, as gnet's outbound bytes are
+	w.left.Store(int64(len(rest))) // counted against the send-buffer limit, as gnet's outbound bytes are
+	a.big = w
 	a.loop.Go(func(ctx context.Context) {
-		err := writeAll(ctx, dup, rest)
-		_ = syscall.Close(dup)
-		a.loop.Post(func() { a.bigDone(conn, buf, err) })
+		err := writeAll(ctx, w, rest)
+		w.close()
+		a.loop.Post(func() { a.bigDone(w, err) })
 	})
 	return true
+}
+
+// stopBig stops the writer of the connection being given up, if any: the next connection
+// writes at once, without waiting for a writer that may never finish. Must be called on the
+// loop goroutine when the connection leaves (closed, detach).
+func (a *AdapterProxy) stopBig() {
+	if a.big != nil {
+		a.big.stop()
+		a.big = nil
+	}
+}
+
+// bigLeft returns the bytes the writer has yet to write, 0 without one.
+func (a *AdapterProxy) bigLeft() int64 {
+	if a.big == nil {
+		return 0
+	}
+	return a.big.left.Load()
 }
 
 // written1 completes a written one-way call; a two-way call waits for its reply.
@@ -82,13 +140,17 @@ func (a *AdapterProxy) written1(c *call.Call) {
 	}
 }
 
-// bigDone runs on the loop when the writer finished buf on conn: the connection writes again,
-// or closes if the write failed.
-func (a *AdapterProxy) bigDone(conn any, buf []byte, err error) {
-	bufpool.Put(buf)
-	a.bigWriting, a.bigBytes = false, 0
-	if a.state != stateConnected || any(a.conn) != conn {
-		return // the connection is gone; what waited on it was failed with it
+// bigDone runs on the loop when writer w is done: the connection writes again, or closes if the
+// write failed. A writer stopped with its connection has nothing left to do here.
+func (a *AdapterProxy) bigDone(w *bigWriter, err error) {
+	bufpool.Put(w.buf)
+	w.buf = nil
+	if a.big != w {
+		return // stopped: its connection is gone, and what waited on it was failed with it
+	}
+	a.big = nil
+	if a.state != stateConnected || any(a.conn) != w.conn {
+		return
 	}
 	a.lastIO = a.loop.Now()
 	if err != nil {
@@ -103,8 +165,10 @@ func (a *AdapterProxy) bigDone(conn any, buf []byte, err error) {
 }
 
 // writeAll writes b to the non-blocking socket fd, waiting for it to become writable as often as
-// needed, until b is written, a write fails, or ctx ends.
-func writeAll(ctx context.Context, fd int, b []byte) error {
+// needed, until b is written, a write fails (stop makes it fail), or ctx ends. It keeps w.left
+// up to date: the loop reads it as the connection's progress (keepalive) and backlog.
+func writeAll(ctx context.Context, w *bigWriter, b []byte) error {
+	fd := w.fd // only the writer closes it, after this returns
 	for len(b) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -113,6 +177,7 @@ func writeAll(ctx context.Context, fd int, b []byte) error {
 		switch {
 		case err == nil:
 			b = b[n:]
+			w.left.Store(int64(len(b)))
 		case err == syscall.EINTR:
 		case err == syscall.EAGAIN:
 			if err := waitWritable(fd, bigPoll); err != nil {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/call"
 )
@@ -40,7 +41,8 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	a.conn = c
 	a.state = stateConnected
 	a.lastIO = a.loop.Now()
-	a.proven = false
+	a.proven, a.heard = false, false
+	a.handed, a.taken, a.waiting, a.lastMoved = 0, 0, 0, a.lastIO
 	a.in.Reset()
 	a.log.Debug("connected")
 	if a.health.inactive {
@@ -101,8 +103,12 @@ func (a *AdapterProxy) closed(err error) {
 	now := a.loop.Now()
 	a.state = stateIdle
 	a.conn = nil
+	a.stopBig()
 	a.in.Reset()
 	a.stats.ConnLosses++
+	if !a.heard && len(a.pending) > 0 && a.ep.Proto != endpoint.SSL && !isLocalClose(err) {
+		err = &silentPeerError{err: err}
+	}
 	switch {
 	case !a.proven && len(a.pending) > 0:
 		a.dialFails++
@@ -131,11 +137,13 @@ func (a *AdapterProxy) detach(cause error) {
 	}
 	a.state = stateIdle
 	a.conn = nil
+	a.stopBig()
 	a.in.Reset()
 	a.stats.ConnLosses++
 	a.dialFails, a.retryAt = 0, 0
 	a.log.Debug("closing connection", zap.Error(cause))
 	a.drop(&call.ConnError{Addr: a.addr, Cause: cause}, true)
+	c.SetContext(nil) // its last bytes and its close are not this proxy's any more
 	_ = c.Close()
 }
 
@@ -146,7 +154,10 @@ func (a *AdapterProxy) detach(cause error) {
 // goroutine.
 func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
 	a.lastIO = a.loop.Now()
-	a.lastRead = a.lastIO
+	a.lastRead, a.lastMoved = a.lastIO, a.lastIO
+	if c.InboundBuffered() > 0 {
+		a.heard = true
+	}
 	for {
 		frame, owned, err := a.in.Next(c)
 		if err == nil && frame != nil {
@@ -188,17 +199,29 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	a.forget(c)
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
-	a.health.ok(a.loop.Now())
+	now := a.loop.Now()
+	a.health.ok(now)
 	a.replied(c, r.Ret)
 	if !a.proven {
 		a.proven = true
 		a.dialFails, a.retryAt = 0, 0
 		a.health.connected()
 	}
-	if c == a.ping {
+	if a.isPing(c) {
 		a.ping = nil
 	}
 	switch {
+	case c.Deadline != 0 && now > c.Deadline:
+		// The reply came after the deadline (the sweep that would have expired the call had
+		// not run yet: a starved ticker, a long batch): a call never succeeds after its
+		// deadline. The peer did answer, so it counts for health as a reply, and as late.
+		a.stats.Late++
+		if owned {
+			bufpool.Put(frame)
+		}
+		*r = codec.ResponsePacket{}
+		c.Complete(call.ErrTimeout)
+		return nil
 	case c.Abandoned():
 		if owned {
 			bufpool.Put(frame)

@@ -44,9 +44,11 @@ func (a *AdapterProxy) Tick(now int64) {
 		a.pingProbe = true
 		return
 	}
+	a.sample(now)
 	idle := now - a.lastIO
 	if ka := int64(a.opts.KeepAlive); ka > 0 {
-		if a.ping == nil && idle >= ka {
+		// A connection whose socket is taking waiting bytes is not idle: no ping is due.
+		if a.ping == nil && idle >= ka && now-a.lastMoved >= ka {
 			a.sendPing(now, ka)
 		}
 		return
@@ -74,7 +76,7 @@ func (a *AdapterProxy) sendPing(now, timeout int64) {
 	})
 	// Only a ping that was queued is tracked: a refused one is already recycled.
 	if a.send(c) {
-		a.ping, a.pingProbe, a.pingSent = c, false, now
+		a.ping, a.pingID, a.pingProbe, a.pingSent = c, c.ID, false, now
 	}
 }
 

@@ -60,7 +60,7 @@ func (a *AdapterProxy) Load(now int64) (latency float64, inflight int) {
 // peak EWMA and its outcome to the breaker and the overload backoff. The adapter's own pings
 // count for the TARS health rules only.
 func (a *AdapterProxy) replied(c *call.Call, ret int32) {
-	if c == a.ping {
+	if a.isPing(c) {
 		return
 	}
 	now := a.loop.Now()
@@ -71,7 +71,7 @@ func (a *AdapterProxy) replied(c *call.Call, ret int32) {
 // timedOut is the hook of a call that expired waiting for its reply: its time counts as a
 // latency sample (at least the deadline: the endpoint is at least that slow) and as a failure.
 func (a *AdapterProxy) timedOut(c *call.Call) {
-	if c == a.ping {
+	if a.isPing(c) {
 		return
 	}
 	now := a.loop.Now()

@@ -8,8 +8,10 @@
 // costs one wakeup. The loop drains the whole stack at once, routes every call to its
 // ObjectProxy, and then writes each connection's share of the batch with one write.
 //
-// Replies are parsed and matched on the loop; deadlines are swept by the loop, driven by one
-// ticker goroutine per Thread that asks for a sweep every timeout check interval. Dials run on
+// Replies are parsed and matched on the loop; deadlines are swept by the loop whenever it runs
+// (a wakeup, traffic, a close), and at least every timeout check interval, which one ticker
+// goroutine per Thread asks for. A reply that arrives after its call's deadline ends the call
+// with ErrTimeout: a call never succeeds late, however late the sweep. Dials run on
 // short-lived goroutines (one per connection attempt, never per call) and enroll the connection
 // with the loop.
 //

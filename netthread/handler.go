@@ -20,10 +20,12 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	case adapterproxy.Dialed:
 		h.t.now = call.Now()
 		d.A.Opened(c, d.Gen)
+		h.t.sweep()
 		h.t.flush()
 	case tlsDialed:
 		h.t.now = call.Now()
 		d.A.Opened(d.sess.Attach(c), d.Gen)
+		h.t.sweep()
 		h.t.flush()
 	}
 	return nil, gnet.None
@@ -34,6 +36,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	case *adapterproxy.AdapterProxy:
 		h.t.now = call.Now()
 		action := ctx.OnTraffic(c)
+		h.t.sweep()
 		h.t.flush() // a protocol error may have retried calls on other connections
 		return action
 	case *tlsconn.Bound:
@@ -44,6 +47,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		if a, ok := ctx.Value.(*adapterproxy.AdapterProxy); ok {
 			action = a.OnTraffic(ctx.Conn)
 		}
+		h.t.sweep()
 		h.t.flush()
 		if err != nil {
 			return gnet.Close // OnClose reports the cause
@@ -67,11 +71,13 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 		if a, ok := ctx.Value.(*adapterproxy.AdapterProxy); ok {
 			h.t.now = call.Now()
 			a.OnClose(ctx.Conn, ctx.Conn.Cause(err))
+			h.t.sweep()
 			h.t.flush()
 		}
 	case *adapterproxy.AdapterProxy:
 		h.t.now = call.Now()
 		ctx.OnClose(c, err)
+		h.t.sweep()
 		h.t.flush() // calls never written may have been retried on other connections
 	case anchorCtx:
 		h.t.anchorLost(err)

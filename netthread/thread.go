@@ -84,6 +84,7 @@ type Thread struct {
 	later     []*adapterproxy.AdapterProxy // flushes resumed on the next turn (Resume)
 	counts    stats.NetThread              // wakeups, batches, requests
 	flushing  bool                         // flush is running (it can be re-entered from a write error)
+	sweeping  bool                         // sweep is running
 	nextChore int64                        // when connection chores (keepalive, idle close) run next
 
 	// Lifetimes.
@@ -293,14 +294,15 @@ func (t *Thread) anchorLost(err error) {
 	t.failAll(errBroken)
 }
 
-// run is the loop-side half of a wakeup: it drains and routes every queued call, sweeps
-// deadlines when the ticker asked, and flushes each connection touched. Only the loop runs it.
+// run is the loop-side half of a wakeup: it sweeps expired deadlines, runs the connection
+// chores when the ticker asked, drains and routes every queued call, and flushes each
+// connection touched. Only the loop runs it.
 func (t *Thread) run() {
 	t.notified.Store(false)
 	t.now = call.Now()
+	t.sweep()
 	if t.tickDue.Load() {
 		t.tickDue.Store(false)
-		t.wheel.Advance(t.now)
 		if t.now >= t.nextChore {
 			t.chores()
 		}
@@ -449,9 +451,23 @@ func (t *Thread) post(fn func()) {
 	_ = t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
 		t.now = call.Now()
 		fn()
+		t.sweep()
 		t.flush()
 		return nil
 	}))
+}
+
+// sweep expires the calls whose deadline passed by t.now. Every turn of the loop runs it
+// (wakeups, traffic, closes, posted work), not only the ticker's: a call's expiry does not wait
+// for the ticker goroutine to be scheduled. It costs one comparison when no slot of the wheel
+// is due.
+func (t *Thread) sweep() {
+	if t.sweeping {
+		return // a close inside an expiry (a failed write) is swept by the outer sweep
+	}
+	t.sweeping = true
+	t.wheel.Advance(t.now)
+	t.sweeping = false
 }
 
 // tick asks the loop for a deadline sweep every check interval.

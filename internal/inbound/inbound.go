@@ -1,6 +1,8 @@
 package inbound
 
 import (
+	"bytes"
+	"fmt"
 	"syscall"
 
 	"github.com/tarscomm/tarscomm/codec"
@@ -64,7 +66,8 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 	}
 	l, err := codec.FrameLength(head, a.Max)
 	if err != nil {
-		return nil, false, err
+		b, _ := c.Peek(min(have, maxQuote))
+		return nil, false, foreign(b, err)
 	}
 	if have >= l {
 		f, err := c.Peek(l)
@@ -93,6 +96,42 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 		}
 	}
 	return nil, false, nil
+}
+
+// maxQuote bounds what an error about a foreign protocol quotes of the peer's bytes.
+const maxQuote = 64
+
+// foreign names the protocol the peer speaks when bad frame length err comes from bytes that are
+// obviously not TARS: an HTTP status line, a TLS record, or text. It wraps err, so errors.Is
+// still finds codec.ErrFrameTooLarge or codec.ErrFrameTooSmall; otherwise it returns err.
+func foreign(b []byte, err error) error {
+	if len(b) < codec.HeaderLen {
+		return err
+	}
+	switch {
+	case bytes.HasPrefix(b, []byte("HTTP/")):
+		line, _, _ := bytes.Cut(b, []byte("\r\n"))
+		return fmt.Errorf("the peer speaks HTTP, not TARS: it answered %q (%w)", line, err)
+	case (b[0] == 0x15 || b[0] == 0x16) && b[1] == 3 && b[2] <= 4:
+		what := "a TLS handshake record"
+		if b[0] == 0x15 {
+			what = "a TLS alert"
+		}
+		return fmt.Errorf("the peer speaks TLS, not plain TARS: it answered with %s; if the endpoint is TLS, declare it ssl, not tcp (%w)", what, err)
+	case printable(b[:codec.HeaderLen]):
+		return fmt.Errorf("the peer does not speak TARS: it answered text %q (%w)", b, err)
+	}
+	return err
+}
+
+// printable reports whether b is all printable ASCII.
+func printable(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // fder is implemented by connections whose socket the Assembler may read directly (gnet.Conn).

@@ -179,3 +179,27 @@ func TestResetReleases(t *testing.T) {
 		t.Fatalf("after Reset: assembling %d/%d", got, l)
 	}
 }
+
+// TestForeignProtocolNamed feeds replies of peers that do not speak TARS: the error names the
+// protocol (HTTP, TLS, text) and still wraps the codec's frame length error.
+func TestForeignProtocolNamed(t *testing.T) {
+	for _, tt := range []struct {
+		name, in, want string
+	}{
+		{"http", "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "speaks HTTP"},
+		{"tls alert", "\x15\x03\x03\x00\x02\x02\x46", "speaks TLS"},
+		{"tls handshake", "\x16\x03\x01\x00\x40\x01\x00", "speaks TLS"},
+		{"text", "-ERR unknown command\r\n", "answered text"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var a Assembler
+			_, _, err := a.Next(&chunkConn{buf: []byte(tt.in)})
+			if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+			if !errors.Is(err, codec.ErrFrameTooLarge) && !errors.Is(err, codec.ErrFrameTooSmall) {
+				t.Errorf("error %v does not wrap the frame length error", err)
+			}
+		})
+	}
+}
