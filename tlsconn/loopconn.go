@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -23,9 +24,10 @@ import (
 // Reading an empty buffer fails at once with a temporary error, which tls.Conn does not keep:
 // it returns to the loop and resumes the record where it stopped on the next read.
 type Session struct {
-	tc   *tls.Conn
-	sc   *switchConn
-	addr string
+	tc     *tls.Conn
+	sc     *switchConn
+	addr   string
+	client bool // the client side (ClientSession): a silent close by the server is a TLS failure
 }
 
 // ClientSession runs the client side of a TLS handshake on nc, as Client does, and returns the
@@ -44,7 +46,7 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 		_ = nc.Close()
 		return nil, handshakeError(addr, err, limit)
 	}
-	return &Session{tc: tc, sc: sc, addr: addr}, nil
+	return &Session{tc: tc, sc: sc, addr: addr, client: true}, nil
 }
 
 // TLS returns the session's connection, for exchanges the dialer makes before Detach
@@ -209,6 +211,7 @@ type LoopConn struct {
 	plain []byte // decrypted bytes: plain[off:] are unread
 	off   int
 	cause error // the TLS failure that ended the connection
+	heard bool  // some plaintext arrived: the peer spoke after the handshake
 }
 
 // Bound is the gnet context of a LoopConn's connection: the LoopConn and the value its user set.
@@ -254,6 +257,9 @@ func (l *LoopConn) Pump() error {
 		var n int
 		n, err = l.s.tc.Read(l.plain[len(l.plain):cap(l.plain)])
 		l.plain = l.plain[:len(l.plain)+n]
+		if n > 0 {
+			l.heard = true
+		}
 		if err != nil {
 			break
 		}
@@ -283,12 +289,26 @@ func (l *LoopConn) Pump() error {
 	return err
 }
 
-// Cause returns the TLS failure Pump met, or err.
+// Cause returns why the connection closed, given err, the close's own error: the TLS failure
+// Pump met if any; on the client side, a TLS error (matching ErrTLS) if the server closed the
+// connection (EOF or reset, without close_notify) before sending a byte of plaintext, which is
+// how a TLS server that refuses the client's certificate after the handshake (TarsCpp) shows;
+// or else err.
 func (l *LoopConn) Cause(err error) error {
 	if l.cause != nil {
 		return l.cause
 	}
+	if l.s.client && !l.heard && peerClosed(err) {
+		return &Error{Addr: l.s.addr, Op: "read", Err: err,
+			Hint: "the peer closed the connection right after the handshake without sending anything: perhaps it refused this side's client certificate"}
+	}
 	return err
+}
+
+// peerClosed reports whether err is the peer closing or resetting the connection.
+func peerClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // flushOut writes the records TLS produced.
