@@ -254,7 +254,12 @@ func TestRecoveryStalledEndpointLeft(t *testing.T) {
 	// The outcome, by counts: calls went on succeeding, on b, and the stalled endpoint was left.
 	timeoutsDuring := countEnded(recs, stallAt, endAt, func(r record) bool { return r.class == "timeout" })
 	okFromB := countEnded(recs, stallAt, endAt, func(r record) bool { return r.class == "ok" && r.from == "b" })
-	if okDuring == 0 || okFromB != okDuring {
+	// A call started before the stall may still be answered by a: its reply was already past
+	// the proxy when Stall took effect (seen: 7 of 14,329). Only calls started after it must be.
+	okFromAAfter := countEnded(recs, stallAt, endAt, func(r record) bool {
+		return r.class == "ok" && r.from != "b" && r.start > stallAt
+	})
+	if okDuring == 0 || okFromAAfter != 0 {
 		t.Errorf("during the stall of a, %d calls succeeded, %d of them on b: want many, all on b", okDuring, okFromB)
 	}
 	if timeoutsDuring*5 > okDuring {
