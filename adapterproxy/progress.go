@@ -8,8 +8,10 @@ import (
 
 // Progress, the keepalive's notion of a live connection: a connection is alive while it makes
 // progress in either direction. Bytes arriving are progress (OnTraffic). Bytes leaving are
-// progress only when the socket takes bytes that were waiting for it (in gnet's outbound buffer
-// or the big writer's rest): a slow peer reading a large request at its own pace is alive,
+// progress only when bytes that were waiting move on: out of gnet's outbound buffer or the big
+// writer's rest into the socket, or out of the kernel's send queue to the peer (acknowledged,
+// SIOCOUTQ; on loopback the kernel takes a whole large request at once, and only its send queue
+// shows the peer reading it): a slow peer reading a large request at its own pace is alive,
 // though it answers nothing until it has read it all. A write the socket takes at once is not
 // progress (the kernel takes a ping whether or not anyone is there), so a connection that only
 // sent a ping since, and heard nothing back, has made none: it is dead.
@@ -26,6 +28,11 @@ func (a *AdapterProxy) sample(now int64) {
 		return
 	}
 	waiting := int64(a.conn.OutboundBuffered()) + a.bigLeft()
+	if f, ok := a.conn.(fder); ok {
+		if fd := f.Fd(); fd >= 0 {
+			waiting += unsent(fd)
+		}
+	}
 	taken := a.handed - waiting
 	if taken > a.taken && a.waiting > 0 {
 		a.lastMoved = now
