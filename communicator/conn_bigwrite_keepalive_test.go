@@ -1,16 +1,9 @@
-//
-// On loopback the kernel's send buffer (tcp_wmem up to 4 MiB) takes nearly all of the request at
-// once, so the progress the connection shows is the kernel's send queue draining (SIOCOUTQ).
-// Before that counted, the keepalive closed the healthy connection ("keepalive ping unanswered"
-// after about 0.7s).
-func TestKeepAliveSlowUploadLives(t *testing.T) {
 package communicator_test
 
 import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -288,16 +281,11 @@ func (r *slowReader) forward(c net.Conn) {
 // (the socket takes bytes), so keepalive must not declare it dead; the call succeeds, echoed
 // byte for byte, on the one connection.
 //
-// It fails on the current code, so it runs only with TARSCOMM_TEST_KNOWN_DEFECTS=1: the fix of
-// item 3 counts as progress only bytes the socket takes from gnet's buffer or the big writer,
-// and on loopback the kernel's send buffer (tcp_wmem up to 4 MiB) takes nearly all of a 4 MiB
-// request at once; while the server drains it (about 1s at 4 MiB/s) the client sees no progress
-// either way and the keepalive closes the healthy connection ("keepalive ping unanswered" after
-// about 0.7s). Drop the skip once bytes leaving the kernel's queue count as progress.
+// On loopback the kernel's send buffer (tcp_wmem up to 4 MiB) takes nearly all of the request at
+// once, so the progress the connection shows is the kernel's send queue draining (SIOCOUTQ).
+// Before that counted, the keepalive closed the healthy connection ("keepalive ping unanswered"
+// after about 0.7s).
 func TestKeepAliveSlowUploadLives(t *testing.T) {
-	if os.Getenv("TARSCOMM_TEST_KNOWN_DEFECTS") == "" {
-		t.Skip("known defect (issue 16 item 3): the kernel's send queue draining is not seen as progress; set TARSCOMM_TEST_KNOWN_DEFECTS=1 to run")
-	}
 	endToEnd(t)
 	e := startEchoServer(t, true)
 	r := startSlowReader(t, e.addr, 4<<20)
