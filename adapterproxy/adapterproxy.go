@@ -412,7 +412,7 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 			// though no error said so. Closing it fails its calls now. (A ping queued behind
 			// a large request the peer is still reading, or behind large replies that are
 			// still arriving, is late, not lost.)
-			a.warn("keepalive ping unanswered, closing connection")
+			a.warn("keepalive ping unanswered, closing connection", zap.Duration("since_ping", time.Duration(a.loop.Now()-a.pingSent)), zap.Duration("since_read", time.Duration(a.loop.Now()-a.lastRead)), zap.Duration("since_moved", time.Duration(a.loop.Now()-a.lastMoved)))
 			c.Complete(call.ErrTimeout)
 			a.detach(errPingUnanswered)
 			return

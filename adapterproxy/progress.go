@@ -7,7 +7,10 @@ import (
 )
 
 // Progress, the keepalive's notion of a live connection: a connection is alive while it makes
-// progress in either direction. Bytes arriving are progress (OnTraffic). Bytes leaving are
+// progress in either direction. Bytes arriving are progress (OnTraffic), and so are bytes that
+// arrived but wait in the kernel because the loop has not read them yet (FIONREAD): on a busy
+// machine the ping's deadline may be swept in the same turn as its reply becomes readable, and
+// a reply that is there is an answer. Bytes leaving are
 // progress only when bytes that were waiting move on: out of gnet's outbound buffer or the big
 // writer's rest into the socket, or out of the kernel's send queue to the peer (acknowledged,
 // SIOCOUTQ; on loopback the kernel takes a whole large request at once, and only its send queue
@@ -31,6 +34,9 @@ func (a *AdapterProxy) sample(now int64) {
 	if f, ok := a.conn.(fder); ok {
 		if fd := f.Fd(); fd >= 0 {
 			waiting += unsent(fd)
+			if unread(fd) > 0 {
+				a.lastMoved = now
+			}
 		}
 	}
 	taken := a.handed - waiting
