@@ -493,6 +493,11 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	if deadline <= now {
 		return nil, nil, p.unsent(fn, stats.Timeout, ErrTimeout)
 	}
+	// The slot is taken before any work, so that an overloaded servant refuses a call without
+	// marshalling it; the one later failure (marshal) gives it back.
+	if !p.limit.acquire() {
+		return nil, nil, p.unsent(fn, stats.Overload, ErrOverload)
+	}
 
 	var i int
 	if n := len(p.threads); n > 1 {
@@ -539,13 +544,9 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		c.Frame = frame
 		if err != nil {
 			call.Put(c)
+			p.limit.release()
 			return nil, nil, fmt.Errorf("tarscomm: marshal %s.%s request: %w", p.name, fn, err)
 		}
-	}
-	// The slot is taken last, so that prepare fails holding none.
-	if !p.limit.acquire() {
-		call.Put(c)
-		return nil, nil, p.unsent(fn, stats.Overload, ErrOverload)
 	}
 	return c, t, nil
 }
