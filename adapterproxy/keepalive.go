@@ -44,9 +44,9 @@ func (a *AdapterProxy) Tick(now int64) {
 		a.pingProbe = true
 		return
 	}
-	a.sample(now)
 	idle := now - a.lastIO
 	if ka := int64(a.opts.KeepAlive); ka > 0 {
+		a.sample(now) // progress is the keepalive's alone: without it, no syscall per tick
 		// A connection whose socket is taking waiting bytes is not idle: no ping is due.
 		if a.ping == nil && idle >= ka && now-a.lastMoved >= ka {
 			a.sendPing(now, ka)
