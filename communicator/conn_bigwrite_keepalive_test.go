@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -23,14 +22,9 @@ import (
 // blocks mid-frame) and answers with a garbage frame, which makes the client close that
 // connection. Every later connection is forwarded to upstream, a healthy server.
 type badFirstConn struct {
-	ln       net.Listener
+	rawServer
 	upstream string
 	first    chan net.Conn // receives the first connection once the garbage is written
-
-	mu    sync.Mutex
-	conns []net.Conn
-	n     int
-	wg    sync.WaitGroup
 }
 
 // badGarbage is a frame whose length prefix (2 GiB) no max-packet-size allows.
@@ -40,37 +34,13 @@ var badGarbage = []byte{0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0}
 // connection and waits for its goroutines.
 func startBadFirstConn(t *testing.T, upstream string) *badFirstConn {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &badFirstConn{ln: ln, upstream: upstream, first: make(chan net.Conn, 1)}
-	b.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b.mu.Lock()
-			b.conns = append(b.conns, c)
-			b.n++
-			n := b.n
-			b.mu.Unlock()
-			if n == 1 {
-				b.wg.Go(func() { b.misbehave(t, c) })
-				continue
-			}
-			b.wg.Go(func() { b.forward(c) })
+	b := &badFirstConn{upstream: upstream, first: make(chan net.Conn, 1)}
+	b.serve(t, listenLoopback(t), func(n int64, c net.Conn) {
+		if n == 1 {
+			b.misbehave(t, c)
+			return
 		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		b.mu.Lock()
-		for _, c := range b.conns {
-			_ = c.Close()
-		}
-		b.mu.Unlock()
-		b.wg.Wait()
+		b.forward(c)
 	})
 	return b
 }
@@ -98,20 +68,11 @@ func (b *badFirstConn) forward(c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	b.mu.Lock()
-	b.conns = append(b.conns, u)
-	b.mu.Unlock()
+	b.track(u)
 	var wg sync.WaitGroup
 	wg.Go(func() { _, _ = io.Copy(u, c); _ = u.Close(); _ = c.Close() })
 	wg.Go(func() { _, _ = io.Copy(c, u); _ = u.Close(); _ = c.Close() })
 	wg.Wait()
-}
-
-// accepts returns how many connections b accepted.
-func (b *badFirstConn) accepts() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.n
 }
 
 // TestStaleBigWriterReleasesEndpoint (issue 16 item 2) closes a connection from this side while
@@ -125,7 +86,7 @@ func TestStaleBigWriterReleasesEndpoint(t *testing.T) {
 	e := startEchoServer(t, true)
 	bad := startBadFirstConn(t, e.addr)
 	comm := newComm(t, largeConf)
-	sp := objProxy(t, comm, largeServant, tcpEndpoint(bad.ln.Addr().String()))
+	sp := objProxy(t, comm, largeServant, tcpEndpoint(bad.addr()))
 	ctx := testCtx(t)
 
 	bigErr := make(chan error, 1)
@@ -165,9 +126,9 @@ func TestStaleBigWriterReleasesEndpoint(t *testing.T) {
 		}
 	}
 	if len(failed) > 0 {
-		t.Errorf("%d of 5 small calls after the close failed (accepts %d): %s", len(failed), bad.accepts(), strings.Join(failed, "; "))
+		t.Errorf("%d of 5 small calls after the close failed (accepts %d): %s", len(failed), bad.accepts.Load(), strings.Join(failed, "; "))
 	}
-	if got := bad.accepts(); got != 2 {
+	if got := bad.accepts.Load(); got != 2 {
 		t.Errorf("the endpoint's listener accepted %d connections, want 2 (the bad one, then one new healthy one)", got)
 	}
 
@@ -191,14 +152,9 @@ func TestStaleBigWriterReleasesEndpoint(t *testing.T) {
 // with little buffering between the client and it (faultproxy's Throttle keeps reading ahead
 // into its 2 MiB queue, so a client sees its last megabytes leave at once and then nothing).
 type slowReader struct {
-	ln       net.Listener
+	rawServer
 	upstream string
 	rate     int
-	accepts  atomic.Int64
-
-	mu    sync.Mutex
-	conns []net.Conn
-	wg    sync.WaitGroup
 }
 
 // startSlowReader starts a slowReader; t.Cleanup closes it and its connections and waits for
@@ -216,34 +172,9 @@ func startSlowReader(t *testing.T, upstream string, rate int) *slowReader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &slowReader{ln: ln, upstream: upstream, rate: rate}
-	r.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			r.accepts.Add(1)
-			r.track(c)
-			r.wg.Go(func() { r.forward(c) })
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		r.mu.Lock()
-		for _, c := range r.conns {
-			_ = c.Close()
-		}
-		r.mu.Unlock()
-		r.wg.Wait()
-	})
+	r := &slowReader{upstream: upstream, rate: rate}
+	r.serve(t, ln, func(_ int64, c net.Conn) { r.forward(c) })
 	return r
-}
-
-func (r *slowReader) track(c net.Conn) {
-	r.mu.Lock()
-	r.conns = append(r.conns, c)
-	r.mu.Unlock()
 }
 
 // forward copies c to a new upstream connection at r.rate (pieces of 10ms worth) and the
@@ -293,7 +224,7 @@ func TestKeepAliveSlowUploadLives(t *testing.T) {
 		largeConf(c)
 		c.KeepAliveInterval = keepAlive
 	})
-	sp := objProxy(t, comm, largeServant, tcpEndpoint(r.ln.Addr().String()))
+	sp := objProxy(t, comm, largeServant, tcpEndpoint(r.addr()))
 	ctx := testCtx(t)
 	want := payload(4<<20, 2)
 	rsp := new(wrapperspb.BytesValue)

@@ -299,43 +299,8 @@ func TestTLSPeerSilentCloseNamed(t *testing.T) {
 // connections and waits for the goroutines. It returns the listener's host:port.
 func startRawListener(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns = map[net.Conn]struct{}{}
-	)
-	wg.Go(func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[nc] = struct{}{}
-			mu.Unlock()
-			wg.Go(func() {
-				defer func() {
-					_ = nc.Close()
-					mu.Lock()
-					delete(conns, nc)
-					mu.Unlock()
-				}()
-				serve(nc)
-			})
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for nc := range conns {
-			_ = nc.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
+	return serveRaw(t, listenLoopback(t), func(_ int64, c net.Conn) {
+		defer func() { _ = c.Close() }()
+		serve(c)
+	}).addr()
 }

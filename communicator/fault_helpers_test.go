@@ -279,73 +279,32 @@ func heapInuse() uint64 {
 	return ms.HeapInuse
 }
 
-// rawServer is a hand-written TARS peer for bad-input tests: it reads request frames and lets
-// the test decide what bytes to answer with. It counts accepted connections.
-type rawServer struct {
-	ln      net.Listener
-	accepts atomic.Int64
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
-}
-
 // rawHandler answers one decoded request by writing to w; returning false closes the connection.
 type rawHandler func(req *codec.RequestPacket, w net.Conn) bool
 
-// startRawServer starts a rawServer on loopback calling h for every request; t.Cleanup stops it.
+// startRawServer starts a hand-written TARS peer for bad-input tests on loopback (a rawServer):
+// it reads request frames and calls h for each, which decides what bytes to answer with.
 func startRawServer(t *testing.T, h rawHandler) *rawServer {
 	t.Helper()
 	endToEnd(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{ln: ln, conns: make(map[net.Conn]struct{})}
-	s.wg.Go(func() {
+	return serveRaw(t, listenLoopback(t), func(_ int64, c net.Conn) {
+		defer func() { _ = c.Close() }()
+		fr := codec.NewFrameReader(c, 0)
 		for {
-			c, err := ln.Accept()
+			frame, err := fr.Next()
 			if err != nil {
 				return
 			}
-			s.accepts.Add(1)
-			s.mu.Lock()
-			s.conns[c] = struct{}{}
-			s.mu.Unlock()
-			s.wg.Go(func() {
-				defer func() {
-					_ = c.Close()
-					s.mu.Lock()
-					delete(s.conns, c)
-					s.mu.Unlock()
-				}()
-				fr := codec.NewFrameReader(c, 0)
-				for {
-					frame, err := fr.Next()
-					if err != nil {
-						return
-					}
-					var req codec.RequestPacket
-					if err := codec.DecodeRequest(frame, &req); err != nil {
-						t.Errorf("raw server: undecodable request: %v", err)
-						return
-					}
-					if !h(&req, c) {
-						return
-					}
-				}
-			})
+			var req codec.RequestPacket
+			if err := codec.DecodeRequest(frame, &req); err != nil {
+				t.Errorf("raw server: undecodable request: %v", err)
+				return
+			}
+			if !h(&req, c) {
+				return
+			}
 		}
 	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		s.mu.Lock()
-		for c := range s.conns {
-			_ = c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
 }
 
 func (s *rawServer) endpoint() string { return tcpEndpoint(s.ln.Addr().String()) }

@@ -1,0 +1,78 @@
+package communicator_test
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// rawServer is a plain TCP listener on loopback for the tests that need a peer the project's
+// server cannot play (one that reads slowly, answers garbage or HTTP, or forwards): it serves
+// each accepted connection on a goroutine of its own, and t.Cleanup closes the listener and
+// every connection it tracked and waits for its goroutines.
+type rawServer struct {
+	ln      net.Listener
+	accepts atomic.Int64
+
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+// serveRaw serves ln with a new rawServer: serve gets each accepted connection with its number
+// (1 for the first). A connection stays open after serve returns unless serve closes it;
+// Cleanup closes it.
+func serveRaw(t testing.TB, ln net.Listener, serve func(n int64, c net.Conn)) *rawServer {
+	t.Helper()
+	s := new(rawServer)
+	s.serve(t, ln, serve)
+	return s
+}
+
+// serve starts serving ln with s, for a type that embeds a rawServer: its fields are set before
+// the first connection is accepted, so serve may use them.
+func (s *rawServer) serve(t testing.TB, ln net.Listener, serve func(n int64, c net.Conn)) {
+	t.Helper()
+	s.ln = ln
+	s.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := s.accepts.Add(1)
+			s.track(c)
+			s.wg.Go(func() { serve(n, c) })
+		}
+	})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			_ = c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+}
+
+// listenLoopback listens on a port of 127.0.0.1 the system picks.
+func listenLoopback(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// track makes Cleanup close c too (a connection the server opened itself, to an upstream).
+func (s *rawServer) track(c net.Conn) {
+	s.mu.Lock()
+	s.conns = append(s.conns, c)
+	s.mu.Unlock()
+}
+
+// addr is the address the server listens on.
+func (s *rawServer) addr() string { return s.ln.Addr().String() }
