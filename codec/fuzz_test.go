@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -18,7 +19,13 @@ import (
 func FuzzDecodeRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var p RequestPacket
-		if err := p.Decode(NewDecoder(body)); err != nil {
+		var err error
+		checkAllocBound(t, body, func() []map[string]string {
+			p = RequestPacket{}
+			err = p.Decode(NewDecoder(body))
+			return []map[string]string{p.Context, p.Status}
+		})
+		if err != nil {
 			return
 		}
 		checkNoOverflow(t, body, p.Buffer)
@@ -37,7 +44,13 @@ func FuzzDecodeRequest(f *testing.F) {
 func FuzzDecodeResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var p ResponsePacket
-		if err := p.Decode(NewDecoder(body)); err != nil {
+		var err error
+		checkAllocBound(t, body, func() []map[string]string {
+			p = ResponsePacket{}
+			err = p.Decode(NewDecoder(body))
+			return []map[string]string{p.Context, p.Status}
+		})
+		if err != nil {
 			return
 		}
 		checkNoOverflow(t, body, p.Buffer)
@@ -50,6 +63,34 @@ func FuzzDecodeResponse(f *testing.F) {
 			t.Fatalf("re-decoded packet differs:\n got %+v\nwant %+v", again, p)
 		}
 	})
+}
+
+// checkAllocBound fails if decoding input allocated more than 8 bytes per input byte beyond
+// what the decoded maps themselves weigh: what counts in the input set aside is bounded by the
+// Decoder's allowance (budget.go), but an entry of two empty strings is 2 bytes on the wire
+// and a map slot of two string headers, so a valid map of many empty entries outweighs its
+// input and is charged at its own size (a slot per entry, tables up to doubled and growing).
+// A small constant covers the allocator's minimum sizes on tiny inputs. The heap's counter
+// also sees what other goroutines allocate meanwhile (the fuzzing engine's), so a decode over
+// the bound is measured again: it fails only if it is over the bound three times.
+func checkAllocBound(t *testing.T, input []byte, decode func() []map[string]string) {
+	t.Helper()
+	var alloc, bound uint64
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		maps := decode()
+		runtime.ReadMemStats(&after)
+		alloc = after.TotalAlloc - before.TotalAlloc
+		bound = 8*uint64(len(input)) + 1024
+		for _, m := range maps {
+			bound += 4 * uint64(len(m)) * uint64(mapEntryCost(16, 16))
+		}
+		if alloc <= bound {
+			return
+		}
+	}
+	t.Fatalf("decoding %d bytes allocated %d bytes (%.1f per byte), bound %d", len(input), alloc, float64(alloc)/float64(max(len(input), 1)), bound)
 }
 
 // checkNoOverflow fails if a view's capacity reaches past its length, which
