@@ -207,22 +207,28 @@ func (r *slowReader) forward(c net.Conn) {
 	wg.Wait()
 }
 
+// uploadKeepAlive is the keepalive interval of the upload tests: a healthy connection is judged
+// dead only if nothing moves for an interval and then its ping is not answered within another,
+// so the interval must be longer than any stall a loaded machine gives the test's reader or the
+// server's pong (at 200 ms, one run in 5 of make test beside two CPU hogs failed).
+const uploadKeepAlive = time.Second
+
 // TestKeepAliveSlowUploadLives (issue 16 item 3) sends a 4 MiB request to a server that reads
-// it at about 4 MiB/s, with keep-alive-interval 200ms: the connection makes progress all along
+// it at about 1 MiB/s, with keep-alive-interval 1s: the connection makes progress all along
 // (the socket takes bytes), so keepalive must not declare it dead; the call succeeds, echoed
 // byte for byte, on the one connection.
 //
 // On loopback the kernel's send buffer (tcp_wmem up to 4 MiB) takes nearly all of the request at
 // once, so the progress the connection shows is the kernel's send queue draining (SIOCOUTQ).
 // Before that counted, the keepalive closed the healthy connection ("keepalive ping unanswered"
-// after about 0.7s).
+// after about 0.7s at a 200 ms interval).
 func TestKeepAliveSlowUploadLives(t *testing.T) {
 	endToEnd(t)
 	e := startEchoServer(t, true)
-	r := startSlowReader(t, e.addr, 4<<20)
+	r := startSlowReader(t, e.addr, 1<<20)
 	comm := newComm(t, func(c *conf.Config) {
 		largeConf(c)
-		c.KeepAliveInterval = keepAlive
+		c.KeepAliveInterval = uploadKeepAlive
 	})
 	sp := objProxy(t, comm, largeServant, tcpEndpoint(r.addr()))
 	ctx := testCtx(t)
@@ -230,12 +236,12 @@ func TestKeepAliveSlowUploadLives(t *testing.T) {
 	rsp := new(wrapperspb.BytesValue)
 	start := time.Now()
 	if err := sp.Invoke(ctx, "Echo", wrapperspb.Bytes(want), rsp); err != nil {
-		t.Fatalf("4 MiB upload at 4 MiB/s with keep-alive-interval %v: %v (after %v)", keepAlive, err, time.Since(start))
+		t.Fatalf("4 MiB upload at 1 MiB/s with keep-alive-interval %v: %v (after %v)", uploadKeepAlive, err, time.Since(start))
 	}
 	if err := sameBytes(rsp.GetValue(), want); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("4 MiB upload at 4 MiB/s with keep-alive-interval %v took %v", keepAlive, time.Since(start))
+	t.Logf("4 MiB upload at 1 MiB/s with keep-alive-interval %v took %v", uploadKeepAlive, time.Since(start))
 	if got := r.accepts.Load(); got != 1 {
 		t.Errorf("the server accepted %d connections, want 1: keepalive must not replace a connection that makes progress", got)
 	}
@@ -251,7 +257,7 @@ func TestKeepAliveStalledUploadDies(t *testing.T) {
 	p := startProxy(t, e.addr)
 	comm := newComm(t, func(c *conf.Config) {
 		largeConf(c)
-		c.KeepAliveInterval = keepAlive
+		c.KeepAliveInterval = uploadKeepAlive
 	})
 	sp := objProxy(t, comm, largeServant, tcpEndpoint(p.Addr()))
 	ctx := testCtx(t)
