@@ -54,7 +54,8 @@ test-timing:
 	@mkdir -p $(BIN)
 	@TARSCOMM_TEST_TIMING=1 $(GO) test -count=1 -v -timeout 15m $(TIMING_PKGS) > $(BIN)/test-timing.log 2>&1; rc=$$?; \
 	grep -E 'TIMING |^(--- FAIL|FAIL|ok )' $(BIN)/test-timing.log | sed -E 's/^ +//'; \
-	if [ $$rc -ne 0 ]; then echo "make test-timing: FAILED (see $(BIN)/test-timing.log)"; fi; exit $$rc
+	if [ $$rc -ne 0 ]; then echo "--- the failures:"; grep -E -A8 -- '--- FAIL|^panic:' $(BIN)/test-timing.log | grep -v 'TIMING '; \
+	echo "make test-timing: FAILED (see $(BIN)/test-timing.log)"; fi; exit $$rc
 
 race: test
 

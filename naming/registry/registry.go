@@ -153,13 +153,14 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 		default:
 			fails = 0
 			wait = r.opts.wait(answered, 0)
-			push(l)
-			have = true
+			// The cache first: whoever sees the list pushed may read the file next.
 			if r.cache != nil {
 				if err := r.cache.store(q, l); err != nil {
 					r.log.Warn("endpoint cache not written", zap.Error(err))
 				}
 			}
+			push(l)
+			have = true
 		}
 		t.Reset(wait)
 	}
