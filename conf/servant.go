@@ -24,7 +24,7 @@ type Servant struct {
 	// fails at once with ErrOverload, unsent. 0: no limit.
 	MaxInflight int `toml:"max-inflight"`
 
-	// BackupRequest, when set, sends a sync call of an idempotent function (listed in Idempotent,
+	// BackupRequest, when set, sends a call (sync, async or future) of an idempotent function (listed in Idempotent,
 	// or marked in its .proto with option idempotency_level = IDEMPOTENT for the stubs of
 	// protoc-gen-go-tars) again, to another endpoint, when it has had no reply after this long;
 	// the first reply wins. 0: off.
