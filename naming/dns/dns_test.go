@@ -15,7 +15,14 @@ import (
 	"github.com/tarscomm/tarscomm/naming/dns"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain fails the package if a test leaves a goroutine behind; the ignored functions are the
+// process-wide goroutines that gnet's dependency ants starts in its package init.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
+		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+	)
+}
 
 // recorder keeps what a watch was pushed and told.
 type recorder struct {
