@@ -148,7 +148,9 @@ func TestCommunicatorFollowsDNS(t *testing.T) {
 	allReach(t, sp, "a")
 
 	rs.setA("greeter.test", "127.0.0.2")
+	changed := time.Now()
 	movesTo(t, sp, "b")
+	t.Logf("a call reached b %v after the answer changed (interval 100ms)", time.Since(changed).Round(time.Millisecond))
 	allReach(t, sp, "b")
 
 	warned := func(what string) bool {
@@ -191,7 +193,11 @@ func TestCommunicatorDNSNoFirstList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rs.asked("nowhere.test") == 0 { // the first call starts the watch: make sure it failed once
+	// The first call starts the watch: make sure a resolution failed before the call checked.
+	for deadline := time.Now().Add(10 * time.Second); rs.asked("nowhere.test") == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the name was not asked within 10s")
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		_ = sp.Invoke(ctx, "SayHello", &hellopb.HelloRequest{}, new(hellopb.HelloReply))
 		cancel()

@@ -125,8 +125,10 @@ func TestFollowsAnswers(t *testing.T) {
 	})
 	pushed, _ := rec.snapshot()
 	asked := rs.asked("greeter.test")
-	for rs.asked("greeter.test") < asked+4 { // several more resolutions
-		time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); rs.asked("greeter.test") < asked+4; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) { // several more resolutions, within a liveness bound
+			t.Fatalf("%d questions in 10s, want 4 more than %d", rs.asked("greeter.test"), asked)
+		}
 	}
 	if ls, _ := rec.snapshot(); len(ls) != len(pushed) {
 		t.Fatalf("an NXDOMAIN pushed %v", ls[len(pushed):])
