@@ -77,9 +77,9 @@ func WithLogger(log *zap.Logger) Option {
 }
 
 // WithNaming makes src resolve proxy strings without '@' (in place of the naming, locator or
-// naming-file key of the configuration): an etcd source, a file source built in code, or any naming.Source. The
-// caller keeps ownership of src: the Communicator stops its watches at Close but does not close
-// it.
+// naming-file key of the configuration): an etcd source with a client of one's own, a file
+// source built in code, or any naming.Source. The caller keeps ownership of src: the
+// Communicator stops its watches at Close but does not close it.
 func WithNaming(src naming.Source) Option {
 	return optionFunc(func(o *options) { o.naming = src })
 }
@@ -209,8 +209,8 @@ func (c *Communicator) Config() conf.Config { return c.cfg }
 
 // StringToProxy binds prx to the servant named by proxy, a TARS proxy string
 // ("Obj@tcp -h host -p port:tcp -h ..."), or a bare "Obj" whose endpoints the naming source finds
-// (the naming, locator or naming-file key, or WithNaming). prx is a *servantproxy.ServantProxy or a generated
-// proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
+// (the naming, locator or naming-file key, or WithNaming). prx is a *servantproxy.ServantProxy or
+// a generated proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
 // proxy string (and the set): the same string always gets the same underlying proxy, another
 // string for the same object (other endpoints, or a "#tag") gets a proxy of its own.
 //
