@@ -2,6 +2,7 @@ package communicator_test
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -100,6 +101,38 @@ func TestNamingKeyUnknownScheme(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: %q does not say %q", target, err, w)
 			}
+		}
+	}
+}
+
+// TestNamingFileSets: endpoints of a naming file carry their sets; with set routing on, a bare
+// object gets the endpoints of the client's set, and ProxyWithSet those of the set it names.
+func TestNamingFileSets(t *testing.T) {
+	a, b := startGreeter(t, "a", serverOpt{}), startGreeter(t, "b", serverOpt{})
+	path := filepath.Join(t.TempDir(), "naming.txt")
+	data := servant + "@" + a.endpoint() + " -s app.sz.1:" + b.endpoint() + " -s app.sz.2\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	comm := newComm(t, func(c *conf.Config) {
+		c.Naming.Source = "file://" + path
+		c.EnableSet, c.SetDivision = true, "app.sz.1"
+	})
+	ctx := testCtx(t)
+	own, err := comm.Proxy(servant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := comm.ProxyWithSet(servant, "app.sz.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := range uint64(10) {
+		if from, err := sayHello(ctx, own, "s", seq); err != nil || from != "a" {
+			t.Fatalf("call in set app.sz.1: from %q, %v; want a", from, err)
+		}
+		if from, err := sayHello(ctx, other, "s", seq); err != nil || from != "b" {
+			t.Fatalf("call in set app.sz.2: from %q, %v; want b", from, err)
 		}
 	}
 }
