@@ -359,6 +359,7 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	// function when Submit refuses c (AbandonGen: an error, no callback). Whoever ends it gives
 	// both back: the finisher (p.finish) after a callback, refuse otherwise.
 	c.Rsp, c.Callback, c.RawCallback = rsp, cb, rawCB
+	c.CtxDst, c.StDst = o.rspCtx, o.rspSt
 	c.Finish = p.finish
 	if info := o.info; info != nil {
 		c.OnEnd = func(c *call.Call, err error) {
@@ -432,6 +433,14 @@ func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn st
 func finishAsync(c *call.Call) {
 	if c.StopCancel != nil {
 		c.StopCancel()
+	}
+	if c.Err == nil { // a reply came (a success or a server's error code)
+		if c.CtxDst != nil {
+			*c.CtxDst = c.RspCtx
+		}
+		if c.StDst != nil {
+			*c.StDst = c.RspSt
+		}
 	}
 	if c.RawCallback != nil {
 		cb := c.RawCallback
