@@ -17,11 +17,8 @@ import (
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/naming"
-	"github.com/tarscomm/tarscomm/naming/file"
-	"github.com/tarscomm/tarscomm/naming/registry"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
-	"github.com/tarscomm/tarscomm/protocol/queryf"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
 	"github.com/tarscomm/tarscomm/tlsconn"
@@ -79,10 +76,10 @@ func WithLogger(log *zap.Logger) Option {
 	return optionFunc(func(o *options) { o.log = log })
 }
 
-// WithNaming makes src resolve proxy strings without '@' (in place of the locator or naming-file
-// of the configuration): an etcd source, a file source built in code, or any naming.Source. The
-// caller keeps ownership of src: the Communicator stops its watches at Close but does not close
-// it.
+// WithNaming makes src resolve proxy strings without '@' (in place of the naming, locator or
+// naming-file key of the configuration): an etcd source with a client of one's own, a file
+// source built in code, or any naming.Source. The caller keeps ownership of src: the
+// Communicator stops its watches at Close but does not close it.
 func WithNaming(src naming.Source) Option {
 	return optionFunc(func(o *options) { o.naming = src })
 }
@@ -172,47 +169,6 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	return c, nil
 }
 
-// startNaming sets up the source of proxy strings without '@': src if given, else the
-// configuration's naming-file or locator.
-func (c *Communicator) startNaming(src naming.Source) error {
-	switch {
-	case src != nil:
-		c.naming = src
-	case c.cfg.NamingFile != "":
-		f, err := file.Open(c.cfg.NamingFile, c.log)
-		if err != nil {
-			return fmt.Errorf("communicator: naming-file: %w", err)
-		}
-		c.naming, c.ownNaming = f, func() { _ = f.Close() }
-	case c.cfg.Locator != "":
-		loc, err := c.Proxy(c.cfg.Locator)
-		if err != nil {
-			return fmt.Errorf("communicator: locator: %w", err)
-		}
-		c.naming = registry.New(queryf.NewQueryFProxy(loc), registry.Options{
-			Refresh: c.cfg.RefreshEndpointInterval,
-			Cache:   c.cfg.EndpointCache,
-			Locator: c.cfg.Locator,
-			Log:     c.log,
-		})
-	}
-	return nil
-}
-
-// closeNaming stops every servant's watch, then the Communicator's own source.
-func (c *Communicator) closeNaming() {
-	c.mu.Lock()
-	ms := c.managers
-	c.managers = nil
-	c.mu.Unlock()
-	for _, m := range ms {
-		m.Close()
-	}
-	if c.ownNaming != nil {
-		c.ownNaming()
-	}
-}
-
 // clientTLS builds the TLS settings of ssl endpoints from cfg: the communicator's (key "") and
 // each servant's that differ from it, each file read once, now.
 func clientTLS(cfg *conf.Config) (map[string]*tls.Config, error) {
@@ -253,14 +209,14 @@ func (c *Communicator) Config() conf.Config { return c.cfg }
 
 // StringToProxy binds prx to the servant named by proxy, a TARS proxy string
 // ("Obj@tcp -h host -p port:tcp -h ..."), or a bare "Obj" whose endpoints the naming source finds
-// (the locator, naming-file, or WithNaming). prx is a *servantproxy.ServantProxy or a generated
-// proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
+// (the naming, locator or naming-file key, or WithNaming). prx is a *servantproxy.ServantProxy or
+// a generated proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
 // proxy string (and the set): the same string always gets the same underlying proxy, another
 // string for the same object (other endpoints, or a "#tag") gets a proxy of its own.
 //
 // As TarsCpp's stringToProxy throws, StringToProxy fails at once, binding nothing, when proxy
 // does not parse, when it is a bare "Obj" and the Communicator has no naming source (no
-// "locator", "naming-file" or WithNaming: the error names the locator key and matches
+// "naming", "locator", "naming-file" or WithNaming: the error names those keys and matches
 // ErrNoEndpoint), and when prx is nil or a nil pointer.
 func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	switch p := prx.(type) {
@@ -291,13 +247,6 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 		p.SetServantProxy(sp)
 	}
 	return nil
-}
-
-// noNaming is the error of a bare object when the Communicator has no naming source.
-func (c *Communicator) noNaming(obj string) error {
-	return fmt.Errorf(`%w: %s has no endpoints in its proxy string and no naming source is configured: `+
-		`set the "locator" key (the registry's "tars.tarsregistry.QueryObj@tcp -h host -p port"), or `+
-		`"naming-file", or write the endpoints ("%s@tcp -h host -p port")`, ErrNoEndpoint, obj, obj)
 }
 
 // Proxy returns the ServantProxy for proxy, creating it on first use. With set routing on

@@ -79,7 +79,7 @@ type Config struct {
 	// Health holds the thresholds that mark an endpoint inactive. Table [health].
 	Health Health `toml:"health"`
 
-	// Naming: locator, enableset, setdivision, endpoint-cache, naming-file (conf/naming.go).
+	// Naming: naming, locator, enableset, setdivision, endpoint-cache, naming-file (conf/naming.go).
 	Naming
 
 	// Report: stat, property, modulename, report-interval, max-report-size (conf/report.go).
