@@ -133,11 +133,12 @@ proto:
 
 ## proto-check: fail if `make proto` changes or adds anything under the generated paths.
 ## tools: install the code generators into ./bin (protoc-gen-go at the pinned version,
-## protoc-gen-go-tars and tars2tarscomm from this tree); protoc itself comes from the system.
+## protoc-gen-go-tars and tars2tarscomm from this tree) and the development registry
+## tarsregistry; protoc itself comes from the system.
 tools:
 	GOBIN=$(BIN) $(GO) install $(PROTOC_GEN_GO)
-	GOBIN=$(BIN) $(GO) install ./cmd/protoc-gen-go-tars ./cmd/tars2tarscomm
-	@echo "installed into $(BIN): protoc-gen-go protoc-gen-go-tars tars2tarscomm"
+	GOBIN=$(BIN) $(GO) install ./cmd/protoc-gen-go-tars ./cmd/tars2tarscomm ./cmd/tarsregistry
+	@echo "installed into $(BIN): protoc-gen-go protoc-gen-go-tars tars2tarscomm tarsregistry"
 	@command -v protoc >/dev/null 2>&1 && echo "protoc: $$(protoc --version)" || \
 		echo "protoc not found: install it (Debian/Ubuntu: apt-get install protobuf-compiler; others: https://github.com/protocolbuffers/protobuf/releases)"
 
