@@ -149,13 +149,12 @@ proto-check: proto
 
 ## generate: regenerate the Go of the repository's .tars files with cmd/tars2tarscomm built from
 ## this tree: the registry and stat protocol (protocol/), the generator's test package (which is
-## also its golden files), the interop module's benchmark struct. Needs only Go.
+## also its golden files), the interop module's benchmark struct. Needs only Go. The import paths
+## come from the go.mod above each -out directory (interop/ is a module of its own).
 generate:
-	$(GO) run ./cmd/tars2tarscomm -out protocol -import $(MODULE)/protocol $(TARS_PROTOCOL)
-	$(GO) run ./cmd/tars2tarscomm -out cmd/tars2tarscomm/internal/testgen \
-		-import $(MODULE)/cmd/tars2tarscomm/internal/testgen cmd/tars2tarscomm/testdata/all.tars
-	$(GO) run ./cmd/tars2tarscomm -out interop/internal/benchtars \
-		-import $(MODULE)/interop/internal/benchtars interop/testdata/bench.tars
+	$(GO) run ./cmd/tars2tarscomm -out protocol $(TARS_PROTOCOL)
+	$(GO) run ./cmd/tars2tarscomm -out cmd/tars2tarscomm/internal/testgen cmd/tars2tarscomm/testdata/all.tars
+	$(GO) run ./cmd/tars2tarscomm -out interop/internal/benchtars interop/testdata/bench.tars
 
 ## generate-check: fail if `make generate` changes or adds anything under the generated paths.
 generate-check: generate
