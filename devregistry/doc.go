@@ -26,7 +26,10 @@
 // or a directory (any other Options.File) whose files are all in the naming-file format of
 // package naming/file ("App.Server.EchoObj@tcp -h 127.0.0.1 -p 9000:tcp ...", one object a line),
 // merged; files whose names start with '.' are skipped. The file or directory is read again every
-// Options.Reload (1s): a content that does not parse is logged and the last good one stays.
+// Options.Reload (1s), and a new content is applied once two reads in a row returned it (so a
+// change is served within two reloads; rename a new file over the old one to be safe from
+// readers of half-written files); a content that does not parse is logged and the last good one
+// stays.
 //
 // # Which endpoints a query gets
 //

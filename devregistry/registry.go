@@ -53,12 +53,13 @@ type Registry struct {
 	http *http.Server
 	hln  net.Listener
 
-	mu     sync.Mutex
-	static map[string]naming.List             // from File
-	groups []group                            // from File, sorted by name
-	regs   map[string]map[string]registration // object -> endpoint address -> registration
-	last   []byte                             // File's last content read, applied or not
-	now    func() time.Time                   // the clock; tests keep time.Now
+	mu      sync.Mutex
+	static  map[string]naming.List             // from File
+	groups  []group                            // from File, sorted by name
+	regs    map[string]map[string]registration // object -> endpoint address -> registration
+	last    []byte                             // File's content applied
+	pending []byte                             // a content read once, not applied yet
+	now     func() time.Time                   // the clock; tests keep time.Now
 
 	stop      chan struct{}
 	reloaded  chan struct{} // closed when the reload goroutine exits
@@ -100,7 +101,7 @@ func Start(opts Options) (*Registry, error) {
 		stop: make(chan struct{}), reloaded: make(chan struct{}),
 	}
 	if opts.File != "" {
-		if err := r.load(); err != nil {
+		if err := r.load(false); err != nil {
 			return nil, err
 		}
 	}
@@ -275,7 +276,7 @@ func (r *Registry) follow() {
 			return
 		case <-t.C:
 		}
-		if err := r.load(); err != nil {
+		if err := r.load(true); err != nil {
 			if err.Error() != lastErr {
 				r.log.Warn("reload failed; keeping the last good content", zap.Error(err))
 			}
@@ -286,8 +287,10 @@ func (r *Registry) follow() {
 	}
 }
 
-// load reads File and applies it if it changed and parses.
-func (r *Registry) load() error {
+// load reads File and applies it if it changed and parses. With settle, a new content is applied
+// only once two reads in a row returned it, so that a file being written in place is not
+// applied half-written (say "-p 40" of "-p 40123"); Start loads without it.
+func (r *Registry) load(settle bool) error {
 	data, static, groups, err := read(r.opts.File)
 	if err != nil {
 		return err
@@ -295,6 +298,10 @@ func (r *Registry) load() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.last != nil && bytes.Equal(data, r.last) {
+		return nil
+	}
+	if settle && !bytes.Equal(data, r.pending) {
+		r.pending = data // applied on the next read if it stays
 		return nil
 	}
 	r.last, r.static, r.groups = data, static, groups
