@@ -8,8 +8,8 @@
 // the -I directories) is generated: a TARS module A::B becomes Go package b in <out>/a/b
 // (import path <import>/a/b), and each .tars file its own <file>.tars.go there. Without -import,
 // the import path of <out> comes from the nearest go.mod in <out> or above it (its module path
-// and <out>'s directory below it), so inside a module -import is needed only to override it. -check writes
-// nothing and fails if a generated file on disk differs (for CI).
+// and <out>'s directory below it), so inside a module -import is needed only to override it.
+// -check writes nothing and fails if a generated file on disk differs (for CI).
 //
 // The whole IDL is read: nested modules and `module A::B`, `::` references across modules and
 // files, #include, structs (tags, require/optional, default values, nested structs, key[...]),
