@@ -173,7 +173,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 // each servant's that differ from it, each file read once, now.
 func clientTLS(cfg *conf.Config) (map[string]*tls.Config, error) {
 	out := make(map[string]*tls.Config)
-	base, err := tlsconn.ClientConfig(tlsconn.Files(cfg.TLS))
+	base, err := clientTLSConfig(cfg.TLS)
 	if err != nil {
 		return nil, fmt.Errorf("communicator: %w", err)
 	}
@@ -183,13 +183,23 @@ func clientTLS(cfg *conf.Config) (map[string]*tls.Config, error) {
 		if s.TLS == cfg.TLS {
 			continue
 		}
-		tc, err := tlsconn.ClientConfig(tlsconn.Files(s.TLS))
+		tc, err := clientTLSConfig(s.TLS)
 		if err != nil {
 			return nil, fmt.Errorf("communicator: servant %s: %w", name, err)
 		}
 		out[name] = tc
 	}
 	return out, nil
+}
+
+// clientTLSConfig builds one tls.Config from t (validated by conf: its versions parse).
+func clientTLSConfig(t conf.TLS) (*tls.Config, error) {
+	minVersion, suites, err := t.Parse("")
+	if err != nil {
+		return nil, err
+	}
+	return tlsconn.ClientConfig(tlsconn.Files{CA: t.CA, Cert: t.Cert, Key: t.Key, ServerName: t.ServerName,
+		MinVersion: minVersion, CipherSuites: suites})
 }
 
 // clientAuth returns the credentials for -e 1 endpoints from cfg: the communicator's (key "")

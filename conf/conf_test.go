@@ -39,7 +39,7 @@ func TestDefault(t *testing.T) {
 			MaxConnectFail:       1,
 		},
 		Report: Report{ReportInterval: time.Minute, MaxReportSize: 1400},
-		Server: Server{NetThread: 1, MaxPacketSize: 10 << 20},
+		Server: Server{NetThread: 1, MaxPacketSize: 10 << 20, HandshakeTimeout: 10 * time.Second},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -76,7 +76,7 @@ func fullConfig() Config {
 		"Hello.Server.AuditObj": {},
 	}
 	c.Server.Adapters = []Adapter{
-		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000"},
+		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000", Threads: 4, QueueCap: 10000},
 		{Servant: "Hello.Server.AuditObj", Endpoint: "tcp -h ::1 -p 0"},
 	}
 	return c

@@ -34,6 +34,8 @@ var allowed = map[string][]string{
 	"servantproxy":        {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future", "stats", "interceptor", "dye"},
 	"communicator":        {"servantproxy", "netthread", "adapterproxy", "asyncproc", "conf", "endpoint", "internal/call", "tlsconn", "auth", "stats", "debugpage", "interceptor", "report/stat", "report/property", "protocol/statf", "protocol/propertyf", "naming", "naming/file", "naming/registry", "naming/dns", "objectproxy"},
 	"server":              {"codec", "internal/gnetlog", "internal/inbound", "internal/bufpool", "internal/bigwrite", "tlsconn", "auth", "dye", "interceptor", "stats"},
+	"devregistry":         {"endpoint", "naming", "naming/file", "naming/registry", "protocol/endpointf", "protocol/queryf", "server"},
+	"server/serverconf":   {"server", "conf", "endpoint", "tlsconn"},
 	"tlsconn":             {},
 	"auth":                {"codec"},
 	"internal/tlstest":    {},
