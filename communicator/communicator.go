@@ -16,6 +16,7 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/logging"
 	"github.com/tarscomm/tarscomm/naming"
 	"github.com/tarscomm/tarscomm/naming/file"
 	"github.com/tarscomm/tarscomm/naming/registry"
@@ -58,35 +59,6 @@ type CallError = call.CallError
 // ConnError carries the endpoint and cause of a connection failure; it matches ErrConnection.
 type ConnError = call.ConnError
 
-// Option configures a Communicator at New.
-type Option interface{ apply(*options) }
-
-type options struct {
-	log     *zap.Logger
-	noStats bool
-	naming  naming.Source
-	icpt    []interceptor.Client
-}
-
-type optionFunc func(*options)
-
-func (f optionFunc) apply(o *options) { f(o) }
-
-// WithLogger makes the Communicator log through log. Without it the Communicator logs JSON lines
-// to standard error at the configuration's log-level. Nothing is logged per request above Debug;
-// warnings (a failed connect, a lost connection) are rate-limited per endpoint.
-func WithLogger(log *zap.Logger) Option {
-	return optionFunc(func(o *options) { o.log = log })
-}
-
-// WithNaming makes src resolve proxy strings without '@' (in place of the locator or naming-file
-// of the configuration): an etcd source, a file source built in code, or any naming.Source. The
-// caller keeps ownership of src: the Communicator stops its watches at Close but does not close
-// it.
-func WithNaming(src naming.Source) Option {
-	return optionFunc(func(o *options) { o.naming = src })
-}
-
 // Communicator owns net threads, async workers and servant proxies. Its methods are safe for
 // concurrent use.
 type Communicator struct {
@@ -118,10 +90,10 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	}
 	var o options
 	for _, opt := range opts {
-		opt.apply(&o)
+		opt(&o)
 	}
 	if o.log == nil {
-		o.log = defaultLogger(cfg.LogLevel)
+		o.log = logging.Default(cfg.LogLevel)
 	}
 	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy)}
 	if !o.noStats {

@@ -2,30 +2,11 @@ package communicator
 
 import (
 	"net/http"
-	"os"
 	"time"
 
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-
 	"github.com/tarscomm/tarscomm/debugpage"
-	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/stats"
 )
-
-// WithoutStats turns call counting off: Stats then reports the net threads and endpoints but no
-// calls. Counting costs a map lookup and a few increments per call, on the net thread, without
-// locks or shared atomics; this option exists to measure that cost.
-func WithoutStats() Option {
-	return optionFunc(func(o *options) { o.noStats = true })
-}
-
-// WithInterceptor adds client interceptors: each call of every proxy of the Communicator goes
-// through them, the first given outermost (tracing and metrics: see the otel module). Calls pay
-// nothing for this when there is none.
-func WithInterceptor(cs ...interceptor.Client) Option {
-	return optionFunc(func(o *options) { o.icpt = append(o.icpt, cs...) })
-}
 
 // statsTimeout bounds the wait for one net thread's part of a snapshot.
 const statsTimeout = time.Second
@@ -58,16 +39,4 @@ func (c *Communicator) Stats() stats.Snapshot {
 // mount the handler on yours, e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
 func (c *Communicator) DebugHandler() http.Handler {
 	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.cfg})
-}
-
-// defaultLogger is the logger of a Communicator given none: JSON lines on standard error from
-// level (log-level: debug, info, warn or error) up.
-func defaultLogger(level string) *zap.Logger {
-	var l zapcore.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = zapcore.InfoLevel
-	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(os.Stderr), l)).Named("tarscomm")
 }

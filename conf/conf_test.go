@@ -27,7 +27,7 @@ func TestDefault(t *testing.T) {
 		QueueCap:                100000,
 		MaxPacketSize:           10 << 20,
 		SendBufferLimit:         32 << 20,
-		LogLevel:                "info",
+		LogLevel:                "warn",
 		LoadBalance:             "roundrobin",
 		Health: Health{
 			MinTimeoutInvoke:     1,

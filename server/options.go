@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/logging"
 )
 
 // Option configures a Server; pass options to New.
@@ -44,15 +45,17 @@ const (
 
 func defaultOptions() options {
 	return options{
-		logger:        zap.NewNop(),
+		logger:        logging.Default(""),
 		maxPacketSize: codec.DefaultMaxPacketSize,
 		queueCap:      DefaultQueueCap,
 		handshake:     DefaultHandshakeTimeout,
 	}
 }
 
-// WithLogger sets the logger of the server and of its gnet engine. The default is zap.NewNop().
-// Nothing is logged at Info or below on the per-request path.
+// WithLogger sets the logger of the server and of its gnet engine (logging.FromSlog turns a
+// *slog.Logger into one; zap.NewNop() silences the server). The default, logging.Default, writes
+// JSON lines to standard error from warn up: the server says nothing until something is wrong (a
+// handler panicked). Nothing is logged at Info or below on the per-request path.
 func WithLogger(l *zap.Logger) Option {
 	return optionFunc(func(o *options) {
 		if l != nil {
