@@ -110,7 +110,7 @@ type Server struct {
 func New(opts ...Option) *Server {
 	o := defaultOptions()
 	for _, opt := range opts {
-		opt.apply(&o)
+		opt(&o)
 	}
 	s := &Server{
 		opts:        o,
