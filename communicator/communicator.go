@@ -78,6 +78,7 @@ type Communicator struct {
 
 	mu       sync.Mutex
 	proxies  map[string]*servantproxy.ServantProxy // by identity (see Proxy); guarded by mu
+	internal map[string]bool                       // servants of internal proxies (report.go); guarded by mu
 	managers []*naming.Manager                     // guarded by mu
 	closed   bool                                  // guarded by mu
 }
@@ -95,7 +96,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	if o.log == nil {
 		o.log = logging.Default(cfg.LogLevel)
 	}
-	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy)}
+	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy), internal: map[string]bool{}}
 	if !o.noStats {
 		c.shared = new(stats.Shared)
 	}
@@ -235,6 +236,11 @@ func (c *Communicator) Config() conf.Config { return c.cfg }
 // "locator", "naming-file" or WithNaming: the error names the locator key and matches
 // ErrNoEndpoint), and when prx is nil or a nil pointer.
 func (c *Communicator) StringToProxy(proxy string, prx any) error {
+	return c.bind(proxy, prx, false)
+}
+
+// bind is StringToProxy; an internal proxy is one of the library's own (report.go).
+func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	switch p := prx.(type) {
 	case nil:
 		return errors.New("communicator: StringToProxy into nil: pass a pointer to a proxy, e.g. new(hellopb.GreeterProxy)")
@@ -252,7 +258,7 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	if len(target.Endpoints) == 0 && c.naming == nil {
 		return fmt.Errorf("communicator: StringToProxy(%q): %w", proxy, c.noNaming(target.Object))
 	}
-	sp, err := c.Proxy(proxy)
+	sp, err := c.proxy(proxy, c.clientSet(), false, internal)
 	if err != nil {
 		return err
 	}
@@ -277,11 +283,15 @@ func (c *Communicator) noNaming(obj string) error {
 // StringToProxy, it accepts a bare "Obj" without a naming source: its calls then fail with an
 // error matching ErrNoEndpoint that names the missing locator key.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
-	set := ""
+	return c.proxy(proxy, c.clientSet(), false, false)
+}
+
+// clientSet is the set a bare "Obj" is looked up in: the client's, with set routing on.
+func (c *Communicator) clientSet() string {
 	if c.cfg.EnableSet {
-		set = c.cfg.SetDivision
+		return c.cfg.SetDivision
 	}
-	return c.proxy(proxy, set, false)
+	return ""
 }
 
 // ProxyWithSet is Proxy for calls invoked by an explicit set, TarsCpp's stringToProxy(obj, set):
@@ -291,10 +301,13 @@ func (c *Communicator) ProxyWithSet(proxy, set string) (*servantproxy.ServantPro
 	if p := conf.SetDivisionProblem(set); p != "" {
 		return nil, fmt.Errorf("communicator: set %q: %s", set, p)
 	}
-	return c.proxy(proxy, set, true)
+	return c.proxy(proxy, set, true, false)
 }
 
-func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.ServantProxy, error) {
+// proxy builds or finds the ServantProxy of proxy in set. An internal proxy (report.go) runs no
+// interceptor, is kept apart from the user's proxies of the same string, and its servant is left
+// out of Stats.
+func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*servantproxy.ServantProxy, error) {
 	target, err := endpoint.Parse(proxy)
 	if err != nil {
 		return nil, err
@@ -317,6 +330,12 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 	if set != "" {
 		key += " |set " + set
 	}
+	icpt := c.icpt
+	if internal {
+		key += " |internal"
+		icpt = nil
+		c.internal[target.Object] = true
+	}
 	if sp, ok := c.proxies[key]; ok {
 		return sp, nil
 	}
@@ -333,7 +352,7 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 		Balancer:     s.LoadBalance,
 		Retries:      s.Retries,
 		Stats:        c.shared,
-		Interceptor:  c.icpt,
+		Interceptor:  icpt,
 		SetName:      set,
 		// Tail latency and failing endpoints (tail.go).
 		MaxInflight:   s.MaxInflight,

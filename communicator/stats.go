@@ -2,6 +2,7 @@ package communicator
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/tarscomm/tarscomm/debugpage"
@@ -15,6 +16,9 @@ const statsTimeout = time.Second
 // endpoint) by result with their latency, each net thread's counters, and the state and health
 // of every endpoint's connection on every net thread. Each net thread copies its own counters on
 // its loop; Stats merges them. A net thread that does not answer within a second is left out.
+// The calls and endpoints of the library's own servants (the stat and property services it
+// reports to) are left out, calls the user makes to those servants too; the net threads'
+// counters include their traffic.
 // Safe for concurrent use, also after Close (which leaves the threads out).
 func (c *Communicator) Stats() stats.Snapshot {
 	parts := make([]stats.Snapshot, 0, len(c.threads)+1)
@@ -30,6 +34,12 @@ func (c *Communicator) Stats() stats.Snapshot {
 	if s.Taken.IsZero() {
 		s.Taken = time.Now()
 	}
+	c.mu.Lock()
+	if len(c.internal) > 0 {
+		s.Calls = slices.DeleteFunc(s.Calls, func(x stats.Call) bool { return c.internal[x.Servant] })
+		s.Endpoints = slices.DeleteFunc(s.Endpoints, func(x stats.Endpoint) bool { return c.internal[x.Servant] })
+	}
+	c.mu.Unlock()
 	return s
 }
 
