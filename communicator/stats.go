@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/debugpage"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -45,8 +46,23 @@ func (c *Communicator) Stats() stats.Snapshot {
 
 // DebugHandler returns the debug page: an http.Handler that shows Stats (net threads,
 // connections, endpoints and their health, per-function latency and errors) and the
-// configuration, as HTML, or as JSON with ?format=json. The library starts no HTTP server:
-// mount the handler on yours, e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
+// configuration in force (each servant's table with the values that apply to it), as HTML, or
+// as JSON with ?format=json. The library starts no HTTP server: mount the handler on yours,
+// e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
 func (c *Communicator) DebugHandler() http.Handler {
-	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.cfg})
+	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.effectiveConfig()})
+}
+
+// effectiveConfig is the configuration with each servant's table as it applies
+// (conf.ForServant): the communicator's values for the keys it leaves unset, and the defaults
+// of keys whose 0 means one (backup-budget), so that the debug page shows what is in force.
+func (c *Communicator) effectiveConfig() conf.Config {
+	cfg := c.cfg
+	if len(c.cfg.Servants) > 0 {
+		cfg.Servants = make(map[string]conf.Servant, len(c.cfg.Servants))
+		for name := range c.cfg.Servants {
+			cfg.Servants[name] = c.cfg.ForServant(name)
+		}
+	}
+	return cfg
 }
