@@ -11,6 +11,11 @@
 // communicator.WithSlog, server.WithLogger) replaces the default and its level rules; a
 // zap.NewNop() silences the library entirely.
 //
+// Warn rather than a nop logger: a connect that keeps failing, a registry that no longer
+// answers or a handler that panicked must reach someone who never thought of configuring a
+// logger (grpc-go, likewise, prints its errors unless told otherwise); what is routine (a
+// connection made, a list installed) stays at Info and Debug.
+//
 // # log/slog
 //
 // The packages log through a *zap.Logger. FromSlog turns a *slog.Logger into one: each entry
