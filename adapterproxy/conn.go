@@ -106,16 +106,16 @@ func (a *AdapterProxy) closed(err error) {
 	a.stopBig()
 	a.in.Reset()
 	a.stats.ConnLosses++
-	if !a.heard && len(a.pending) > 0 && a.ep.Proto != endpoint.SSL && !isLocalClose(err) {
+	if !a.heard && a.calls.len() > 0 && a.ep.Proto != endpoint.SSL && !isLocalClose(err) {
 		err = &silentPeerError{err: err}
 	}
 	switch {
-	case !a.proven && len(a.pending) > 0:
+	case !a.proven && a.calls.len() > 0:
 		a.dialFails++
 		a.lastErr = err
 		a.retryAt = now + int64(backoff(a.dialFails))
 		a.health.connectFailed(now)
-	case len(a.pending) > 0:
+	case a.calls.len() > 0:
 		a.dialFails, a.retryAt = 0, 0
 		a.health.fail(now)
 		a.guard.failed(&a.opts.Breaker, now, errorCost)
@@ -188,15 +188,14 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 		}
 		return err
 	}
-	c, ok := a.pending[r.RequestID]
-	if !ok {
+	c := a.calls.take(r.RequestID)
+	if c == nil {
 		a.stats.Late++
 		if owned {
 			bufpool.Put(frame)
 		}
 		return nil
 	}
-	a.forget(c)
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
 	now := a.loop.Now()

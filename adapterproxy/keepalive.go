@@ -53,7 +53,7 @@ func (a *AdapterProxy) Tick(now int64) {
 		}
 		return
 	}
-	if t := int64(a.ep.Timeout); t > 0 && idle >= t && len(a.pending) == 0 && a.q.live == 0 {
+	if t := int64(a.ep.Timeout); t > 0 && idle >= t && a.calls.len() == 0 && a.q.live == 0 {
 		a.detach(errIdle)
 	}
 }
@@ -62,14 +62,13 @@ func (a *AdapterProxy) Tick(now int64) {
 // like any call's, and nobody waits for it.
 func (a *AdapterProxy) sendPing(now, timeout int64) {
 	c := call.Get()
-	c.ID = a.loop.NextID()
 	c.Deadline = now + timeout
 	c.Notify = recycle
 	c.Dest = noRetry{}
 	c.Frame = codec.AppendRequest(c.Frame[:0], &codec.RequestPacket{
 		Version:     codec.VersionTars,
 		PacketType:  codec.PacketNormal,
-		RequestID:   c.ID,
+		RequestID:   codec.RequestIDUnassigned, // send gives it its id (pending.go)
 		ServantName: a.servant,
 		FuncName:    "tars_ping",
 		Timeout:     int32(timeout / 1e6),

@@ -71,8 +71,7 @@ type Thread struct {
 	notified atomic.Bool  // a wakeup is on its way to the loop
 	tickDue  atomic.Bool  // the ticker asked for a sweep
 	gate     atomic.Int64 // closedBit | Submits in progress
-	nextID   atomic.Int32
-	broken   atomic.Bool // the anchor socket failed: the loop can no longer be woken
+	broken   atomic.Bool  // the anchor socket failed: the loop can no longer be woken
 
 	objsMu sync.Mutex
 	objs   []*objectproxy.ObjectProxy // every ObjectProxy built on this thread
@@ -185,19 +184,6 @@ func (t *Thread) enrollAnchor() error {
 // anchorCtx marks the anchor connection in gnet callbacks.
 type anchorCtx struct{}
 
-// NextID returns a fresh request id for a call on this thread: unique among the thread's
-// pending calls, never 0 (reserved for server push). Safe for concurrent use.
-func (t *Thread) NextID() int32 {
-	for {
-		id := t.nextID.Add(1)
-		if id > 0 {
-			return id
-		}
-		// Wrapped past MaxInt32: restart at 1. Concurrent callers may race here; CAS keeps one.
-		t.nextID.CompareAndSwap(id, 0)
-	}
-}
-
 // NewObjectProxy builds the ObjectProxy of target's servant on this thread, using the named
 // balancer and allowing retries other endpoints for calls that could not be written. Safe for concurrent use; the ObjectProxy belongs to the loop afterwards and is
 // reached only through calls submitted with Dest set to it.
@@ -229,7 +215,7 @@ func (t *Thread) objects() []*objectproxy.ObjectProxy {
 	return t.objs
 }
 
-// Submit hands c (with Dest, ID and Frame set) to the loop. It fails with call.ErrQueueFull
+// Submit hands c (with Dest and Frame set) to the loop. It fails with call.ErrQueueFull
 // when QueueCap calls are already waiting, and with call.ErrClosed after Close; on error the
 // caller still owns c. Safe for concurrent use.
 func (t *Thread) Submit(c *call.Call) error {

@@ -510,7 +510,6 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	t := p.threads[i]
 
 	c := call.Get()
-	c.ID = t.NextID()
 	c.Deadline = deadline
 	c.Dest = p.objs[i]
 	c.Servant, c.Func, c.Start = p.name, fn, now
@@ -529,7 +528,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		Version:     codec.VersionTars,
 		PacketType:  pt,
 		MessageType: mt,
-		RequestID:   c.ID,
+		RequestID:   codec.RequestIDUnassigned, // the connection's AdapterProxy assigns it
 		ServantName: p.name,
 		FuncName:    fn,
 		Buffer:      body,
