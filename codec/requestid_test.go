@@ -68,3 +68,14 @@ func TestSetRequestIDRefuses(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSetRequestID is what the loop pays per call to give it its id.
+func BenchmarkSetRequestID(b *testing.B) {
+	frame := AppendRequest(nil, &RequestPacket{Version: VersionTars, MessageType: 0x80, RequestID: RequestIDUnassigned, ServantName: "Hello.Server.GreeterObj", FuncName: "SayHello", Buffer: make([]byte, 128), Timeout: 3000})
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if !SetRequestID(frame, int32(i)) {
+			b.Fatal("refused")
+		}
+	}
+}
