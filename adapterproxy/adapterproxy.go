@@ -68,6 +68,9 @@ type Options struct {
 	KeepAlive time.Duration
 	Log       *zap.Logger
 	Breaker   Breaker // the circuit breaker (breaker.go); zero: none
+	// Push receives the server's pushes and the connection's open and close (push.go); nil:
+	// pushes are logged and dropped.
+	Push PushSink
 }
 
 type connState uint8
@@ -140,6 +143,9 @@ type Stats struct {
 	Writes      uint64 // writes to the connection
 	BytesOut    uint64 // bytes written
 	BytesIn     uint64 // bytes of the reply frames read
+	Pushes      uint64 // packets the server pushed (request id 0)
+	// PushesDropped counts pushes nobody took (no push callback, or its queue refused them).
+	PushesDropped uint64
 }
 
 // New returns the AdapterProxy of servant's endpoint ep, owned by loop. It does not connect

@@ -78,6 +78,7 @@ type proxy struct {
 	limit   limiter           // max-inflight (limit.go)
 	backup  *backup           // backup requests (backup.go); nil: none
 	finish  func(*call.Call)  // Finish of async calls: finishAsync, or with the limit's release
+	push    *pushSink         // server pushes and connection events (push.go)
 
 	rr atomic.Uint32 // first-layer round-robin over threads
 }
@@ -121,6 +122,7 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 		}
 		p.objs = append(p.objs, obj)
 	}
+	p.initPush()
 	return &ServantProxy{p: p}, nil
 }
 

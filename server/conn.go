@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ type conn struct {
 	hs     *tlsconn.ServerHandshake // a WithTLS server's connection until its handshake is over
 	tlsc   *tlsconn.LoopConn        // then: what reads and writes it (c is it too); nil for TCP
 	authed bool                     // the connection may be served: authenticated, or WithAuth is off
+	gone   atomic.Bool              // OnClose ran: pushes fail (push.go)
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    []byte
@@ -167,6 +169,7 @@ func cloneAddr(a net.Addr) net.Addr {
 // OnClose forgets the gnet.Conn: replies that arrive later are dropped.
 func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 	if cs, ok := c.Context().(*conn); ok {
+		cs.gone.Store(true)
 		cs.c = nil
 		cs.in.Reset()
 		c.SetContext(nil)
@@ -281,6 +284,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	}
 	cur := &l.cur
 	fillCurrent(cur, req, cs.remote)
+	cur.conn = cs
 	body, ret, desc := s.invoke(h, cur, req.Buffer, l.rsp[:0])
 	if !oneway {
 		l.out = appendReply(l.out, &l.resp, req, ret, desc, body, cur)
@@ -344,6 +348,7 @@ func (l *loop) dispatch(cs *conn, frame []byte, owned bool) bool {
 		} else {
 			j.h, j.cs = h, cs
 			fillCurrent(&j.cur, req, cs.remote)
+			j.cur.conn = cs
 			select {
 			case s.jobs <- j:
 				return true

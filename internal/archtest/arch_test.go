@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"naming/file":         {"endpoint", "naming"},
 	"naming/registry":     {"endpoint", "naming", "protocol/endpointf", "protocol/queryf"},
 	"netthread":           {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog", "tlsconn", "auth", "stats"},
-	"servantproxy":        {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future", "stats", "interceptor", "dye"},
+	"servantproxy":        {"netthread", "objectproxy", "adapterproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future", "stats", "interceptor", "dye"},
 	"communicator":        {"servantproxy", "netthread", "adapterproxy", "asyncproc", "conf", "endpoint", "internal/call", "tlsconn", "auth", "stats", "debugpage", "interceptor", "report/stat", "report/property", "protocol/statf", "protocol/propertyf", "naming", "naming/file", "naming/registry", "objectproxy", "protocol/queryf"},
 	"server":              {"codec", "internal/gnetlog", "internal/inbound", "internal/bufpool", "tlsconn", "auth", "dye", "interceptor", "stats"},
 	"tlsconn":             {},
