@@ -19,12 +19,14 @@ const (
 )
 
 // Tick runs the connection's periodic chores: dropping queued calls whose callers gave up,
-// giving up on a connect that never completed, probing an inactive endpoint, a keepalive ping
-// when the connection has been idle for the keepalive interval, or, without keepalive, closing
-// a connection idle for longer than the endpoint's -t timeout. The net thread calls it every few
+// making an empty pending table small again after a burst, giving up on a connect that never
+// completed, probing an inactive endpoint, a keepalive ping when the connection has been idle
+// for the keepalive interval, or, without keepalive, closing a connection idle for longer than
+// the endpoint's -t timeout. The net thread calls it every few
 // check intervals. Must be called on the loop goroutine.
 func (a *AdapterProxy) Tick(now int64) {
 	a.sweepAbandoned()
+	a.calls.trim()
 	switch a.state {
 	case stateConnecting:
 		if limit := int64(a.ConnectTimeout() + connectSlack); now-a.dialStart > limit {

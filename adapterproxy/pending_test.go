@@ -2,6 +2,7 @@ package adapterproxy
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/tarscomm/tarscomm/codec"
@@ -74,27 +75,93 @@ func TestCallTableAssignRefusesNarrowID(t *testing.T) {
 	}
 }
 
-// A table emptied after a burst is made again (its memory given back); a small one is kept.
-func TestCallTableShrinks(t *testing.T) {
+// The slot array grows past half full, keeps every call findable by its id across the growth,
+// never gives two pending calls ids in one slot (a long-pending call is skipped, not
+// overwritten), and is made small again by trim once emptied after a burst (not before).
+func TestCallTableGrowsAndShrinks(t *testing.T) {
 	tab := newCallTable()
-	for i := int32(1); i <= shrinkAbove+1; i++ {
-		tab.add(&call.Call{ID: i})
+	long := &call.Call{Frame: frameFor(t, codec.RequestIDUnassigned)}
+	if !tab.assign(long) {
+		t.Fatal("assign refused")
 	}
-	old := tab.m
-	for i := int32(1); i <= shrinkAbove+1; i++ {
-		tab.take(i)
+	tab.add(long)
+	// Many short calls pass while the long one stays: its slot comes round again and again.
+	for range 10 * minSlots {
+		c := &call.Call{Frame: frameFor(t, codec.RequestIDUnassigned)}
+		tab.assign(c)
+		tab.add(c)
+		if got := tab.take(c.ID); got != c {
+			t.Fatalf("take(%d) = %p, want the call just added", c.ID, got)
+		}
 	}
-	if tab.len() != 0 || tab.peak != 0 {
-		t.Fatalf("after the burst: len %d peak %d, want 0 0", tab.len(), tab.peak)
+	if got := tab.take(long.ID); got != long {
+		t.Fatal("the long-pending call was lost or overwritten")
 	}
-	tab.add(&call.Call{ID: 1})
-	if len(old) != 0 {
-		t.Fatalf("the burst's map still holds %d calls", len(old))
+	if len(tab.slots) != minSlots {
+		t.Fatalf("%d slots for at most 2 calls pending, want %d", len(tab.slots), minSlots)
 	}
-	small := tab.m
-	tab.take(1)
-	tab.add(&call.Call{ID: 2})
-	if len(small) != 1 {
-		t.Fatal("a small table was made again")
+	var burst []*call.Call
+	for range 3 * shrinkAbove {
+		c := &call.Call{Frame: frameFor(t, codec.RequestIDUnassigned)}
+		tab.assign(c)
+		tab.add(c)
+		burst = append(burst, c)
+	}
+	if 2*tab.len() > len(tab.slots) {
+		t.Fatalf("%d calls in %d slots: more than half full", tab.len(), len(tab.slots))
+	}
+	for _, c := range burst[1:] {
+		if got := tab.take(c.ID); got != c {
+			t.Fatalf("after growing, take(%d) = %p, want %p", c.ID, got, c)
+		}
+	}
+	big := len(tab.slots)
+	tab.trim()
+	if len(tab.slots) != big {
+		t.Fatal("trim shrank a table that still holds a call")
+	}
+	tab.remove(burst[0])
+	if tab.len() != 0 || len(tab.slots) != big {
+		t.Fatalf("emptied: %d calls, %d slots; want 0 and %d (until trim)", tab.len(), len(tab.slots), big)
+	}
+	tab.trim()
+	if tab.len() != 0 || len(tab.slots) != minSlots {
+		t.Fatalf("after the burst: %d calls, %d slots; want 0 and %d", tab.len(), len(tab.slots), minSlots)
+	}
+	if tab.take(burst[0].ID) != nil {
+		t.Fatal("a reply for an ended call found a call")
+	}
+}
+
+// BenchmarkCallTable is the table's cost per call at a steady number of calls pending: a reply
+// taken, a new call given its id and added.
+func BenchmarkCallTable(b *testing.B) {
+	for _, pending := range []int{16, 512, 16384} {
+		b.Run(strconv.Itoa(pending), func(b *testing.B) {
+			tab := newCallTable()
+			calls := make([]*call.Call, pending)
+			for i := range calls {
+				calls[i] = &call.Call{Frame: codec.AppendRequest(nil, &codec.RequestPacket{Version: codec.VersionTars, RequestID: codec.RequestIDUnassigned, ServantName: "A.B.C", FuncName: "f"})}
+				if !tab.assign(calls[i]) {
+					b.Fatal("assign refused")
+				}
+				tab.add(calls[i])
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c := calls[i]
+				if tab.take(c.ID) != c {
+					b.Fatal("lost a call")
+				}
+				if !tab.assign(c) {
+					b.Fatal("assign refused")
+				}
+				tab.add(c)
+				if i++; i == pending {
+					i = 0
+				}
+			}
+		})
 	}
 }
