@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
@@ -211,5 +212,64 @@ func TestPushAcrossReconnect(t *testing.T) {
 	}
 	if p := recv(t, rec.pushes, "push"); string(p.Body) != "b" {
 		t.Fatalf("push after the reconnect: %q, want b", p.Body)
+	}
+}
+
+// TestPushReconnectPacketIsNotAPush: TarsGo's `_reconnect_` packet also has request id 0, but it
+// is not a push: it is neither handed to the callback nor warned about as a dropped push. A raw
+// peer answers each call with `_reconnect_`, then a push "Tick", then the reply.
+func TestPushReconnectPacketIsNotAPush(t *testing.T) {
+	endToEnd(t)
+	ln := listenLoopback(t)
+	serveRaw(t, ln, func(_ int64, c net.Conn) {
+		fr := codec.NewFrameReader(c, 0)
+		for {
+			frame, err := fr.Next()
+			if err != nil {
+				return
+			}
+			var req codec.RequestPacket
+			if err := codec.DecodeRequest(frame, &req); err != nil {
+				return
+			}
+			var out []byte
+			out = codec.AppendResponse(out, &codec.ResponsePacket{Version: codec.VersionTars, RequestID: codec.PushRequestID, ResultDesc: codec.ReconnectDesc})
+			out = codec.AppendResponse(out, &codec.ResponsePacket{Version: codec.VersionTars, RequestID: codec.PushRequestID,
+				Buffer: []byte("t"), Status: map[string]string{"TARS_FUNC": "Tick"}})
+			out = codec.AppendResponse(out, &codec.ResponsePacket{Version: codec.VersionTars, RequestID: req.RequestID, Buffer: []byte("subscribed")})
+			if _, err := c.Write(out); err != nil {
+				return
+			}
+		}
+	})
+	core, logs := observer.New(zap.WarnLevel)
+	cfg := conf.Default()
+	onePushThread(&cfg)
+	comm, err := communicator.New(cfg, communicator.WithLogger(zap.New(core)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeComm(t, comm) })
+	sp := pushProxy(t, comm, ln.Addr().String())
+
+	call := func() {
+		t.Helper()
+		if body, err := sp.InvokeRaw(testCtx(t), "Subscribe", nil); err != nil || string(body) != "subscribed" {
+			t.Fatalf("Subscribe: %q, %v", body, err)
+		}
+	}
+	call() // no callback: the Tick push is dropped with a warning, `_reconnect_` silently
+	dropped := logs.FilterMessageSnippet("server push dropped")
+	if dropped.Len() != 1 || dropped.All()[0].ContextMap()["func"] != "Tick" {
+		t.Fatalf("dropped-push warnings: %v, want one, for Tick", dropped.All())
+	}
+	rec := newPushRecorder()
+	sp.SetPushCallback(rec.callback())
+	call()
+	call()
+	for i := range 2 {
+		if p := recv(t, rec.pushes, "push"); p.Func != "Tick" || string(p.Body) != "t" {
+			t.Fatalf("push %d: %+v, want Tick (the `_reconnect_` packet is not a push)", i, p)
+		}
 	}
 }
