@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"naming/registry":     {"endpoint", "naming", "protocol/endpointf", "protocol/queryf"},
 	"naming/dns":          {"endpoint", "naming"},
 	"netthread":           {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog", "tlsconn", "auth", "stats"},
-	"servantproxy":        {"netthread", "objectproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future", "stats", "interceptor", "dye"},
+	"servantproxy":        {"netthread", "objectproxy", "adapterproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future", "stats", "interceptor", "dye"},
 	"communicator":        {"servantproxy", "netthread", "adapterproxy", "asyncproc", "conf", "endpoint", "internal/call", "tlsconn", "auth", "stats", "debugpage", "interceptor", "report/stat", "report/property", "protocol/statf", "protocol/propertyf", "naming", "naming/file", "naming/registry", "naming/dns", "objectproxy", "logging"},
 	"server":              {"codec", "internal/gnetlog", "internal/inbound", "internal/bufpool", "internal/bigwrite", "tlsconn", "auth", "dye", "interceptor", "stats", "logging"},
 	"devregistry":         {"endpoint", "naming", "naming/file", "naming/registry", "protocol/endpointf", "protocol/queryf", "server"},
