@@ -129,12 +129,18 @@ func ctxDone(ctx context.Context, ignore bool) <-chan struct{} {
 // closeComm).
 func newComm(t *testing.T, edit func(*conf.Config)) *communicator.Communicator {
 	t.Helper()
+	return newCommWith(t, edit)
+}
+
+// newCommWith is newComm with options beside the test's logger.
+func newCommWith(t *testing.T, edit func(*conf.Config), opts ...communicator.Option) *communicator.Communicator {
+	t.Helper()
 	endToEnd(t)
 	cfg := conf.Default()
 	if edit != nil {
 		edit(&cfg)
 	}
-	c, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)))
+	c, err := communicator.New(cfg, append([]communicator.Option{communicator.WithLogger(zaptest.NewLogger(t))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
