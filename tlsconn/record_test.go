@@ -45,7 +45,6 @@ const liveness = 10 * time.Second
 type loopClient struct {
 	gnet.BuiltinEventEngine
 	sess   *Session
-	client *gnet.Client
 	opened chan *LoopConn
 	closed chan error // Cause of the close
 
