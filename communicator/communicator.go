@@ -275,7 +275,7 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	}
 	sp, err := c.Proxy(proxy)
 	if err != nil {
-		return fmt.Errorf("StringToProxy: %w", err)
+		return err
 	}
 	switch p := prx.(type) {
 	case *servantproxy.ServantProxy:
