@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"internal/bigwrite":   {},
 	"logging":             {},
 	"asyncproc":           {"internal/call"},
-	"adapterproxy":        {"codec", "endpoint", "internal/call", "internal/inbound", "internal/bufpool", "stats"},
+	"adapterproxy":        {"codec", "endpoint", "internal/call", "internal/inbound", "internal/bufpool", "internal/bigwrite", "stats"},
 	"objectproxy":         {"adapterproxy", "endpoint", "internal/call", "codec"},
 	"naming":              {"endpoint"},
 	"naming/file":         {"endpoint", "naming"},
