@@ -57,7 +57,7 @@ func (c *Communicator) Stats() stats.Snapshot {
 // configuration, as HTML, or as JSON with ?format=json. The library starts no HTTP server:
 // mount the handler on yours, e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
 func (c *Communicator) DebugHandler() http.Handler {
-	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.cfg})
+	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.cfg, Balancers: balancerSettings()})
 }
 
 // defaultLogger is the logger of a Communicator given none: JSON lines on standard error from

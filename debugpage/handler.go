@@ -17,6 +17,9 @@ type Options struct {
 	Title string
 	// Config, if set, is shown as JSON under "Configuration" (e.g. Communicator.Config()).
 	Config any
+	// Balancers, if set, lists the values load-balance accepts, each with what it does (Key:
+	// the name, Value: the description), under "Balancers".
+	Balancers []Setting
 }
 
 //go:embed page.html

@@ -19,6 +19,8 @@ type View struct {
 	Config    any               `json:"config,omitempty"`
 	// Settings is Config line by line for the page (nil when it is not a struct).
 	Settings []Setting `json:"-"`
+	// Balancers are the registered balancers: name and description.
+	Balancers []Setting `json:"balancers,omitempty"`
 }
 
 // Totals add up every call.
@@ -79,7 +81,7 @@ type Bucket struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func newView(s stats.Snapshot, o Options) View {
-	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Config: o.Config, Settings: settings(o.Config)}
+	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Config: o.Config, Settings: settings(o.Config), Balancers: o.Balancers}
 	if v.Title == "" {
 		v.Title = "tarscomm"
 	}
