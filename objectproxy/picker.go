@@ -86,6 +86,7 @@ type pickers struct {
 	hash   Picker       // calls with one
 	static staticWeight // calls without one when every endpoint says -v 1 (TarsCpp's rule)
 	backup backupPicker // spread's, if it chooses backups itself
+	up     chooser      // spread's, if it chooses among Up only: pick calls it without Pick's hop
 }
 
 func newPickers(name string) (pickers, error) {
@@ -100,6 +101,7 @@ func newPickers(name string) (pickers, error) {
 		p.spread, p.hash = b.new(), new(modHash)
 	}
 	p.backup, _ = p.spread.(backupPicker)
+	p.up, _ = p.spread.(chooser)
 	return p, nil
 }
 
