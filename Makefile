@@ -133,11 +133,12 @@ proto:
 
 ## proto-check: fail if `make proto` changes or adds anything under the generated paths.
 ## tools: install the code generators into ./bin (protoc-gen-go at the pinned version,
-## protoc-gen-go-tars and tars2tarscomm from this tree); protoc itself comes from the system.
+## protoc-gen-go-tars and tars2tarscomm from this tree) and the development registry
+## tarsregistry; protoc itself comes from the system.
 tools:
 	GOBIN=$(BIN) $(GO) install $(PROTOC_GEN_GO)
-	GOBIN=$(BIN) $(GO) install ./cmd/protoc-gen-go-tars ./cmd/tars2tarscomm
-	@echo "installed into $(BIN): protoc-gen-go protoc-gen-go-tars tars2tarscomm"
+	GOBIN=$(BIN) $(GO) install ./cmd/protoc-gen-go-tars ./cmd/tars2tarscomm ./cmd/tarsregistry
+	@echo "installed into $(BIN): protoc-gen-go protoc-gen-go-tars tars2tarscomm tarsregistry"
 	@command -v protoc >/dev/null 2>&1 && echo "protoc: $$(protoc --version)" || \
 		echo "protoc not found: install it (Debian/Ubuntu: apt-get install protobuf-compiler; others: https://github.com/protocolbuffers/protobuf/releases)"
 
@@ -148,13 +149,12 @@ proto-check: proto
 
 ## generate: regenerate the Go of the repository's .tars files with cmd/tars2tarscomm built from
 ## this tree: the registry and stat protocol (protocol/), the generator's test package (which is
-## also its golden files), the interop module's benchmark struct. Needs only Go.
+## also its golden files), the interop module's benchmark struct. Needs only Go. The import paths
+## come from the go.mod above each -out directory (interop/ is a module of its own).
 generate:
-	$(GO) run ./cmd/tars2tarscomm -out protocol -import $(MODULE)/protocol $(TARS_PROTOCOL)
-	$(GO) run ./cmd/tars2tarscomm -out cmd/tars2tarscomm/internal/testgen \
-		-import $(MODULE)/cmd/tars2tarscomm/internal/testgen cmd/tars2tarscomm/testdata/all.tars
-	$(GO) run ./cmd/tars2tarscomm -out interop/internal/benchtars \
-		-import $(MODULE)/interop/internal/benchtars interop/testdata/bench.tars
+	$(GO) run ./cmd/tars2tarscomm -out protocol $(TARS_PROTOCOL)
+	$(GO) run ./cmd/tars2tarscomm -out cmd/tars2tarscomm/internal/testgen cmd/tars2tarscomm/testdata/all.tars
+	$(GO) run ./cmd/tars2tarscomm -out interop/internal/benchtars interop/testdata/bench.tars
 
 ## generate-check: fail if `make generate` changes or adds anything under the generated paths.
 generate-check: generate

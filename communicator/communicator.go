@@ -16,12 +16,10 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/logging"
 	"github.com/tarscomm/tarscomm/naming"
-	"github.com/tarscomm/tarscomm/naming/file"
-	"github.com/tarscomm/tarscomm/naming/registry"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
-	"github.com/tarscomm/tarscomm/protocol/queryf"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
 	"github.com/tarscomm/tarscomm/tlsconn"
@@ -58,35 +56,6 @@ type CallError = call.CallError
 // ConnError carries the endpoint and cause of a connection failure; it matches ErrConnection.
 type ConnError = call.ConnError
 
-// Option configures a Communicator at New.
-type Option interface{ apply(*options) }
-
-type options struct {
-	log     *zap.Logger
-	noStats bool
-	naming  naming.Source
-	icpt    []interceptor.Client
-}
-
-type optionFunc func(*options)
-
-func (f optionFunc) apply(o *options) { f(o) }
-
-// WithLogger makes the Communicator log through log. Without it the Communicator logs JSON lines
-// to standard error at the configuration's log-level. Nothing is logged per request above Debug;
-// warnings (a failed connect, a lost connection) are rate-limited per endpoint.
-func WithLogger(log *zap.Logger) Option {
-	return optionFunc(func(o *options) { o.log = log })
-}
-
-// WithNaming makes src resolve proxy strings without '@' (in place of the locator or naming-file
-// of the configuration): an etcd source, a file source built in code, or any naming.Source. The
-// caller keeps ownership of src: the Communicator stops its watches at Close but does not close
-// it.
-func WithNaming(src naming.Source) Option {
-	return optionFunc(func(o *options) { o.naming = src })
-}
-
 // Communicator owns net threads, async workers and servant proxies. Its methods are safe for
 // concurrent use.
 type Communicator struct {
@@ -106,6 +75,7 @@ type Communicator struct {
 
 	mu       sync.Mutex
 	proxies  map[string]*servantproxy.ServantProxy // by identity (see Proxy); guarded by mu
+	internal map[string]bool                       // servants of internal proxies (report.go); guarded by mu
 	managers []*naming.Manager                     // guarded by mu
 	closed   bool                                  // guarded by mu
 }
@@ -118,12 +88,12 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	}
 	var o options
 	for _, opt := range opts {
-		opt.apply(&o)
+		opt(&o)
 	}
 	if o.log == nil {
-		o.log = defaultLogger(cfg.LogLevel)
+		o.log = logging.Default(cfg.LogLevel)
 	}
-	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy)}
+	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy), internal: map[string]bool{}}
 	if !o.noStats {
 		c.shared = new(stats.Shared)
 	}
@@ -172,52 +142,11 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	return c, nil
 }
 
-// startNaming sets up the source of proxy strings without '@': src if given, else the
-// configuration's naming-file or locator.
-func (c *Communicator) startNaming(src naming.Source) error {
-	switch {
-	case src != nil:
-		c.naming = src
-	case c.cfg.NamingFile != "":
-		f, err := file.Open(c.cfg.NamingFile, c.log)
-		if err != nil {
-			return fmt.Errorf("communicator: naming-file: %w", err)
-		}
-		c.naming, c.ownNaming = f, func() { _ = f.Close() }
-	case c.cfg.Locator != "":
-		loc, err := c.Proxy(c.cfg.Locator)
-		if err != nil {
-			return fmt.Errorf("communicator: locator: %w", err)
-		}
-		c.naming = registry.New(queryf.NewQueryFProxy(loc), registry.Options{
-			Refresh: c.cfg.RefreshEndpointInterval,
-			Cache:   c.cfg.EndpointCache,
-			Locator: c.cfg.Locator,
-			Log:     c.log,
-		})
-	}
-	return nil
-}
-
-// closeNaming stops every servant's watch, then the Communicator's own source.
-func (c *Communicator) closeNaming() {
-	c.mu.Lock()
-	ms := c.managers
-	c.managers = nil
-	c.mu.Unlock()
-	for _, m := range ms {
-		m.Close()
-	}
-	if c.ownNaming != nil {
-		c.ownNaming()
-	}
-}
-
 // clientTLS builds the TLS settings of ssl endpoints from cfg: the communicator's (key "") and
 // each servant's that differ from it, each file read once, now.
 func clientTLS(cfg *conf.Config) (map[string]*tls.Config, error) {
 	out := make(map[string]*tls.Config)
-	base, err := tlsconn.ClientConfig(tlsconn.Files(cfg.TLS))
+	base, err := clientTLSConfig(cfg.TLS)
 	if err != nil {
 		return nil, fmt.Errorf("communicator: %w", err)
 	}
@@ -227,13 +156,23 @@ func clientTLS(cfg *conf.Config) (map[string]*tls.Config, error) {
 		if s.TLS == cfg.TLS {
 			continue
 		}
-		tc, err := tlsconn.ClientConfig(tlsconn.Files(s.TLS))
+		tc, err := clientTLSConfig(s.TLS)
 		if err != nil {
 			return nil, fmt.Errorf("communicator: servant %s: %w", name, err)
 		}
 		out[name] = tc
 	}
 	return out, nil
+}
+
+// clientTLSConfig builds one tls.Config from t (validated by conf: its versions parse).
+func clientTLSConfig(t conf.TLS) (*tls.Config, error) {
+	minVersion, suites, err := t.Parse("")
+	if err != nil {
+		return nil, err
+	}
+	return tlsconn.ClientConfig(tlsconn.Files{CA: t.CA, Cert: t.Cert, Key: t.Key, ServerName: t.ServerName,
+		MinVersion: minVersion, CipherSuites: suites})
 }
 
 // clientAuth returns the credentials for -e 1 endpoints from cfg: the communicator's (key "")
@@ -253,16 +192,21 @@ func (c *Communicator) Config() conf.Config { return c.cfg }
 
 // StringToProxy binds prx to the servant named by proxy, a TARS proxy string
 // ("Obj@tcp -h host -p port:tcp -h ..."), or a bare "Obj" whose endpoints the naming source finds
-// (the locator, naming-file, or WithNaming). prx is a *servantproxy.ServantProxy or a generated
-// proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
+// (the naming, locator or naming-file key, or WithNaming). prx is a *servantproxy.ServantProxy or
+// a generated proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
 // proxy string (and the set): the same string always gets the same underlying proxy, another
 // string for the same object (other endpoints, or a "#tag") gets a proxy of its own.
 //
 // As TarsCpp's stringToProxy throws, StringToProxy fails at once, binding nothing, when proxy
 // does not parse, when it is a bare "Obj" and the Communicator has no naming source (no
-// "locator", "naming-file" or WithNaming: the error names the locator key and matches
+// "naming", "locator", "naming-file" or WithNaming: the error names those keys and matches
 // ErrNoEndpoint), and when prx is nil or a nil pointer.
 func (c *Communicator) StringToProxy(proxy string, prx any) error {
+	return c.bind(proxy, prx, false)
+}
+
+// bind is StringToProxy; an internal proxy is one of the library's own (report.go).
+func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	switch p := prx.(type) {
 	case nil:
 		return errors.New("communicator: StringToProxy into nil: pass a pointer to a proxy, e.g. new(hellopb.GreeterProxy)")
@@ -280,7 +224,7 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	if len(target.Endpoints) == 0 && c.naming == nil {
 		return fmt.Errorf("communicator: StringToProxy(%q): %w", proxy, c.noNaming(target.Object))
 	}
-	sp, err := c.Proxy(proxy)
+	sp, err := c.proxy(proxy, c.clientSet(), false, internal)
 	if err != nil {
 		return err
 	}
@@ -293,23 +237,20 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	return nil
 }
 
-// noNaming is the error of a bare object when the Communicator has no naming source.
-func (c *Communicator) noNaming(obj string) error {
-	return fmt.Errorf(`%w: %s has no endpoints in its proxy string and no naming source is configured: `+
-		`set the "locator" key (the registry's "tars.tarsregistry.QueryObj@tcp -h host -p port"), or `+
-		`"naming-file", or write the endpoints ("%s@tcp -h host -p port")`, ErrNoEndpoint, obj, obj)
-}
-
 // Proxy returns the ServantProxy for proxy, creating it on first use. With set routing on
 // (enableset), a bare "Obj" is looked up in the client's set and its calls carry it. Unlike
 // StringToProxy, it accepts a bare "Obj" without a naming source: its calls then fail with an
 // error matching ErrNoEndpoint that names the missing locator key.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
-	set := ""
+	return c.proxy(proxy, c.clientSet(), false, false)
+}
+
+// clientSet is the set a bare "Obj" is looked up in: the client's, with set routing on.
+func (c *Communicator) clientSet() string {
 	if c.cfg.EnableSet {
-		set = c.cfg.SetDivision
+		return c.cfg.SetDivision
 	}
-	return c.proxy(proxy, set, false)
+	return ""
 }
 
 // ProxyWithSet is Proxy for calls invoked by an explicit set, TarsCpp's stringToProxy(obj, set):
@@ -319,10 +260,13 @@ func (c *Communicator) ProxyWithSet(proxy, set string) (*servantproxy.ServantPro
 	if p := conf.SetDivisionProblem(set); p != "" {
 		return nil, fmt.Errorf("communicator: set %q: %s", set, p)
 	}
-	return c.proxy(proxy, set, true)
+	return c.proxy(proxy, set, true, false)
 }
 
-func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.ServantProxy, error) {
+// proxy builds or finds the ServantProxy of proxy in set. An internal proxy (report.go) runs no
+// interceptor, is kept apart from the user's proxies of the same string, and its servant is left
+// out of Stats.
+func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*servantproxy.ServantProxy, error) {
 	target, err := endpoint.Parse(proxy)
 	if err != nil {
 		return nil, err
@@ -344,6 +288,12 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 	key := target.String() // TarsCpp keys proxies by the whole string; the tag is part of it
 	if set != "" {
 		key += " |set " + set
+	}
+	icpt := c.icpt
+	if internal {
+		key += " |internal"
+		icpt = nil
+		c.internal[target.Object] = true
 	}
 	if sp, ok := c.proxies[key]; ok {
 		return sp, nil
@@ -380,7 +330,7 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 		SyncTimeout:  s.SyncInvokeTimeout,
 		AsyncTimeout: s.AsyncInvokeTimeout,
 		Stats:        c.shared,
-		Interceptor:  c.icpt,
+		Interceptor:  icpt,
 		SetName:      set,
 		// Tail latency and overload (tail.go).
 		MaxInflight:   s.MaxInflight,

@@ -27,7 +27,7 @@ func TestDefault(t *testing.T) {
 		QueueCap:                100000,
 		MaxPacketSize:           10 << 20,
 		SendBufferLimit:         32 << 20,
-		LogLevel:                "info",
+		LogLevel:                "warn",
 		LoadBalance:             "roundrobin",
 		Health: Health{
 			MinTimeoutInvoke:     1,
@@ -39,7 +39,7 @@ func TestDefault(t *testing.T) {
 			MaxConnectFail:       1,
 		},
 		Report: Report{ReportInterval: time.Minute, MaxReportSize: 1400},
-		Server: Server{NetThread: 1, MaxPacketSize: 10 << 20},
+		Server: Server{NetThread: 1, MaxPacketSize: 10 << 20, HandshakeTimeout: 10 * time.Second},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -76,7 +76,7 @@ func fullConfig() Config {
 		"Hello.Server.AuditObj": {},
 	}
 	c.Server.Adapters = []Adapter{
-		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000"},
+		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000", Threads: 4, QueueCap: 10000},
 		{Servant: "Hello.Server.AuditObj", Endpoint: "tcp -h ::1 -p 0"},
 	}
 	return c
@@ -323,7 +323,7 @@ func TestForServant(t *testing.T) {
 	c.SyncInvokeTimeout = 2 * time.Second
 	c.LoadBalance = "random"
 	c.Servants = map[string]Servant{
-		"Full":    {SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2},
+		"Full":    {SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2, BackupBudget: 0.3},
 		"Partial": {AsyncInvokeTimeout: 9 * time.Second, Retries: 1},
 		"Empty":   {},
 	}
@@ -331,10 +331,10 @@ func TestForServant(t *testing.T) {
 		name string
 		want Servant
 	}{
-		{name: "Full", want: Servant{SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2}},
-		{name: "Partial", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 9 * time.Second, LoadBalance: "random", Retries: 1}},
-		{name: "Empty", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random"}},
-		{name: "Unlisted", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random"}},
+		{name: "Full", want: Servant{SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2, BackupBudget: 0.3}},
+		{name: "Partial", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 9 * time.Second, LoadBalance: "random", Retries: 1, BackupBudget: DefaultBackupBudget}},
+		{name: "Empty", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random", BackupBudget: DefaultBackupBudget}},
+		{name: "Unlisted", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random", BackupBudget: DefaultBackupBudget}},
 	}
 	for _, tt := range tests {
 		if got := c.ForServant(tt.name); !reflect.DeepEqual(got, tt.want) {

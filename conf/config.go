@@ -68,7 +68,9 @@ type Config struct {
 	// memory. Default 32 MiB; at least 64 KiB.
 	SendBufferLimit int `toml:"send-buffer-limit"`
 
-	// LogLevel is the lowest level logged: debug, info, warn or error. Default "info".
+	// LogLevel is the lowest level logged by the logger a Communicator builds when given none
+	// (see package logging): debug, info, warn or error. Default "warn": the library says nothing
+	// until something is wrong.
 	LogLevel string `toml:"log-level"`
 
 	// LoadBalance is the default balancer choosing among a servant's endpoints: roundrobin,
@@ -80,7 +82,7 @@ type Config struct {
 	// Health holds the thresholds that mark an endpoint inactive. Table [health].
 	Health Health `toml:"health"`
 
-	// Naming: locator, enableset, setdivision, endpoint-cache, naming-file (conf/naming.go).
+	// Naming: naming, locator, enableset, setdivision, endpoint-cache, naming-file (conf/naming.go).
 	Naming
 
 	// Report: stat, property, modulename, report-interval, max-report-size (conf/report.go).
@@ -121,7 +123,7 @@ func Default() Config {
 		QueueCap:                100000,
 		MaxPacketSize:           defaultMaxPacketSize,
 		SendBufferLimit:         32 << 20,
-		LogLevel:                "info",
+		LogLevel:                "warn",
 		LoadBalance:             defaultLoadBalance,
 		Health:                  defaultHealth(),
 		Report:                  DefaultReport(),

@@ -54,6 +54,7 @@ var durationKeys = map[string]bool{
 	"try-interval":              true,
 	"report-interval":           true,
 	"backup-request":            true,
+	"handshake-timeout":         true,
 }
 
 // checkKeys rejects keys the configuration does not have and durations written as bare integers.

@@ -8,6 +8,18 @@ import (
 // Naming is how the Communicator finds the endpoints of a proxy string without '@'. Its keys sit
 // at the top level of the file, beside the other communicator keys, as in TARS.
 type Naming struct {
+	// Source is the naming source by name, "scheme://...": the scheme picks a source that
+	// registered itself (package naming), the rest is the source's:
+	//
+	//	naming = "tars://tars.tarsregistry.QueryObj@tcp -h 10.0.0.1 -p 17890"   # = locator
+	//	naming = "file:///etc/tars/naming.txt"                                  # = naming-file
+	//	naming = "dns://greeter.default.svc.cluster.local:9000"                 # naming/dns
+	//	naming = "dns+srv://_tars._tcp.greeter.default.svc.cluster.local"       # naming/dns
+	//	naming = "etcd://127.0.0.1:2379/tars"  # needs import _ "github.com/tarscomm/tarscomm/etcd"
+	//
+	// An unknown scheme makes communicator.New fail, naming the registered ones. Not a TARS
+	// key; it cannot be combined with Locator or NamingFile, which remain its short forms.
+	Source string `toml:"naming"`
 	// Locator is the TARS registry's query object, e.g. "tars.tarsregistry.QueryObj@tcp -h
 	// 10.0.0.1 -p 17890:tcp -h 10.0.0.2 -p 17890" (TARS "locator"). When set, a proxy string
 	// without '@' asks it for the object's endpoints, every refresh-endpoint-interval.
@@ -62,5 +74,13 @@ func (c *Config) validateNaming(v *validator) {
 	}
 	if n.Locator != "" && n.NamingFile != "" {
 		v.add("naming-file", strconv.Quote(n.NamingFile), "cannot be combined with locator")
+	}
+	if n.Source != "" {
+		if scheme, _, ok := strings.Cut(n.Source, "://"); !ok || scheme == "" {
+			v.add("naming", strconv.Quote(n.Source), `must be "scheme://...", e.g. "etcd://127.0.0.1:2379/tars" or "dns://host:port"`)
+		}
+		if n.Locator != "" || n.NamingFile != "" {
+			v.add("naming", strconv.Quote(n.Source), "cannot be combined with locator or naming-file (they are its short forms)")
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package conf
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // TLS holds the TLS settings of ssl endpoints, under TarsCpp's key names. At the top level of
@@ -15,11 +17,94 @@ import (
 //	cert = "/etc/tars/client.pem" # this client's certificate chain, for servers that ask (mutual TLS)
 //	key = "/etc/tars/client.key"  # its private key; cert and key go together
 //	server-name = "hello.svc"     # the name verified in the server's certificate; default: the endpoint's -h
+//	tls-min-version = "1.3"       # the oldest TLS version spoken: "1.2" (default) or "1.3"
+//	tls-ciphers = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256:TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
 type TLS struct {
 	CA         string `toml:"ca"`
 	Cert       string `toml:"cert"`
 	Key        string `toml:"key"`
 	ServerName string `toml:"server-name"`
+	TLSVersions
+}
+
+// TLSVersions holds the protocol settings of a TLS side, client or server: tls-min-version and
+// tls-ciphers. Both are optional; Parse turns them into crypto/tls values.
+type TLSVersions struct {
+	// MinVersion is the oldest TLS version spoken: "1.2" or "1.3". "" is 1.2.
+	MinVersion string `toml:"tls-min-version"`
+
+	// Ciphers lists the cipher suites offered or accepted for TLS 1.2, by their IANA names as Go
+	// spells them (crypto/tls's CipherSuiteName: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+	// separated by ':' or ',' as OpenSSL's cipher lists are. "" is Go's default list. TLS 1.3's
+	// suites are not configurable in Go (all of them are secure) and are refused here, as are
+	// the suites crypto/tls calls insecure.
+	Ciphers string `toml:"tls-ciphers"`
+}
+
+// Parse returns the crypto/tls values of v: the minimum version (tls.VersionTLS12 for "") and the
+// cipher suites (nil for ""). Errors name the key under prefix.
+func (v TLSVersions) Parse(prefix string) (minVersion uint16, suites []uint16, err error) {
+	switch v.MinVersion {
+	case "", "1.2":
+		minVersion = tls.VersionTLS12
+	case "1.3":
+		minVersion = tls.VersionTLS13
+	default:
+		return 0, nil, fmt.Errorf("conf: %stls-min-version = %q: must be \"1.2\" or \"1.3\"", prefix, v.MinVersion)
+	}
+	if strings.TrimSpace(v.Ciphers) == "" {
+		return minVersion, nil, nil
+	}
+	known := make(map[string]*tls.CipherSuite)
+	for _, cs := range tls.CipherSuites() {
+		known[cs.Name] = cs
+	}
+	var errs []error
+	for _, name := range strings.FieldsFunc(v.Ciphers, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
+		cs := known[name]
+		switch {
+		case cs == nil:
+			problem := "unknown cipher suite (names as Go's crypto/tls spells them, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)"
+			for _, ins := range tls.InsecureCipherSuites() {
+				if ins.Name == name {
+					problem = "an insecure cipher suite"
+				}
+			}
+			errs = append(errs, fmt.Errorf("conf: %stls-ciphers: %s: %s", prefix, name, problem))
+		case !supports12(cs):
+			errs = append(errs, fmt.Errorf("conf: %stls-ciphers: %s: a TLS 1.3 suite, which Go does not let a configuration choose", prefix, name))
+		default:
+			suites = append(suites, cs.ID)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, nil, err
+	}
+	if minVersion == tls.VersionTLS13 {
+		return 0, nil, fmt.Errorf("conf: %stls-ciphers: TLS 1.3 suites are not configurable: drop tls-ciphers or set tls-min-version = \"1.2\"", prefix)
+	}
+	return minVersion, suites, nil
+}
+
+// supports12 reports whether cs can be used with TLS 1.2.
+func supports12(cs *tls.CipherSuite) bool {
+	for _, v := range cs.SupportedVersions {
+		if v == tls.VersionTLS12 {
+			return true
+		}
+	}
+	return false
+}
+
+// Or returns v with each key it leaves empty taken from base.
+func (v TLSVersions) Or(base TLSVersions) TLSVersions {
+	if v.MinVersion == "" {
+		v.MinVersion = base.MinVersion
+	}
+	if v.Ciphers == "" {
+		v.Ciphers = base.Ciphers
+	}
+	return v
 }
 
 // IsZero reports whether no key of t is set.
@@ -38,24 +123,34 @@ func (t TLS) Or(base TLS) TLS {
 	if t.ServerName == "" {
 		t.ServerName = base.ServerName
 	}
+	t.TLSVersions = t.TLSVersions.Or(base.TLSVersions)
 	return t
 }
 
 // Check reports the problems of t, each naming its key under prefix ("" for the top level,
-// `servant."A.B.C".` for a servant): cert without key or the reverse, and files that cannot be
-// read. It does not parse the files: the communicator does when it starts, naming the file.
+// `servant."A.B.C".` for a servant): cert without key or the reverse, files that cannot be
+// read, a bad tls-min-version or tls-ciphers. It does not parse the files: the communicator does
+// when it starts, naming the file.
 func (t TLS) Check(prefix string) error {
+	return checkTLSFiles(prefix, t.CA, t.Cert, t.Key, t.TLSVersions)
+}
+
+// checkTLSFiles is Check for one side's files and versions.
+func checkTLSFiles(prefix, ca, cert, key string, v TLSVersions) error {
 	var errs []error
-	if (t.Cert == "") != (t.Key == "") {
+	if (cert == "") != (key == "") {
 		errs = append(errs, fmt.Errorf("conf: %scert and %skey go together: set both or neither", prefix, prefix))
 	}
-	for _, f := range []struct{ key, path string }{{"ca", t.CA}, {"cert", t.Cert}, {"key", t.Key}} {
+	for _, f := range []struct{ key, path string }{{"ca", ca}, {"cert", cert}, {"key", key}} {
 		if f.path == "" {
 			continue
 		}
 		if _, err := os.Stat(f.path); err != nil {
 			errs = append(errs, fmt.Errorf("conf: %s%s = %q: %w", prefix, f.key, f.path, err))
 		}
+	}
+	if _, _, err := v.Parse(prefix); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

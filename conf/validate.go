@@ -15,6 +15,7 @@ const (
 	maxNetThread       = 64      // TarsCpp's MAX_CLIENT_THREAD_NUM
 	maxAsyncThread     = 1024    // TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM
 	maxServerNetThread = 256     // gnet event loops of the server
+	maxServerThreads   = 1024    // handler goroutines of a server adapter
 	maxQueueCap        = 1 << 24 // queue-cap, asyncqueuecap and async-inflight-limit
 	minPacketSize      = 64
 	maxPacketSize      = 1 << 30
@@ -92,9 +93,18 @@ func (c *Config) Validate() error {
 
 	v.intRange("server.netthread", c.Server.NetThread, 1, maxServerNetThread)
 	v.intRange("server.max-packet-size", c.Server.MaxPacketSize, minPacketSize, maxPacketSize)
+	v.durRange("server.handshake-timeout", c.Server.HandshakeTimeout, time.Millisecond, time.Hour)
+	v.errs = append(v.errs, c.Server.ServerTLS.Check("server."))
 	seen := make(map[string]int, len(c.Server.Adapters))
 	for i, a := range c.Server.Adapters {
 		key := "server.adapter[" + strconv.Itoa(i) + "]"
+		v.intRange(key+".threads", a.Threads, 0, maxServerThreads)
+		v.intRange(key+".queuecap", a.QueueCap, 0, maxQueueCap)
+		if a.ServerTLS != (ServerTLS{}) {
+			// Checked merged, so that an adapter's verifyclient may rely on the [server]'s ca.
+			v.errs = append(v.errs, c.Server.ForAdapter(i).ServerTLS.Check(key+"."))
+		}
+		v.errs = append(v.errs, a.Auth.Check(key+"."))
 		if p := nameProblem(a.Servant); p != "" {
 			v.add(key+".servant", strconv.Quote(a.Servant), p)
 		}

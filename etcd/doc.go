@@ -33,9 +33,10 @@
 // backoff; while etcd cannot be reached the last list stays in force.
 //
 // When the Query has a set (set routing on), the Source selects as the TARS registry does for
-// findObjectByIdInSameSet: if no endpoint of the object is in a set of that set name, the set is
-// not used and every endpoint is listed; a group "*" lists every endpoint of the same name and
-// area; otherwise the endpoints of exactly that set. Without a set every endpoint is listed. An
+// findObjectByIdInSameSet (naming.SelectSet, shared by every source): if no endpoint of the
+// object is in a set of that set name, the set is not used and every endpoint is listed; a group
+// "*" lists every endpoint of the same name and area; otherwise the endpoints of exactly that
+// set. Without a set every endpoint is listed. An
 // object with no key has an empty list: its calls fail with communicator.ErrNoEndpoint.
 //
 // # Registration
@@ -47,13 +48,17 @@
 // lease is lost while the server lives (etcd unreachable for longer than the TTL, or the lease
 // revoked by someone else), Register's keeper grants a new lease and puts the key again.
 //
-//	cli, _ := clientv3.New(clientv3.Config{Endpoints: []string{"127.0.0.1:2379"}})
-//	ep, _ := endpoint.ParseEndpoint("tcp -h 10.0.0.1 -p 9000 -t 60000")
-//	reg, err := etcd.Register(ctx, cli, "/tars", "App.Server.EchoObj", ep, 10*time.Second)
-//	...
-//	defer reg.Deregister(context.Background())
+// The package Example shows a registration and a client following it.
 //
-//	src := etcd.New(cli, "/tars")
-//	comm, _ := communicator.New(cfg, communicator.WithNaming(src))
-//	sp, _ := comm.Proxy("App.Server.EchoObj") // no '@': resolved through etcd
+// # Selected by name
+//
+// Importing this package registers the naming scheme "etcd" (naming.Register), so that the
+// Communicator's naming key selects it without code:
+//
+//	naming = "etcd://10.0.0.1:2379,10.0.0.2:2379/tars?debounce=100ms"
+//
+// The Communicator then makes an etcd client of those members (plain http, no authentication)
+// and a Source over the keys under the path ("/tars" when there is none), and closes the client
+// at Close. For TLS or authentication build the client in code and pass
+// communicator.WithNaming(etcd.New(cli, prefix)).
 package etcd

@@ -91,7 +91,7 @@ func (w *watch) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		w.s.log.Warn("etcd naming: watch ended, reading again", zap.String("object", w.q.Object), zap.Error(err), zap.Duration("after", backoff))
+		w.s.log.Warn("etcd naming: watch ended, reading again", zap.String("servant", w.q.Object), zap.Error(err), zap.Duration("retry_in", backoff))
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -218,34 +218,5 @@ func (w *watch) emit() {
 	for i, k := range keys {
 		all[i] = w.eps[k]
 	}
-	w.push(naming.List{Active: selectSet(all, w.q.Set)})
-}
-
-// selectSet returns the endpoints of all that a query for set gets, with the TARS registry's
-// rules for findObjectByIdInSameSet (see the package doc).
-func selectSet(all []endpoint.Endpoint, set string) []endpoint.Endpoint {
-	if set == "" {
-		return all
-	}
-	parts := strings.Split(set, ".")
-	if len(parts) != 3 {
-		return all
-	}
-	name, area, group := parts[0], parts[1], parts[2]
-	inName := false
-	var out []endpoint.Endpoint
-	for _, ep := range all {
-		p := strings.Split(ep.SetDivision, ".")
-		if len(p) != 3 || p[0] != name {
-			continue
-		}
-		inName = true
-		if p[1] == area && (group == "*" || p[2] == group) {
-			out = append(out, ep)
-		}
-	}
-	if !inName {
-		return all
-	}
-	return out
+	w.push(naming.List{Active: naming.SelectSet(all, w.q.Set)})
 }

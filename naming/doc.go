@@ -8,8 +8,21 @@
 //   - naming/registry: the TARS registry (QueryF findObjectByIdInSameGroup/InSameSet), refreshed
 //     on TarsCpp's schedule, with an optional endpoint cache;
 //   - naming/file: a file of proxy strings, reloaded within a second of a change;
+//   - naming/dns: a DNS name (A/AAAA, or SRV), resolved again on an interval;
 //   - etcd, in the module github.com/tarscomm/tarscomm/etcd, so that this module does not depend
 //     on an etcd client.
+//
+// # Sources chosen by name
+//
+// A source registers a Builder for its scheme in its init function (Register, as gRPC's resolver
+// registry); Build makes the Source of a naming address "scheme://..." (the Communicator's
+// "naming" key) with the Builder of its scheme, and an unknown scheme is an error naming the
+// registered ones. This package imports none of its sources: the Communicator imports the core
+// ones (schemes "tars", "file", "dns", "dns+srv"), and the etcd module registers "etcd" when it
+// is imported. A Source a Builder returns that implements io.Closer is closed by its owner.
+//
+// Sources that know the set of each endpoint (-s) select a query's endpoints with SelectSet, the
+// TARS registry's findObjectByIdInSameSet rules, so that every source routes sets alike.
 //
 // A Manager is TarsCpp's EndpointManager for one servant: it starts the source when the
 // servant's first call needs it, drops answers equal to the last one, and hands each new list to

@@ -11,13 +11,14 @@ import (
 	"github.com/tarscomm/tarscomm/objectproxy"
 )
 
-// backup is a servant's backup-request policy (brpc's backup requests): a sync call of an
+// backup is a servant's backup-request policy (brpc's backup requests): a call of an
 // idempotent function that has had no reply after delay is sent again, to another endpoint of
 // the same net thread's ObjectProxy (objectproxy.Hedge); the first reply wins and the other call
 // is dropped (abandoned: its late reply is discarded by the loop) and counted. A transport
 // failure (connection lost, no endpoint) of one of the two does not end the call while the other
 // may still answer. Both calls share the caller's deadline, and the caller gets exactly one
-// outcome within it.
+// outcome within it. Sync calls race the two on the caller's goroutine (await, race); async and
+// future calls without one, on the loop and a timer (backup_async.go).
 //
 // A budget caps backups at ratio of the calls that could have one, plus a burst: a servant that is
 // slow everywhere is not sent twice its load.

@@ -65,13 +65,18 @@ func WithStatus(m map[string]string) CallOption {
 	return func(o *callOptions) { o.status = m }
 }
 
-// WithResponseContext stores the reply's TARS context map in *dst when a sync call returns with
-// a reply (nil if the server sent none). It has no effect on async and one-way calls.
+// WithResponseContext stores the reply's TARS context map in *dst (nil if the server sent none)
+// when a reply came, a success or a server's error code: for a sync call before it returns, for
+// an async call before its callback runs, for a future call before the future completes — so
+// the callback, or whoever waits on the future, reads *dst. Give each call in flight its own
+// dst. Without a reply (a timeout, a connection error, a one-way call) dst is left alone.
+// Without the option nothing is stored and nothing allocated.
 func WithResponseContext(dst *map[string]string) CallOption {
 	return func(o *callOptions) { o.rspCtx = dst }
 }
 
-// WithResponseStatus stores the reply's TARS status map in *dst, like WithResponseContext.
+// WithResponseStatus stores the reply's TARS status map in *dst, as WithResponseContext does
+// the context.
 func WithResponseStatus(dst *map[string]string) CallOption {
 	return func(o *callOptions) { o.rspSt = dst }
 }

@@ -351,6 +351,7 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	// function when Submit refuses c (AbandonGen: an error, no callback). Whoever ends it gives
 	// both back: the finisher (p.finish) after a callback, refuse otherwise.
 	c.Rsp, c.Callback, c.RawCallback = rsp, cb, rawCB
+	c.CtxDst, c.StDst = o.rspCtx, o.rspSt
 	c.Finish = p.finish
 	if info := o.info; info != nil {
 		c.OnEnd = func(c *call.Call, err error) {
@@ -362,17 +363,21 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	}
 	c.Notify = p.notify
 	gen := c.Gen()
+	bk := p.newAsyncBackup(c, t) // nil unless the servant sends backups for fn
 	if ctx.Done() != nil {
 		// Cancelling ctx ends the call at once. Watching it costs a few allocations, paid only
 		// by contexts that can be cancelled.
 		start, deadline, onEnd := c.Start, c.Deadline, c.OnEnd
-		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, fn, start, deadline, onEnd, rsp, cb, rawCB) })
+		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, bk, fn, start, deadline, onEnd, rsp, cb, rawCB) })
 	}
 	if err := t.Submit(c); err != nil {
 		// Nobody but this function and the watcher can reach c: take it back unless the
 		// watcher has already ended it.
 		if c.StopCancel != nil {
 			c.StopCancel()
+		}
+		if bk != nil {
+			defer bk.abort()
 		}
 		if !c.AbandonGen(gen) {
 			// The watcher abandoned c first: its carrier runs the callback once, with ctx's
@@ -384,6 +389,9 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 		call.Put(c)
 		p.refuse()
 		return p.unsent(fn, resultOfUnsent(err), err)
+	}
+	if bk != nil {
+		bk.arm()
 	}
 	o.markQueued()
 	return nil
@@ -398,15 +406,21 @@ func (p *proxy) refuse() {
 
 // cancelAsync runs when an async call's context ends. If ctx ended by its deadline and that is
 // the call's own, the call is left to the loop, whose timing wheel ends it naming the endpoint
-// (or, if Submit refused it, to async1, which takes it back). Otherwise, if the call is still
-// pending, it is abandoned (the loop recycles it when it meets it) and its callback runs on an
-// async worker with the context's error, through a fresh carrier that inherits the call's
-// reservation and max-inflight slot.
-func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn string, start, deadline int64, onEnd func(*call.Call, error), rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
+// (or, if Submit refused it, to async1, which takes it back). Otherwise, if the call (and its
+// backup bk, if any) can be abandoned while still pending (the loop recycles what it meets abandoned), its
+// callback runs on an async worker with the context's error, through a fresh carrier that
+// inherits the call's reservation and max-inflight slot.
+func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, bk *asyncBackup, fn string, start, deadline int64, onEnd func(*call.Call, error), rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
 	if expiresWithCtx(ctx, deadline) {
 		return
 	}
-	if !c.AbandonGen(gen) {
+	var claimed bool
+	if bk != nil {
+		claimed = bk.cancel()
+	} else {
+		claimed = c.AbandonGen(gen)
+	}
+	if !claimed {
 		return // completed or taken back first: its callback has run or will run, or never will
 	}
 	err := cancelled(ctx, p.name, fn, start)
@@ -424,6 +438,14 @@ func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, fn st
 func finishAsync(c *call.Call) {
 	if c.StopCancel != nil {
 		c.StopCancel()
+	}
+	if c.Err == nil { // a reply came (a success or a server's error code)
+		if c.CtxDst != nil {
+			*c.CtxDst = c.RspCtx
+		}
+		if c.StDst != nil {
+			*c.StDst = c.RspSt
+		}
 	}
 	if c.RawCallback != nil {
 		cb := c.RawCallback

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/auth"
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/bigwrite"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/inbound"
 	"github.com/tarscomm/tarscomm/tlsconn"
@@ -36,6 +37,8 @@ type conn struct {
 	hs     *tlsconn.ServerHandshake // a WithTLS server's connection until its handshake is over
 	tlsc   *tlsconn.LoopConn        // then: what reads and writes it (c is it too); nil for TCP
 	authed bool                     // the connection may be served: authenticated, or WithAuth is off
+	big    *bigwrite.Writer         // a writer goroutine finishes a large reply: write nothing else
+	held   [][]byte                 // replies waiting, in order, for big to finish
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    []byte
@@ -168,6 +171,14 @@ func cloneAddr(a net.Addr) net.Addr {
 func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 	if cs, ok := c.Context().(*conn); ok {
 		cs.c = nil
+		if cs.big != nil {
+			cs.big.Stop() // its goroutine ends and gives the buffer back (bigDone)
+			cs.big = nil
+		}
+		for _, b := range cs.held {
+			bufpool.Put(b)
+		}
+		cs.held = nil
 		cs.in.Reset()
 		c.SetContext(nil)
 		if cs.hs != nil {
@@ -238,8 +249,11 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 		}
 	}
 	if len(l.out) > 0 {
-		_, err := c.Write(l.out)
-		if cap(l.out) > maxKeptBuffer {
+		handed, err := l.send(cs, c, l.out)
+		switch {
+		case handed:
+			l.out = nil
+		case cap(l.out) > maxKeptBuffer:
 			bufpool.Put(l.out)
 			l.out = nil
 		}
@@ -397,12 +411,16 @@ func (l *loop) flush(context.Context) error {
 		out, k := cs.out, cs.n
 		cs.out, cs.n, cs.queued = cs.spare[:0], 0, false
 		cs.mu.Unlock()
+		handed := false
 		if cs.c != nil {
-			_, _ = cs.c.Write(out) // on error gnet closes the conn and calls OnClose
+			handed, _ = l.send(cs, cs.c, out) // on error gnet closes the conn and calls OnClose
 		}
-		if cap(out) <= maxKeptBuffer {
+		switch {
+		case handed:
+			cs.spare = nil
+		case cap(out) <= maxKeptBuffer:
 			cs.spare = out[:0]
-		} else {
+		default:
 			bufpool.Put(out)
 			cs.spare = nil
 		}

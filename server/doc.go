@@ -42,6 +42,9 @@
 //
 // # Example
 //
+// From code (package server/serverconf builds servers from the [server] table of a TOML file
+// instead):
+//
 //	s := server.New(server.WithWorkers(0)) // inline: echo never blocks
 //	err := s.Handle("Test.EchoServer.EchoObj", "Echo",
 //		func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {

@@ -84,6 +84,8 @@ type Server struct {
 	runErr      error         // gnet.Run's result; read after runDone
 	workersDone chan struct{} // closed when the last worker has exited
 	workersLeft atomic.Int32
+	bigWriters  sync.WaitGroup // goroutines finishing large replies (bigwrite.go)
+	bigStarted  atomic.Int64   // how many were started (tests look)
 
 	// Shared by loops, workers and Stop.
 	stopping atomic.Bool   // Stop began: refuse new requests
@@ -110,7 +112,7 @@ type Server struct {
 func New(opts ...Option) *Server {
 	o := defaultOptions()
 	for _, opt := range opts {
-		opt.apply(&o)
+		opt(&o)
 	}
 	s := &Server{
 		opts:        o,
@@ -220,7 +222,7 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	case err = <-booted:
 		if err == nil {
 			s.booted = true
-			s.log.Debug("listening", zap.Stringer("addr", s.addr), zap.Int("loops", loops),
+			s.log.Debug("listening", zap.Stringer("endpoint", s.addr), zap.Int("loops", loops),
 				zap.Int("workers", s.opts.workers))
 			return s.addr, nil
 		}
@@ -275,12 +277,20 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.stopping.Store(true)
 	var idleErr error
 	if !s.forced.Load() { // a Stop that gave up already stopped counting replies
-		if idleErr = s.waitIdle(ctx); idleErr != nil {
+		if idleErr = s.waitIdle(ctx); idleErr == nil {
+			idleErr = waitGroup(ctx, &s.bigWriters) // the large replies already written in part
+		}
+		if idleErr != nil {
 			s.force()
 		}
 	}
 	s.shutdownOnce.Do(s.shutdownEngine)
 	if err := wait(ctx, s.runDone); err != nil {
+		s.force()
+		return err
+	}
+	// The engine closed every connection, which stopped their large-reply writers.
+	if err := waitGroup(ctx, &s.bigWriters); err != nil {
 		s.force()
 		return err
 	}
@@ -345,6 +355,16 @@ func (s *Server) closeJobs() {
 	if s.jobs != nil {
 		close(s.jobs)
 	}
+}
+
+// waitGroup waits for wg or for ctx to end.
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return wait(ctx, done)
 }
 
 // wait waits for ch to be closed or ctx to end.

@@ -17,14 +17,29 @@ type Files struct {
 	// ServerName is the name the client verifies in the server's certificate; "" verifies the
 	// endpoint's -h host (an IP address is checked against the certificate's IP addresses).
 	ServerName string
+
+	// MinVersion is the oldest TLS version spoken (tls.VersionTLS12 or tls.VersionTLS13); 0 is
+	// TLS 1.2.
+	MinVersion uint16
+	// CipherSuites are the TLS 1.2 cipher suites offered or accepted (crypto/tls IDs); nil is
+	// Go's default list. TLS 1.3's suites are not configurable.
+	CipherSuites []uint16
 }
 
-// ClientConfig builds the tls.Config of a client from f: TLS 1.2 or later, the server's
+// base returns the tls.Config every side starts from: f's minimum version (TLS 1.2 or later)
+// and cipher suites.
+func (f Files) base() *tls.Config {
+	return &tls.Config{MinVersion: max(f.MinVersion, tls.VersionTLS12), CipherSuites: f.CipherSuites}
+}
+
+// ClientConfig builds the tls.Config of a client from f: TLS 1.2 or later (f.MinVersion, with
+// f.CipherSuites), the server's
 // certificate verified against f.CA (or the system's roots) and the server name, and f's
 // certificate offered when the server asks for one. Each file is read once, now; errors name
 // the file.
 func ClientConfig(f Files) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
+	cfg := f.base()
+	cfg.ServerName = f.ServerName
 	if f.CA != "" {
 		pool, err := loadPool(f.CA)
 		if err != nil {
@@ -42,7 +57,8 @@ func ClientConfig(f Files) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// ServerConfig builds the tls.Config of a server from f: TLS 1.2 or later with f's certificate
+// ServerConfig builds the tls.Config of a server from f: TLS 1.2 or later (f.MinVersion, with
+// f.CipherSuites) with f's certificate
 // and key (both required). When verifyClients is set, a client must present a certificate
 // signed by f.CA (mutual TLS); otherwise f.CA is unused and clients are not asked for one.
 func ServerConfig(f Files, verifyClients bool) (*tls.Config, error) {
@@ -53,7 +69,8 @@ func ServerConfig(f Files, verifyClients bool) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	cfg := f.base()
+	cfg.Certificates = []tls.Certificate{cert}
 	if verifyClients {
 		if f.CA == "" {
 			return nil, fmt.Errorf("tlsconn: verifying client certificates needs a ca")

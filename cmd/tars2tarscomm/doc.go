@@ -2,12 +2,14 @@
 // what it does, as tars2go and tars2cpp do for TarsGo and TarsCpp, whose wire format its output
 // speaks byte for byte.
 //
-//	tars2tarscomm -import github.com/me/app/protocol -out protocol [-I dir]... QueryF.tars ...
+//	tars2tarscomm [-import github.com/me/app/protocol] -out protocol [-I dir]... QueryF.tars ...
 //
 // Every file given and every file they #include (looked up beside the including file, then in
 // the -I directories) is generated: a TARS module A::B becomes Go package b in <out>/a/b
-// (import path <import>/a/b), and each .tars file its own <file>.tars.go there. -check writes
-// nothing and fails if a generated file on disk differs (for CI).
+// (import path <import>/a/b), and each .tars file its own <file>.tars.go there. Without -import,
+// the import path of <out> comes from the nearest go.mod in <out> or above it (its module path
+// and <out>'s directory below it), so inside a module -import is needed only to override it.
+// -check writes nothing and fails if a generated file on disk differs (for CI).
 //
 // The whole IDL is read: nested modules and `module A::B`, `::` references across modules and
 // files, #include, structs (tags, require/optional, default values, nested structs, key[...]),
@@ -23,7 +25,8 @@
 // LIST of int16, as TarsCpp requires; vector<T>→[]T; map<K,V>→map[K]V; structs by value; enums
 // as int32 types with X_NAME constants.
 //
-// Each struct T has Reset (defaults), Encode/Decode (its fields, on codec.Encoder and
+// Each struct T has NewT() (a T with the IDL's default values: a literal T{} has Go's zero values
+// instead, and its generated doc says so), Reset (back to the defaults), Encode/Decode (its fields, on codec.Encoder and
 // codec.Decoder: no reflection, no allocation beyond the decoded strings, slices and maps, and
 // decoding into a used value reuses its memory),
 // EncodeTag/DecodeTag (as a struct field), and MarshalTars/UnmarshalTars. An optional field equal
@@ -37,6 +40,8 @@
 // parameters at tags 1..n (out parameters included, and every one is written in the reply). The
 // server side is the IServer interface, UnimplementedIServer, and RegisterI(s, servant, impl),
 // which registers every function on a *server.Server: an undecodable request is answered with
-// codec.RetServerDecode, an unknown function by the server with codec.RetNoFunc. Parameter names
-// that clash with generated identifiers or Go keywords get a trailing underscore.
+// codec.RetServerDecode, an unknown function by the server with codec.RetNoFunc. Parameters keep
+// their IDL names (req, rsp, a, p, ...): the generated methods' own locals give way to them. Only
+// Go keywords and predeclared names, and the names the generated signatures and bodies need
+// (ctx, opts, cb, cur, ret, err, codec, errors, future), get a trailing underscore.
 package main

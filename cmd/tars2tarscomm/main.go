@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,13 +30,13 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("tars2tarscomm", flag.ContinueOnError)
 	out := fs.String("out", ".", "output directory: module A::B goes to <out>/a/b")
-	prefix := fs.String("import", "", "import path of the output directory (required)")
+	prefix := fs.String("import", "", "import path of the output directory; default: from the go.mod above it")
 	check := fs.Bool("check", false, "write nothing; fail if a generated file differs from the one on disk")
 	version := fs.Bool("version", false, "print the version and exit")
 	var inc includeFlag
 	fs.Var(&inc, "I", "directory searched for #include files (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: tars2tarscomm -import PATH [-out DIR] [-I DIR]... file.tars...")
+		fmt.Fprintln(fs.Output(), "usage: tars2tarscomm [-import PATH] [-out DIR] [-I DIR]... file.tars...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -44,9 +46,16 @@ func run(args []string) error {
 		fmt.Println("tars2tarscomm", gen.Version)
 		return nil
 	}
-	if fs.NArg() == 0 || *prefix == "" {
+	if fs.NArg() == 0 {
 		fs.Usage()
-		return fmt.Errorf("need -import and at least one .tars file")
+		return fmt.Errorf("need at least one .tars file")
+	}
+	if *prefix == "" {
+		p, err := importPath(*out)
+		if err != nil {
+			return err
+		}
+		*prefix = p
 	}
 	prog, err := parser.Load(fs.Args(), inc)
 	if err != nil {
@@ -76,4 +85,49 @@ func run(args []string) error {
 		return fmt.Errorf("generated files are stale: %s", strings.Join(stale, ", "))
 	}
 	return nil
+}
+
+// importPath returns the import path of directory dir from the go.mod of the module holding it:
+// the nearest go.mod in dir or above (dir need not exist yet), its module path joined with
+// dir's path below it.
+func importPath(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil {
+			mod := modulePath(data)
+			if mod == "" {
+				return "", fmt.Errorf("%s: no module line; pass -import", filepath.Join(d, "go.mod"))
+			}
+			rel, err := filepath.Rel(d, abs)
+			if err != nil {
+				return "", err
+			}
+			if rel == "." {
+				return mod, nil
+			}
+			return mod + "/" + filepath.ToSlash(rel), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod in %s or above it: pass -import (the import path of -out)", abs)
+		}
+	}
+}
+
+// modulePath returns the module path of a go.mod file's content, "" if it has none.
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], "\"`")
+		}
+	}
+	return ""
 }

@@ -70,6 +70,14 @@ func TestCheckFlag(t *testing.T) {
 	if err := run(args); err == nil || !strings.Contains(err.Error(), "stale") {
 		t.Fatalf("-check on an empty directory: %v, want a stale error", err)
 	}
+	// Without -import, the import path comes from the go.mod above -out: the repository's here,
+	// none in a temporary directory.
+	if err := run([]string{"-check", "-out", "cmd/tars2tarscomm/internal/testgen", "cmd/tars2tarscomm/testdata/all.tars"}); err != nil {
+		t.Fatalf("-check without -import: %v", err)
+	}
+	if err := run([]string{"-out", dir, "cmd/tars2tarscomm/testdata/all.tars"}); err == nil || !strings.Contains(err.Error(), "no go.mod") {
+		t.Fatalf("outside a module without -import: %v, want a no go.mod error", err)
+	}
 	args = append(args[:0], "-out", dir, "-import", "example.com/x", "cmd/tars2tarscomm/testdata/all.tars")
 	if err := run(args); err != nil {
 		t.Fatal(err)
@@ -80,6 +88,39 @@ func TestCheckFlag(t *testing.T) {
 }
 
 // TestErrors: every error names file:line:column.
+// TestImportPath: the import path of an output directory from the nearest go.mod, which may be
+// above a directory that does not exist yet, in a nested module, with a quoted module path and
+// comments.
+func TestImportPath(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "go.mod"), "// the app\nmodule example.com/app // its path\n\ngo 1.26\n")
+	write(filepath.Join(root, "tools", "go.mod"), "module \"example.com/app/tools\"\n")
+	write(filepath.Join(root, "bad", "go.mod"), "go 1.26\n")
+	for _, c := range []struct{ dir, want string }{
+		{root, "example.com/app"},
+		{filepath.Join(root, "protocol"), "example.com/app/protocol"},
+		{filepath.Join(root, "a", "b", "c"), "example.com/app/a/b/c"},
+		{filepath.Join(root, "tools", "gen"), "example.com/app/tools/gen"},
+	} {
+		got, err := importPath(c.dir)
+		if err != nil || got != c.want {
+			t.Errorf("importPath(%s) = %q, %v; want %q", c.dir, got, err, c.want)
+		}
+	}
+	if _, err := importPath(filepath.Join(root, "bad", "x")); err == nil || !strings.Contains(err.Error(), "no module line") {
+		t.Errorf("go.mod without a module line: %v", err)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"module M { struct S { 0 require int a; 0 optional int b; }; };", "x.tars:1:40: struct S: tag 0 of b already used by a"},

@@ -103,6 +103,9 @@ type Call struct {
 	Err     error
 	RspCtx  map[string]string
 	RspSt   map[string]string
+	// CtxDst and StDst, when set, are where an async call's finisher stores RspCtx and RspSt
+	// before the callback runs (WithResponseContext, WithResponseStatus).
+	CtxDst, StDst *map[string]string
 
 	state atomic.Uint64 // generation<<2 | state
 	done  chan struct{} // capacity 1: signalled once per use by Complete for sync calls
@@ -175,6 +178,7 @@ func Put(c *Call) {
 	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, nil, 0
 	c.Tries, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
+	c.CtxDst, c.StDst = nil, nil
 	c.state.Store((c.state.Load()>>2 + 1) << 2)
 	pool.Put(c)
 }

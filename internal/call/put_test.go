@@ -12,7 +12,7 @@ func TestPutResetsEveryField(t *testing.T) {
 	want := []string{"ID", "Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Servant", "Func", "Start", "Finish", "Notify",
 		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
 		"Tries", "Tried", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
-		"state", "done"}
+		"CtxDst", "StDst", "state", "done"}
 	typ := reflect.TypeFor[Call]()
 	var got []string
 	for i := range typ.NumField() {
@@ -29,10 +29,12 @@ func TestPutResetsEveryField(t *testing.T) {
 	c.Tries, c.Tried, c.Unsent, c.Ret, c.Desc, c.Err = 2, 3, true, -1, "x", errors.New("e")
 	c.Callback = func(error) {}
 	c.Body = append(c.Body, 4)
+	var m map[string]string
+	c.CtxDst, c.StDst = &m, &m
 	Put(c)
 	if c.ID != 0 || c.Oneway || c.Hashed || c.Hash != 0 || c.Deadline != 0 || len(c.Frame) != 0 ||
 		c.Tries != 0 || c.Tried != 0 || c.Unsent || c.Ret != 0 || c.Desc != "" || c.Err != nil ||
-		c.Callback != nil || len(c.Body) != 0 {
+		c.Callback != nil || len(c.Body) != 0 || c.CtxDst != nil || c.StDst != nil {
 		t.Fatalf("Put left fields set: %+v", c)
 	}
 	if c.Gen() != gen+1 || c.Abandoned() {

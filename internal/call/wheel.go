@@ -12,6 +12,10 @@ type Wheel struct {
 	mask  int64
 	cur   int64 // the last tick Advance has processed
 	n     int   // calls in the wheel
+	// removed counts removals: Advance compares it around each Expire to learn whether the
+	// Owner took other calls out (and so may have completed, and its callers recycled, the
+	// call Advance meant to visit next).
+	removed uint64
 }
 
 // NewWheel returns a wheel whose slots are tick nanoseconds wide, with enough slots that
@@ -60,6 +64,7 @@ func (w *Wheel) Remove(c *Call) {
 	}
 	c.tprev, c.tnext, c.timerArmed = nil, nil, false
 	w.n--
+	w.removed++
 }
 
 // Advance expires, through their Owner, every call whose deadline is at or before now. Owners
@@ -85,9 +90,12 @@ func (w *Wheel) Advance(now int64) {
 			next := c.tnext
 			if c.Deadline <= now {
 				w.Remove(c)
+				removed := w.removed
 				c.Owner.Expire(c)
-				// Expire may have removed next (never does today); re-read defensively.
-				if next != nil && !next.timerArmed {
+				if w.removed != removed {
+					// Expire took other calls out (a connection closed by the expiry fails
+					// its calls): next may be one of them, ended and recycled by its caller
+					// already, so nothing of it may be read. Start the slot again.
 					next = w.slots[slot]
 				}
 			}

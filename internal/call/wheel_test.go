@@ -119,3 +119,44 @@ func TestCompleteAbandonExactlyOnce(t *testing.T) {
 	}
 	Put(c)
 }
+
+// failing is an Owner whose Expire, like a connection closed by a timeout, takes every other
+// call of the slot out and hands each to its caller, which recycles it at once on its own
+// goroutine.
+type failing struct {
+	w       *Wheel
+	others  []*Call
+	expired []*Call
+	done    chan struct{}
+}
+
+func (f *failing) Expire(c *Call) {
+	f.expired = append(f.expired, c)
+	for _, o := range f.others {
+		if o != c && o.timerArmed {
+			f.w.Remove(o)
+			go func() { Put(o); f.done <- struct{}{} }() // the caller, done with it
+		}
+	}
+}
+
+// TestWheelExpireTakesOthersOut: when an expiry takes the calls after it out of the wheel and
+// their callers recycle them, Advance touches none of them again (the race detector saw it
+// read a recycled call's fields) and expires nothing twice.
+func TestWheelExpireTakesOthersOut(t *testing.T) {
+	w := NewWheel(10, 0)
+	f := &failing{w: w, done: make(chan struct{}, 8)}
+	for range 4 {
+		c := Get()
+		c.Deadline, c.Owner = 25, f
+		w.Add(c)
+		f.others = append(f.others, c)
+	}
+	w.Advance(30)
+	for range 3 {
+		<-f.done
+	}
+	if len(f.expired) != 1 || w.Len() != 0 {
+		t.Fatalf("expired %d calls, %d left in the wheel; want 1 and 0", len(f.expired), w.Len())
+	}
+}

@@ -460,7 +460,7 @@ func (e *epochRun) one(rng *rand.Rand, out *atomic.Int32) {
 		release()
 	case kAsync:
 		out.Add(1)
-		err = e.sp.AsyncInvoke(ctx, fnPlain, req, rsp, func(err error) {
+		err = e.sp.AsyncInvoke(ctx, asyncFn(rng), req, rsp, func(err error) {
 			e.complete(rec, err, rsp, true)
 			release()
 			out.Add(-1)
@@ -474,7 +474,7 @@ func (e *epochRun) one(rng *rand.Rand, out *atomic.Int32) {
 		}
 	case kFuture:
 		out.Add(1)
-		f := e.sp.FutureInvoke(ctx, fnPlain, req, rsp, opts...)
+		f := e.sp.FutureInvoke(ctx, asyncFn(rng), req, rsp, opts...)
 		rec.mu.Lock()
 		rec.fut = f
 		rec.mu.Unlock()
@@ -491,6 +491,15 @@ func (e *epochRun) one(rng *rand.Rand, out *atomic.Int32) {
 		// Refused at once (closed, overload, full queue): do not spin.
 		time.Sleep(time.Duration(rng.IntN(1000)) * time.Microsecond)
 	}
+}
+
+// asyncFn picks the function of an async or future call: half of them may have backup
+// requests.
+func asyncFn(rng *rand.Rand) string {
+	if rng.IntN(2) == 0 {
+		return fnIdem
+	}
+	return fnPlain
 }
 
 // complete records one completion of rec: its error, when it was observed, and for a success the

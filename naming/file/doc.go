@@ -7,6 +7,10 @@
 // An object on several lines gets the endpoints of all of them; an object the file does not list
 // (or no longer lists) has no endpoints, so its calls fail with ErrNoEndpoint.
 //
+// Endpoints may name their set with -s ("tcp -h 10.0.0.1 -p 9000 -s app.sz.1"): a query with a
+// set (set routing on) gets the endpoints the TARS registry would give for
+// findObjectByIdInSameSet (naming.SelectSet); a query without one gets every endpoint.
+//
 // # Updating the file
 //
 // Replace the file atomically: write the new contents to a temporary file in the same directory

@@ -42,7 +42,7 @@ type Source struct {
 }
 
 type watch struct {
-	obj  string
+	q    naming.Query
 	push func(naming.List)
 	fail func(error) // nil: not a reporting watch
 	mu   sync.Mutex  // serialises the calls of push and fail of this watch
@@ -150,7 +150,7 @@ func (s *Source) reload() {
 	s.lists, s.applied, s.seen, s.seenOK, s.problem = lists, data, nil, false, nil
 	var due []*watch
 	for w := range s.watches {
-		if old == nil || !old[w.obj].Equal(lists[w.obj]) {
+		if old == nil || !w.selected(old).Equal(w.selected(lists)) {
 			due = append(due, w)
 		}
 	}
@@ -187,11 +187,17 @@ func (s *Source) deliver(w *watch) {
 	defer w.mu.Unlock()
 	s.mu.Lock()
 	_, live := s.watches[w]
-	l := s.lists[w.obj]
+	l := w.selected(s.lists)
 	s.mu.Unlock()
 	if live {
 		w.push(l)
 	}
+}
+
+// selected returns w's list in lists: its object's endpoints, of its set (naming.SelectSet).
+func (w *watch) selected(lists map[string]naming.List) naming.List {
+	l := lists[w.q.Object]
+	return naming.List{Active: naming.SelectSet(l.Active, w.q.Set)}
 }
 
 // report tells w the file's problem.
@@ -228,7 +234,7 @@ func (s *Source) Watch(q naming.Query, push func(naming.List)) (stop func()) {
 // WatchReporting implements naming.Reporter: Watch, and fail (if not nil) is told the file's
 // problem while no content has been applied.
 func (s *Source) WatchReporting(q naming.Query, push func(naming.List), fail func(error)) (stop func()) {
-	w := &watch{obj: q.Object, push: push, fail: fail}
+	w := &watch{q: q, push: push, fail: fail}
 	s.mu.Lock()
 	s.watches[w] = struct{}{}
 	known, problem := s.lists != nil, s.problem

@@ -413,3 +413,64 @@ func TestCloseStopsPushes(t *testing.T) {
 		t.Fatalf("a push after stop and Close: %v", l)
 	}
 }
+
+// TestSets: watches with a set get the endpoints of their set (naming.SelectSet), a watch
+// without one gets every endpoint; a change that moves an endpoint between sets reaches the
+// watches whose selection changed (the endpoint itself, its -s, changed for the watches that
+// list it whatever the set) and no other.
+func TestSets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "naming.txt")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("A@tcp -h a -p 1 -s app.sz.1:tcp -h a -p 2 -s app.sz.2:tcp -h a -p 3 -s app.sh.1\nA@tcp -h a -p 4\n")
+	s, _ := stillSource(path)
+	s.reload()
+	s.reload() // read twice: applied
+	watches := map[string]*recorder{}
+	for _, set := range []string{"", "app.sz.1", "app.sz.*", "app.sz.3", "nope.sz.1"} {
+		r := newRecorder()
+		watches[set] = r
+		defer s.Watch(naming.Query{Object: "A", Set: set}, r.push)()
+	}
+	check := func(step string, want map[string][][]int) {
+		t.Helper()
+		for set, w := range want {
+			got, _ := watches[set].snapshot()
+			var gotPorts [][]int
+			for _, l := range got {
+				gotPorts = append(gotPorts, ports(l))
+			}
+			if len(gotPorts) != len(w) {
+				t.Errorf("%s: set %q got %v, want %v", step, set, gotPorts, w)
+				continue
+			}
+			for i := range w {
+				if !equalInts(gotPorts[i], w[i]) {
+					t.Errorf("%s: set %q got %v, want %v", step, set, gotPorts, w)
+				}
+			}
+		}
+	}
+	check("first", map[string][][]int{
+		"":          {{1, 2, 3, 4}},
+		"app.sz.1":  {{1}},
+		"app.sz.*":  {{1, 2}},
+		"app.sz.3":  {{}},
+		"nope.sz.1": {{1, 2, 3, 4}},
+	})
+	// 3 moves from app.sh.1 to app.sz.3: app.sz.1 is not told.
+	write("A@tcp -h a -p 1 -s app.sz.1:tcp -h a -p 2 -s app.sz.2:tcp -h a -p 3 -s app.sz.3\nA@tcp -h a -p 4\n")
+	s.reload()
+	s.reload()
+	check("after 3 moved to app.sz.3", map[string][][]int{
+		"":          {{1, 2, 3, 4}, {1, 2, 3, 4}},
+		"app.sz.1":  {{1}},
+		"app.sz.*":  {{1, 2}, {1, 2, 3}},
+		"app.sz.3":  {{}, {3}},
+		"nope.sz.1": {{1, 2, 3, 4}, {1, 2, 3, 4}},
+	})
+}

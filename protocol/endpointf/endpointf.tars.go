@@ -157,3 +157,11 @@ func (st *EndpointF) UnmarshalTars(b []byte) error {
 	d.Reset(b)
 	return st.Decode(&d)
 }
+
+// NewEndpointF returns an EndpointF with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal EndpointF{} is the same).
+func NewEndpointF() EndpointF {
+	var st EndpointF
+	st.Reset()
+	return st
+}

@@ -17,6 +17,9 @@ import (
 //
 // StatPropMsgHead identifies a property of a server.
 //
+// Its fields have IDL defaults that a literal StatPropMsgHead{} does not apply: make values with
+// NewStatPropMsgHead, or call Reset.
+//
 // Its key (key[...]: ordering, nothing on the wire) is moduleName, ip, propertyName, setName, setArea, setID.
 type StatPropMsgHead struct {
 	ModuleName   string // tag 0, require
@@ -135,6 +138,15 @@ func (st *StatPropMsgHead) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
+// NewStatPropMsgHead returns a StatPropMsgHead with every field at its IDL default value. A literal
+// StatPropMsgHead{} has Go's zero values instead: build values with NewStatPropMsgHead (or call Reset)
+// so that the defaults of the .tars file apply.
+func NewStatPropMsgHead() StatPropMsgHead {
+	var st StatPropMsgHead
+	st.Reset()
+	return st
+}
+
 // StatPropInfo is the TARS struct propertyf::StatPropInfo.
 //
 // StatPropInfo is one aggregate of a property: policy is Sum, Avg, Distr, Count, Max or Min.
@@ -207,6 +219,14 @@ func (st *StatPropInfo) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
+}
+
+// NewStatPropInfo returns a StatPropInfo with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal StatPropInfo{} is the same).
+func NewStatPropInfo() StatPropInfo {
+	var st StatPropInfo
+	st.Reset()
+	return st
 }
 
 // StatPropMsgBody is the TARS struct propertyf::StatPropMsgBody.
@@ -297,6 +317,14 @@ func (st *StatPropMsgBody) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
+}
+
+// NewStatPropMsgBody returns a StatPropMsgBody with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal StatPropMsgBody{} is the same).
+func NewStatPropMsgBody() StatPropMsgBody {
+	var st StatPropMsgBody
+	st.Reset()
+	return st
 }
 
 // _PropertyF_reportPropMsg_args holds the in parameters of PropertyF.reportPropMsg, at their tags.
@@ -491,8 +519,8 @@ func (p *PropertyFProxy) ReportPropMsg(ctx context.Context, statmsg map[StatProp
 	a := _PropertyF_reportPropMsg_args{Statmsg: statmsg}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r _PropertyF_reportPropMsg_result
 	b, err := p.sp.InvokeRaw(ctx, "reportPropMsg", e.Buf, opts...)
+	var r _PropertyF_reportPropMsg_result
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}

@@ -1189,8 +1189,8 @@ func (p *QueryFProxy) FindObjectById(ctx context.Context, id string, opts ...ser
 	a := _QueryF_findObjectById_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r _QueryF_findObjectById_result
 	b, err := p.sp.InvokeRaw(ctx, "findObjectById", e.Buf, opts...)
+	var r _QueryF_findObjectById_result
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1257,8 +1257,8 @@ func (p *QueryFProxy) FindObjectById4Any(ctx context.Context, id string, opts ..
 	a := _QueryF_findObjectById4Any_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r QueryFFindObjectById4AnyResult
 	b, err := p.sp.InvokeRaw(ctx, "findObjectById4Any", e.Buf, opts...)
+	var r QueryFFindObjectById4AnyResult
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1325,8 +1325,8 @@ func (p *QueryFProxy) FindObjectById4All(ctx context.Context, id string, opts ..
 	a := _QueryF_findObjectById4All_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r QueryFFindObjectById4AllResult
 	b, err := p.sp.InvokeRaw(ctx, "findObjectById4All", e.Buf, opts...)
+	var r QueryFFindObjectById4AllResult
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1393,8 +1393,8 @@ func (p *QueryFProxy) FindObjectByIdInSameGroup(ctx context.Context, id string, 
 	a := _QueryF_findObjectByIdInSameGroup_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r QueryFFindObjectByIdInSameGroupResult
 	b, err := p.sp.InvokeRaw(ctx, "findObjectByIdInSameGroup", e.Buf, opts...)
+	var r QueryFFindObjectByIdInSameGroupResult
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1461,8 +1461,8 @@ func (p *QueryFProxy) FindObjectByIdInSameStation(ctx context.Context, id string
 	a := _QueryF_findObjectByIdInSameStation_args{Id: id, SStation: sStation}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r QueryFFindObjectByIdInSameStationResult
 	b, err := p.sp.InvokeRaw(ctx, "findObjectByIdInSameStation", e.Buf, opts...)
+	var r QueryFFindObjectByIdInSameStationResult
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1530,8 +1530,8 @@ func (p *QueryFProxy) FindObjectByIdInSameSet(ctx context.Context, id string, se
 	a := _QueryF_findObjectByIdInSameSet_args{Id: id, SetId: setId}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r QueryFFindObjectByIdInSameSetResult
 	b, err := p.sp.InvokeRaw(ctx, "findObjectByIdInSameSet", e.Buf, opts...)
+	var r QueryFFindObjectByIdInSameSetResult
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}

@@ -173,6 +173,14 @@ func (st *RequestPacket) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
+// NewRequestPacket returns a RequestPacket with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal RequestPacket{} is the same).
+func NewRequestPacket() RequestPacket {
+	var st RequestPacket
+	st.Reset()
+	return st
+}
+
 // ResponsePacket is the TARS struct requestf::ResponsePacket.
 //
 // ResponsePacket is the reply to a RequestPacket.
@@ -332,4 +340,12 @@ func (st *ResponsePacket) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
+}
+
+// NewResponsePacket returns a ResponsePacket with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal ResponsePacket{} is the same).
+func NewResponsePacket() ResponsePacket {
+	var st ResponsePacket
+	st.Reset()
+	return st
 }

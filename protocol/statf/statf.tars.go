@@ -146,6 +146,14 @@ func (st *StatMicMsgHead) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
+// NewStatMicMsgHead returns a StatMicMsgHead with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal StatMicMsgHead{} is the same).
+func NewStatMicMsgHead() StatMicMsgHead {
+	var st StatMicMsgHead
+	st.Reset()
+	return st
+}
+
 // StatMicMsgBody is the TARS struct statf::StatMicMsgBody.
 //
 // StatMicMsgBody counts the calls of one report interval.
@@ -272,6 +280,14 @@ func (st *StatMicMsgBody) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
+// NewStatMicMsgBody returns a StatMicMsgBody with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal StatMicMsgBody{} is the same).
+func NewStatMicMsgBody() StatMicMsgBody {
+	var st StatMicMsgBody
+	st.Reset()
+	return st
+}
+
 // StatSampleMsg is the TARS struct statf::StatSampleMsg.
 //
 // StatSampleMsg is one sampled call of a trace.
@@ -381,6 +397,14 @@ func (st *StatSampleMsg) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
+// NewStatSampleMsg returns a StatSampleMsg with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal StatSampleMsg{} is the same).
+func NewStatSampleMsg() StatSampleMsg {
+	var st StatSampleMsg
+	st.Reset()
+	return st
+}
+
 // ProxyInfo is the TARS struct statf::ProxyInfo.
 //
 // ProxyInfo says who reports.
@@ -448,6 +472,14 @@ func (st *ProxyInfo) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
+}
+
+// NewProxyInfo returns a ProxyInfo with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal ProxyInfo{} is the same).
+func NewProxyInfo() ProxyInfo {
+	var st ProxyInfo
+	st.Reset()
+	return st
 }
 
 // _StatF_reportMicMsg_args holds the in parameters of StatF.reportMicMsg, at their tags.
@@ -812,8 +844,8 @@ func (p *StatFProxy) ReportMicMsg(ctx context.Context, msg map[StatMicMsgHead]St
 	a := _StatF_reportMicMsg_args{Msg: msg, BFromClient: bFromClient}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r _StatF_reportMicMsg_result
 	b, err := p.sp.InvokeRaw(ctx, "reportMicMsg", e.Buf, opts...)
+	var r _StatF_reportMicMsg_result
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -880,8 +912,8 @@ func (p *StatFProxy) ReportSampleMsg(ctx context.Context, msg []StatSampleMsg, o
 	a := _StatF_reportSampleMsg_args{Msg: msg}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r _StatF_reportSampleMsg_result
 	b, err := p.sp.InvokeRaw(ctx, "reportSampleMsg", e.Buf, opts...)
+	var r _StatF_reportSampleMsg_result
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}

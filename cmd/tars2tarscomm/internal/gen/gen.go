@@ -176,18 +176,20 @@ func init() {
 	}
 }
 
-// localNames are the identifiers that generated functions declare or import: a parameter with
-// one of these names is renamed with a trailing underscore.
-var localNames = map[string]bool{
-	"a": true, "b": true, "d": true, "e": true, "r": true, "p": true, "f": true, "s": true,
-	"cb": true, "ctx": true, "opts": true, "err": true, "cur": true, "impl": true, "req": true,
-	"rsp": true, "ret": true, "servant": true, "zero": true, "codec": true, "context": true,
-	"errors": true, "fmt": true, "future": true, "servantproxy": true, "server": true, "strconv": true,
+// signatureNames are the names the generated signatures give beside the IDL's parameters (ctx,
+// opts, cb in the proxy methods; cur, ret, err in the server methods and callbacks) and the
+// packages the proxy methods' bodies use: an IDL parameter with one of these names is renamed
+// with a trailing underscore. The bodies' own locals (the receiver, a, e, r, b, f, zero) give way
+// to the parameters instead (localNames), so that IDL names such as req, rsp, a or p stay as
+// written.
+var signatureNames = map[string]bool{
+	"ctx": true, "opts": true, "cb": true, "cur": true, "ret": true, "err": true,
+	"codec": true, "errors": true, "future": true,
 }
 
 // paramName is the Go name of a function parameter.
 func paramName(name string) string {
-	if goReserved[name] || localNames[name] {
+	if goReserved[name] || signatureNames[name] {
 		return name + "_"
 	}
 	return name
@@ -345,10 +347,15 @@ func (g *gen) module(f *ast.File, blocks []*ast.Module) error {
 			}
 		}
 		for _, s := range m.Structs {
-			if err := g.declare(exported(s.Name), s.Pos); err != nil {
-				return err
+			name := exported(s.Name)
+			for _, n := range []string{name, "New" + name} {
+				if err := g.declare(n, s.Pos); err != nil {
+					return err
+				}
 			}
-			g.genStruct(s, "", g.mod.Name+"::"+s.Name, fmt.Sprintf("%s is the TARS struct %s::%s.", exported(s.Name), m.Name, s.Name), s.Doc)
+			def := fmt.Sprintf("%s is the TARS struct %s::%s.", name, m.Name, s.Name)
+			g.genStruct(s, "", g.mod.Name+"::"+s.Name, def, s.Doc)
+			g.genNew(s, name)
 		}
 		for _, it := range m.Interfaces {
 			if err := g.genInterface(it); err != nil {
@@ -445,6 +452,32 @@ func isZeroValue(v *ast.Value) bool {
 	return false
 }
 
+// genNew writes New<goName>, which returns a value with the IDL's defaults.
+func (g *gen) genNew(s *ast.Struct, goName string) {
+	if hasDefaults(s, map[*ast.Struct]bool{}) {
+		g.p("// New", goName, " returns ", article(goName), " ", goName, " with every field at its IDL default value. A literal")
+		g.p("// ", goName, "{} has Go's zero values instead: build values with New", goName, " (or call Reset)")
+		g.p("// so that the defaults of the .tars file apply.")
+	} else {
+		g.p("// New", goName, " returns ", article(goName), " ", goName, " with every field at its default value (the IDL gives")
+		g.p("// none other than Go's zero values, so a literal ", goName, "{} is the same).")
+	}
+	g.p("func New", goName, "() ", goName, " {")
+	g.p("var st ", goName)
+	g.p("st.Reset()")
+	g.p("return st")
+	g.p("}")
+	g.p()
+}
+
+// article is "a" or "an" before name, by its first letter.
+func article(name string) string {
+	if name != "" && strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
+		return "an"
+	}
+	return "a"
+}
+
 // genStruct writes struct s as Go type goName (exported(s.Name) when empty) with its methods.
 // errName names it in decode errors.
 func (g *gen) genStruct(s *ast.Struct, goName, errName, def string, doc []string) {
@@ -454,6 +487,11 @@ func (g *gen) genStruct(s *ast.Struct, goName, errName, def string, doc []string
 	codec := g.use(codecPkg)
 	names := fieldNames(s)
 	g.doc(doc, def)
+	if _, hasNew := g.names["New"+goName]; hasNew && hasDefaults(s, map[*ast.Struct]bool{}) {
+		g.p("//")
+		g.p("// Its fields have IDL defaults that a literal ", goName, "{} does not apply: make values with")
+		g.p("// New", goName, ", or call Reset.")
+	}
 	if len(s.Key) > 0 {
 		g.p("//")
 		g.p("// Its key (key[...]: ordering, nothing on the wire) is ", strings.Join(s.Key, ", "), ".")

@@ -68,14 +68,35 @@ func (g *gen) futureType(fi *funcInfo) string {
 }
 
 // futureValue is the expression of the future's value from the decoded result r.
-func futureValue(fi *funcInfo) string {
+func futureValue(fi *funcInfo, r string) string {
 	if len(fi.outs) > 0 {
-		return "r"
+		return r
 	}
 	if fi.retField == nil {
 		return "struct{}{}"
 	}
-	return "r." + fi.resNames[fi.retField]
+	return r + "." + fi.resNames[fi.retField]
+}
+
+// localNames are the names of the locals of one function's proxy methods, chosen not to collide
+// with its parameters: each is the usual name, with underscores added while a parameter has it.
+type localNames struct {
+	recv, a, e, r, b, f, zero string
+}
+
+func newLocalNames(fi *funcInfo) localNames {
+	taken := map[string]bool{"ctx": true, "opts": true, "cb": true, "err": true}
+	for _, prm := range fi.ins {
+		taken[paramName(prm.Name)] = true
+	}
+	pick := func(want string) string {
+		for taken[want] {
+			want += "_"
+		}
+		taken[want] = true
+		return want
+	}
+	return localNames{recv: pick("p"), a: pick("a"), e: pick("e"), r: pick("r"), b: pick("b"), f: pick("f"), zero: pick("zero")}
 }
 
 // inParams is the parameter list of the in parameters, "id string, n int32".
@@ -209,6 +230,20 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		rts := g.resultTypes(fi)
 		cbType := "func(" + strings.Join(append(g.resultNamed(fi), "err error"), ", ") + ")"
 
+		l := newLocalNames(fi)
+		recv := "(" + l.recv + " *" + proxy + ") "
+		encode := func() {
+			g.p(l.a, " := ", g.argsLiteral(fi))
+			g.p("var ", l.e, " ", codec, ".Encoder")
+			g.p(l.a, ".Encode(&", l.e, ")")
+		}
+		decode := func() {
+			g.p("var ", l.r, " ", fi.resultName)
+			g.p("if err == nil {")
+			g.p("err = ", l.r, ".unmarshalReply(", l.b, ")")
+			g.p("}")
+		}
+
 		// Sync.
 		g.p("// ", fi.goName, " calls ", fi.fn.Name, " and waits for its reply, until the earlier of ctx's deadline")
 		g.p("// and the sync invoke timeout.")
@@ -216,16 +251,11 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 			g.p("//")
 			g.doc(fi.fn.Doc, "")
 		}
-		g.p("func (p *", proxy, ") ", fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") (", strings.Join(append(append([]string{}, rts...), "error"), ", "), ") {")
-		g.p("a := ", g.argsLiteral(fi))
-		g.p("var e ", codec, ".Encoder")
-		g.p("a.Encode(&e)")
-		g.p("var r ", fi.resultName)
-		g.p("b, err := p.sp.InvokeRaw(ctx, ", fn, ", e.Buf, opts...)")
-		g.p("if err == nil {")
-		g.p("err = r.unmarshalReply(b)")
-		g.p("}")
-		g.p("return ", strings.Join(append(resultValues(fi, "r"), "err"), ", "))
+		g.p("func ", recv, fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") (", strings.Join(append(append([]string{}, rts...), "error"), ", "), ") {")
+		encode()
+		g.p(l.b, ", err := ", l.recv, ".sp.InvokeRaw(ctx, ", fn, ", ", l.e, ".Buf, opts...)")
+		decode()
+		g.p("return ", strings.Join(append(resultValues(fi, l.r), "err"), ", "))
 		g.p("}")
 		g.p()
 
@@ -234,19 +264,14 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		g.p("// Communicator's async workers with the reply or the call's error (and zero values): exactly")
 		g.p("// once if Async", fi.goName, " returns nil, never if it returns an error. The deadline is the")
 		g.p("// earlier of ctx's and the async invoke timeout.")
-		g.p("func (p *", proxy, ") Async", fi.goName, "(ctx ", ctx, ", ", params, "cb ", cbType, ", opts ...", opt, ") error {")
+		g.p("func ", recv, "Async", fi.goName, "(ctx ", ctx, ", ", params, "cb ", cbType, ", opts ...", opt, ") error {")
 		g.p("if cb == nil {")
 		g.p("return ", errs, ".New(", strconv.Quote("tarscomm: "+proxy+".Async"+fi.goName+": nil callback"), ")")
 		g.p("}")
-		g.p("a := ", g.argsLiteral(fi))
-		g.p("var e ", codec, ".Encoder")
-		g.p("a.Encode(&e)")
-		g.p("return p.sp.AsyncInvokeRaw(ctx, ", fn, ", e.Buf, func(b []byte, err error) {")
-		g.p("var r ", fi.resultName)
-		g.p("if err == nil {")
-		g.p("err = r.unmarshalReply(b)")
-		g.p("}")
-		g.p("cb(", strings.Join(append(resultValues(fi, "r"), "err"), ", "), ")")
+		encode()
+		g.p("return ", l.recv, ".sp.AsyncInvokeRaw(ctx, ", fn, ", ", l.e, ".Buf, func(", l.b, " []byte, err error) {")
+		decode()
+		g.p("cb(", strings.Join(append(resultValues(fi, l.r), "err"), ", "), ")")
 		g.p("}, opts...)")
 		g.p("}")
 		g.p()
@@ -255,11 +280,9 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		g.p("// Oneway", fi.goName, " sends ", fi.fn.Name, " as a one-way call: the server runs it and sends no")
 		g.p("// reply. It returns once the request is written to a connection, or with the error that")
 		g.p("// prevented it.")
-		g.p("func (p *", proxy, ") Oneway", fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") error {")
-		g.p("a := ", g.argsLiteral(fi))
-		g.p("var e ", codec, ".Encoder")
-		g.p("a.Encode(&e)")
-		g.p("return p.sp.InvokeOnewayRaw(ctx, ", fn, ", e.Buf, opts...)")
+		g.p("func ", recv, "Oneway", fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") error {")
+		encode()
+		g.p("return ", l.recv, ".sp.InvokeOnewayRaw(ctx, ", fn, ", ", l.e, ".Buf, opts...)")
 		g.p("}")
 		g.p()
 
@@ -269,23 +292,18 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		g.p("// Future", fi.goName, " sends a ", fi.fn.Name, " call and returns at once a future of its reply,")
 		g.p("// completed on one of the Communicator's async workers (no goroutine per call). A call that")
 		g.p("// cannot be sent completes the future at once with its error.")
-		g.p("func (p *", proxy, ") Future", fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") *", fut, ".Future[", ft, "] {")
-		g.p("f := ", fut, ".Make[", ft, "]()")
-		g.p("a := ", g.argsLiteral(fi))
-		g.p("var e ", codec, ".Encoder")
-		g.p("a.Encode(&e)")
-		g.p("err := p.sp.AsyncInvokeRaw(ctx, ", fn, ", e.Buf, func(b []byte, err error) {")
-		g.p("var r ", fi.resultName)
-		g.p("if err == nil {")
-		g.p("err = r.unmarshalReply(b)")
-		g.p("}")
-		g.p("f.Complete(", futureValue(fi), ", err)")
+		g.p("func ", recv, "Future", fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") *", fut, ".Future[", ft, "] {")
+		g.p(l.f, " := ", fut, ".Make[", ft, "]()")
+		encode()
+		g.p("err := ", l.recv, ".sp.AsyncInvokeRaw(ctx, ", fn, ", ", l.e, ".Buf, func(", l.b, " []byte, err error) {")
+		decode()
+		g.p(l.f, ".Complete(", futureValue(fi, l.r), ", err)")
 		g.p("}, opts...)")
 		g.p("if err != nil {")
-		g.p("var zero ", ft)
-		g.p("f.Complete(zero, err)")
+		g.p("var ", l.zero, " ", ft)
+		g.p(l.f, ".Complete(", l.zero, ", err)")
 		g.p("}")
-		g.p("return f")
+		g.p("return ", l.f)
 		g.p("}")
 		g.p()
 	}

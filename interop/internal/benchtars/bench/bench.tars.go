@@ -81,6 +81,14 @@ func (st *Inner) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
+// NewInner returns an Inner with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal Inner{} is the same).
+func NewInner() Inner {
+	var st Inner
+	st.Reset()
+	return st
+}
+
 // Record is the TARS struct bench::Record.
 type Record struct {
 	Id     int64             // tag 0, require
@@ -241,4 +249,12 @@ func (st *Record) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
+}
+
+// NewRecord returns a Record with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal Record{} is the same).
+func NewRecord() Record {
+	var st Record
+	st.Reset()
+	return st
 }

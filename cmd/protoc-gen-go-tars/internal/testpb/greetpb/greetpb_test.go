@@ -309,3 +309,45 @@ func BenchmarkAsync(b *testing.B) {
 		})
 	})
 }
+
+// TestAsyncResponseContext: an async callback and a future's waiter read the reply's context
+// through WithResponseContext, each call its own.
+func TestAsyncResponseContext(t *testing.T) {
+	g := newGreeter()
+	gp, _ := start(t, g, zaptest.NewLogger(t))
+	ctx := testCtx(t)
+	const n = 8
+	var wg sync.WaitGroup
+	rspCtx := make([]map[string]string, n)
+	for i := range n {
+		wg.Add(1)
+		err := gp.AsyncSayHello(ctx, &greetpb.HelloRequest{Name: "a"}, func(_ *greetpb.HelloReply, err error) {
+			defer wg.Done()
+			if err != nil {
+				t.Errorf("async call %d: %v", i, err)
+				return
+			}
+			if want := fmt.Sprint("ra", i); rspCtx[i]["rk"] != want {
+				t.Errorf("async call %d: the callback saw reply context %v, want rk=%s", i, rspCtx[i], want)
+			}
+		}, servantproxy.WithContext(map[string]string{"k": fmt.Sprint("a", i)}), servantproxy.WithResponseContext(&rspCtx[i]))
+		if err != nil {
+			wg.Done()
+			t.Fatal(err)
+		}
+		<-g.ctxs
+	}
+	wg.Wait()
+	futCtx := make([]map[string]string, n)
+	for i := range n {
+		f := gp.FutureSayHello(ctx, &greetpb.HelloRequest{Name: "f"},
+			servantproxy.WithContext(map[string]string{"k": fmt.Sprint("f", i)}), servantproxy.WithResponseContext(&futCtx[i]))
+		<-g.ctxs
+		if _, err := f.Get(ctx); err != nil {
+			t.Fatalf("future call %d: %v", i, err)
+		}
+		if want := fmt.Sprint("rf", i); futCtx[i]["rk"] != want {
+			t.Errorf("future call %d: reply context %v after Get, want rk=%s", i, futCtx[i], want)
+		}
+	}
+}

@@ -24,6 +24,9 @@ const YES bool = true
 //
 // Item is one of everything.
 //
+// Its fields have IDL defaults that a literal Item{} does not apply: make values with
+// NewItem, or call Reset.
+//
 // Its key (key[...]: ordering, nothing on the wire) is i32, s.
 type Item struct {
 	B      bool                         // tag 0, require
@@ -532,6 +535,15 @@ func (st *Item) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
+// NewItem returns an Item with every field at its IDL default value. A literal
+// Item{} has Go's zero values instead: build values with NewItem (or call Reset)
+// so that the defaults of the .tars file apply.
+func NewItem() Item {
+	var st Item
+	st.Reset()
+	return st
+}
+
 // Empty is the TARS struct Demo::All::Empty.
 type Empty struct {
 }
@@ -592,6 +604,14 @@ func (st *Empty) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
+}
+
+// NewEmpty returns an Empty with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal Empty{} is the same).
+func NewEmpty() Empty {
+	var st Empty
+	st.Reset()
+	return st
 }
 
 // Tree is the TARS struct Demo::All::Tree.
@@ -721,6 +741,14 @@ func (st *Tree) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
+}
+
+// NewTree returns a Tree with every field at its default value (the IDL gives
+// none other than Go's zero values, so a literal Tree{} is the same).
+func NewTree() Tree {
+	var st Tree
+	st.Reset()
+	return st
 }
 
 // _Store_put_args holds the in parameters of Store.put, at their tags.
@@ -1577,6 +1605,156 @@ func (r *StoreTrickyResult) unmarshalReply(b []byte) error {
 	return nil
 }
 
+// _Store_echo_args holds the in parameters of Store.echo, at their tags.
+type _Store_echo_args struct {
+	Req Item // tag 1, require
+}
+
+// Reset sets every field of st to its default value (Go's zero value without one).
+func (st *_Store_echo_args) Reset() {
+	*st = _Store_echo_args{}
+	st.Req.Reset()
+}
+
+// Encode appends st's fields to e, as the body of a struct. Optional fields equal to their
+// default value are not written, as tars2cpp and tars2go do; optional enums and structs are.
+func (st *_Store_echo_args) Encode(e *codec.Encoder) {
+	st.Req.EncodeTag(e, 1)
+}
+
+// EncodeTag appends st to e as a struct field at tag.
+func (st *_Store_echo_args) EncodeTag(e *codec.Encoder, tag byte) {
+	e.WriteStructBegin(tag)
+	st.Encode(e)
+	e.WriteStructEnd()
+}
+
+// MarshalTars appends st's encoding (its fields, as Encode writes them) to b.
+func (st *_Store_echo_args) MarshalTars(b []byte) []byte {
+	e := codec.Encoder{Buf: b}
+	st.Encode(&e)
+	return e.Buf
+}
+
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
+func (st *_Store_echo_args) Decode(d *codec.Decoder) error {
+	var err error
+	if err = st.Req.DecodeTag(d, 1, true); err != nil {
+		return codec.FieldError("Store.echo", "req", err)
+	}
+	_ = err
+	return nil
+}
+
+// DecodeTag reads st from the struct field at tag of d. An absent field leaves st reset, or
+// is an error wrapping codec.ErrRequired if required is set. Fields of the struct that st
+// does not know are skipped.
+func (st *_Store_echo_args) DecodeTag(d *codec.Decoder, tag byte, required bool) error {
+	found, err := d.ReadStructBegin(tag, required)
+	if err != nil || !found {
+		st.Reset()
+		return err
+	}
+	if err := st.Decode(d); err != nil {
+		return err
+	}
+	return d.ReadStructEnd()
+}
+
+// UnmarshalTars decodes st from b, as Decode does.
+func (st *_Store_echo_args) UnmarshalTars(b []byte) error {
+	var d codec.Decoder
+	d.Reset(b)
+	return st.Decode(&d)
+}
+
+// StoreEchoResult holds the reply of Store.echo: the return value at tag 0 and the out parameters at their tags.
+type StoreEchoResult struct {
+	Ret int32 // tag 0, require
+	Rsp Item  // tag 2, require
+}
+
+// Reset sets every field of st to its default value (Go's zero value without one).
+func (st *StoreEchoResult) Reset() {
+	*st = StoreEchoResult{}
+	st.Rsp.Reset()
+}
+
+// Encode appends st's fields to e, as the body of a struct. Optional fields equal to their
+// default value are not written, as tars2cpp and tars2go do; optional enums and structs are.
+func (st *StoreEchoResult) Encode(e *codec.Encoder) {
+	e.WriteInt32(0, st.Ret)
+	st.Rsp.EncodeTag(e, 2)
+}
+
+// EncodeTag appends st to e as a struct field at tag.
+func (st *StoreEchoResult) EncodeTag(e *codec.Encoder, tag byte) {
+	e.WriteStructBegin(tag)
+	st.Encode(e)
+	e.WriteStructEnd()
+}
+
+// MarshalTars appends st's encoding (its fields, as Encode writes them) to b.
+func (st *StoreEchoResult) MarshalTars(b []byte) []byte {
+	e := codec.Encoder{Buf: b}
+	st.Encode(&e)
+	return e.Buf
+}
+
+// Decode reads st's fields from d, skipping fields of unknown tags. Every field is set: an
+// absent optional field to its default value; a required field that is absent is an error
+// wrapping codec.ErrRequired. Decoding into a value that already holds data reuses its memory
+// (the capacity of its slices, its maps, strings equal to the ones decoded), so that decoding
+// into a value again and again allocates only what changed; decode into a fresh value to keep
+// the old one intact.
+func (st *StoreEchoResult) Decode(d *codec.Decoder) error {
+	var err error
+	if st.Ret, err = d.ReadInt32(0, true); err != nil {
+		return codec.FieldError("Store.echo", "ret", err)
+	}
+	if err = st.Rsp.DecodeTag(d, 2, true); err != nil {
+		return codec.FieldError("Store.echo", "rsp", err)
+	}
+	_ = err
+	return nil
+}
+
+// DecodeTag reads st from the struct field at tag of d. An absent field leaves st reset, or
+// is an error wrapping codec.ErrRequired if required is set. Fields of the struct that st
+// does not know are skipped.
+func (st *StoreEchoResult) DecodeTag(d *codec.Decoder, tag byte, required bool) error {
+	found, err := d.ReadStructBegin(tag, required)
+	if err != nil || !found {
+		st.Reset()
+		return err
+	}
+	if err := st.Decode(d); err != nil {
+		return err
+	}
+	return d.ReadStructEnd()
+}
+
+// UnmarshalTars decodes st from b, as Decode does.
+func (st *StoreEchoResult) UnmarshalTars(b []byte) error {
+	var d codec.Decoder
+	d.Reset(b)
+	return st.Decode(&d)
+}
+
+// unmarshalReply decodes a reply body into r; on error r is left zero.
+func (r *StoreEchoResult) unmarshalReply(b []byte) error {
+	if err := r.UnmarshalTars(b); err != nil {
+		*r = StoreEchoResult{}
+		return fmt.Errorf("tarscomm: decode reply of Store.echo: %w", err)
+	}
+	return nil
+}
+
 // StoreProxy calls the TARS interface Demo::All::Store. Bind it to a servant with Communicator.StringToProxy, or wrap a ServantProxy with NewStoreProxy; an unbound StoreProxy must not be called. It is safe for concurrent use.
 //
 // Store keeps items.
@@ -1603,8 +1781,8 @@ func (p *StoreProxy) Put(ctx context.Context, item Item, opts ...servantproxy.Ca
 	a := _Store_put_args{Item: item}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r StorePutResult
 	b, err := p.sp.InvokeRaw(ctx, "put", e.Buf, opts...)
+	var r StorePutResult
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1671,8 +1849,8 @@ func (p *StoreProxy) Get(ctx context.Context, key string, opts ...servantproxy.C
 	a := _Store_get_args{Key: key}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r _Store_get_result
 	b, err := p.sp.InvokeRaw(ctx, "get", e.Buf, opts...)
+	var r _Store_get_result
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1737,8 +1915,8 @@ func (p *StoreProxy) Ping(ctx context.Context, opts ...servantproxy.CallOption) 
 	a := _Store_ping_args{}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r _Store_ping_result
 	b, err := p.sp.InvokeRaw(ctx, "ping", e.Buf, opts...)
+	var r _Store_ping_result
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1803,8 +1981,8 @@ func (p *StoreProxy) Find(ctx context.Context, key string, minLevel demo_base.Le
 	a := _Store_find_args{Key: key, MinLevel: minLevel}
 	var e codec.Encoder
 	a.Encode(&e)
-	var r StoreFindResult
 	b, err := p.sp.InvokeRaw(ctx, "find", e.Buf, opts...)
+	var r StoreFindResult
 	if err == nil {
 		err = r.unmarshalReply(b)
 	}
@@ -1867,65 +2045,133 @@ func (p *StoreProxy) FutureFind(ctx context.Context, key string, minLevel demo_b
 // and the sync invoke timeout.
 //
 // Parameters named like generated locals must work.
-func (p *StoreProxy) Tricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a_ bool, e_ int32, d_ int32, r_ int32, p_ int32, type_ string, opts ...servantproxy.CallOption) (string, int32, error) {
-	a := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a_, E: e_, D: d_, R: r_, P: p_, Type: type_}
-	var e codec.Encoder
-	a.Encode(&e)
-	var r StoreTrickyResult
-	b, err := p.sp.InvokeRaw(ctx, "tricky", e.Buf, opts...)
+func (p_ *StoreProxy) Tricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a bool, e int32, d int32, r int32, p int32, type_ string, opts ...servantproxy.CallOption) (string, int32, error) {
+	a_ := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a, E: e, D: d, R: r, P: p, Type: type_}
+	var e_ codec.Encoder
+	a_.Encode(&e_)
+	b, err := p_.sp.InvokeRaw(ctx, "tricky", e_.Buf, opts...)
+	var r_ StoreTrickyResult
 	if err == nil {
-		err = r.unmarshalReply(b)
+		err = r_.unmarshalReply(b)
 	}
-	return r.Ret, r.B, err
+	return r_.Ret, r_.B, err
 }
 
 // AsyncTricky sends a tricky call and returns at once. cb runs on one of the
 // Communicator's async workers with the reply or the call's error (and zero values): exactly
 // once if AsyncTricky returns nil, never if it returns an error. The deadline is the
 // earlier of ctx's and the async invoke timeout.
-func (p *StoreProxy) AsyncTricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a_ bool, e_ int32, d_ int32, r_ int32, p_ int32, type_ string, cb func(ret string, b_ int32, err error), opts ...servantproxy.CallOption) error {
+func (p_ *StoreProxy) AsyncTricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a bool, e int32, d int32, r int32, p int32, type_ string, cb func(ret string, b int32, err error), opts ...servantproxy.CallOption) error {
 	if cb == nil {
 		return errors.New("tarscomm: StoreProxy.AsyncTricky: nil callback")
 	}
-	a := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a_, E: e_, D: d_, R: r_, P: p_, Type: type_}
-	var e codec.Encoder
-	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "tricky", e.Buf, func(b []byte, err error) {
-		var r StoreTrickyResult
+	a_ := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a, E: e, D: d, R: r, P: p, Type: type_}
+	var e_ codec.Encoder
+	a_.Encode(&e_)
+	return p_.sp.AsyncInvokeRaw(ctx, "tricky", e_.Buf, func(b []byte, err error) {
+		var r_ StoreTrickyResult
 		if err == nil {
-			err = r.unmarshalReply(b)
+			err = r_.unmarshalReply(b)
 		}
-		cb(r.Ret, r.B, err)
+		cb(r_.Ret, r_.B, err)
 	}, opts...)
 }
 
 // OnewayTricky sends tricky as a one-way call: the server runs it and sends no
 // reply. It returns once the request is written to a connection, or with the error that
 // prevented it.
-func (p *StoreProxy) OnewayTricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a_ bool, e_ int32, d_ int32, r_ int32, p_ int32, type_ string, opts ...servantproxy.CallOption) error {
-	a := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a_, E: e_, D: d_, R: r_, P: p_, Type: type_}
-	var e codec.Encoder
-	a.Encode(&e)
-	return p.sp.InvokeOnewayRaw(ctx, "tricky", e.Buf, opts...)
+func (p_ *StoreProxy) OnewayTricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a bool, e int32, d int32, r int32, p int32, type_ string, opts ...servantproxy.CallOption) error {
+	a_ := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a, E: e, D: d, R: r, P: p, Type: type_}
+	var e_ codec.Encoder
+	a_.Encode(&e_)
+	return p_.sp.InvokeOnewayRaw(ctx, "tricky", e_.Buf, opts...)
 }
 
 // FutureTricky sends a tricky call and returns at once a future of its reply,
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
-func (p *StoreProxy) FutureTricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a_ bool, e_ int32, d_ int32, r_ int32, p_ int32, type_ string, opts ...servantproxy.CallOption) *future.Future[StoreTrickyResult] {
+func (p_ *StoreProxy) FutureTricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a bool, e int32, d int32, r int32, p int32, type_ string, opts ...servantproxy.CallOption) *future.Future[StoreTrickyResult] {
 	f := future.Make[StoreTrickyResult]()
-	a := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a_, E: e_, D: d_, R: r_, P: p_, Type: type_}
+	a_ := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a, E: e, D: d, R: r, P: p, Type: type_}
+	var e_ codec.Encoder
+	a_.Encode(&e_)
+	err := p_.sp.AsyncInvokeRaw(ctx, "tricky", e_.Buf, func(b []byte, err error) {
+		var r_ StoreTrickyResult
+		if err == nil {
+			err = r_.unmarshalReply(b)
+		}
+		f.Complete(r_, err)
+	}, opts...)
+	if err != nil {
+		var zero StoreTrickyResult
+		f.Complete(zero, err)
+	}
+	return f
+}
+
+// Echo calls echo and waits for its reply, until the earlier of ctx's deadline
+// and the sync invoke timeout.
+//
+// The usual TARS parameter names, req and rsp, are kept as written.
+func (p *StoreProxy) Echo(ctx context.Context, req Item, opts ...servantproxy.CallOption) (int32, Item, error) {
+	a := _Store_echo_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "tricky", e.Buf, func(b []byte, err error) {
-		var r StoreTrickyResult
+	b, err := p.sp.InvokeRaw(ctx, "echo", e.Buf, opts...)
+	var r StoreEchoResult
+	if err == nil {
+		err = r.unmarshalReply(b)
+	}
+	return r.Ret, r.Rsp, err
+}
+
+// AsyncEcho sends a echo call and returns at once. cb runs on one of the
+// Communicator's async workers with the reply or the call's error (and zero values): exactly
+// once if AsyncEcho returns nil, never if it returns an error. The deadline is the
+// earlier of ctx's and the async invoke timeout.
+func (p *StoreProxy) AsyncEcho(ctx context.Context, req Item, cb func(ret int32, rsp Item, err error), opts ...servantproxy.CallOption) error {
+	if cb == nil {
+		return errors.New("tarscomm: StoreProxy.AsyncEcho: nil callback")
+	}
+	a := _Store_echo_args{Req: req}
+	var e codec.Encoder
+	a.Encode(&e)
+	return p.sp.AsyncInvokeRaw(ctx, "echo", e.Buf, func(b []byte, err error) {
+		var r StoreEchoResult
+		if err == nil {
+			err = r.unmarshalReply(b)
+		}
+		cb(r.Ret, r.Rsp, err)
+	}, opts...)
+}
+
+// OnewayEcho sends echo as a one-way call: the server runs it and sends no
+// reply. It returns once the request is written to a connection, or with the error that
+// prevented it.
+func (p *StoreProxy) OnewayEcho(ctx context.Context, req Item, opts ...servantproxy.CallOption) error {
+	a := _Store_echo_args{Req: req}
+	var e codec.Encoder
+	a.Encode(&e)
+	return p.sp.InvokeOnewayRaw(ctx, "echo", e.Buf, opts...)
+}
+
+// FutureEcho sends a echo call and returns at once a future of its reply,
+// completed on one of the Communicator's async workers (no goroutine per call). A call that
+// cannot be sent completes the future at once with its error.
+func (p *StoreProxy) FutureEcho(ctx context.Context, req Item, opts ...servantproxy.CallOption) *future.Future[StoreEchoResult] {
+	f := future.Make[StoreEchoResult]()
+	a := _Store_echo_args{Req: req}
+	var e codec.Encoder
+	a.Encode(&e)
+	err := p.sp.AsyncInvokeRaw(ctx, "echo", e.Buf, func(b []byte, err error) {
+		var r StoreEchoResult
 		if err == nil {
 			err = r.unmarshalReply(b)
 		}
 		f.Complete(r, err)
 	}, opts...)
 	if err != nil {
-		var zero StoreTrickyResult
+		var zero StoreEchoResult
 		f.Complete(zero, err)
 	}
 	return f
@@ -1952,7 +2198,10 @@ type StoreServer interface {
 	Find(ctx context.Context, cur *server.Current, key string, minLevel demo_base.Level) (ret bool, item Item, notes []string, sizes map[string]int32, err error)
 
 	// Parameters named like generated locals must work.
-	Tricky(ctx context.Context, cur *server.Current, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a_ bool, e_ int32, d_ int32, r_ int32, p_ int32, type_ string) (ret string, b_ int32, err error)
+	Tricky(ctx context.Context, cur *server.Current, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a bool, e int32, d int32, r int32, p int32, type_ string) (ret string, b int32, err error)
+
+	// The usual TARS parameter names, req and rsp, are kept as written.
+	Echo(ctx context.Context, cur *server.Current, req Item) (ret int32, rsp Item, err error)
 }
 
 // UnimplementedStoreServer answers every function with codec.RetNoFunc. Embed it in an implementation of
@@ -1987,6 +2236,12 @@ func (UnimplementedStoreServer) Find(context.Context, *server.Current, string, d
 func (UnimplementedStoreServer) Tricky(context.Context, *server.Current, int32, string, int64, int32, string, bool, int32, int32, int32, int32, string) (string, int32, error) {
 	var r StoreTrickyResult
 	return r.Ret, r.B, &server.Error{Code: codec.RetNoFunc, Desc: "function tricky not implemented"}
+}
+
+// Echo answers codec.RetNoFunc.
+func (UnimplementedStoreServer) Echo(context.Context, *server.Current, Item) (int32, Item, error) {
+	var r StoreEchoResult
+	return r.Ret, r.Rsp, &server.Error{Code: codec.RetNoFunc, Desc: "function echo not implemented"}
 }
 
 // RegisterStore registers impl as servant (a TARS object name such as
@@ -2066,6 +2321,21 @@ func RegisterStore(s *server.Server, servant string, impl StoreServer) error {
 		var r StoreTrickyResult
 		var err error
 		r.Ret, r.B, err = impl.Tricky(ctx, cur, a.Ctx, a.Err, a.Ret, a.Opts, a.Cb, a.A, a.E, a.D, a.R, a.P, a.Type)
+		if err != nil {
+			return nil, err
+		}
+		return r.MarshalTars(rsp), nil
+	}); err != nil {
+		return err
+	}
+	if err := s.Handle(servant, "echo", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+		var a _Store_echo_args
+		if err := a.UnmarshalTars(req); err != nil {
+			return nil, &server.Error{Code: codec.RetServerDecode, Desc: err.Error()}
+		}
+		var r StoreEchoResult
+		var err error
+		r.Ret, r.Rsp, err = impl.Echo(ctx, cur, a.Req)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"reflect"
@@ -64,6 +65,12 @@ func TestDefaults(t *testing.T) {
 		Where: base.Point{Y: -1, Label: "origin"}}
 	if !reflect.DeepEqual(it, want) {
 		t.Fatalf("Reset: %+v, want %+v", it, want)
+	}
+	if got := all.NewItem(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("NewItem: %+v, want %+v", got, want)
+	}
+	if got := base.NewPoint(); got != want.Where {
+		t.Fatalf("NewPoint: %+v, want %+v", got, want.Where)
 	}
 	// A reset Item writes its required fields, its optional enums and structs, and no optional
 	// field equal to its default; decoding that gives the defaults back.
@@ -205,6 +212,10 @@ func (s *store) Tricky(_ context.Context, _ *server.Current, ctx int32, err stri
 	return typ + cb + err, ctx + opts + e + d + r + p + int32(ret), nil
 }
 
+func (s *store) Echo(_ context.Context, _ *server.Current, req all.Item) (int32, all.Item, error) {
+	return 1, req, nil
+}
+
 func TestProxyAndServer(t *testing.T) {
 	s := server.New(server.WithNumEventLoop(1), server.WithWorkers(2))
 	impl := &store{items: map[string]all.Item{}, pings: make(chan struct{}, 4)}
@@ -251,6 +262,22 @@ func TestProxyAndServer(t *testing.T) {
 	}
 	if s, b, err := p.Tricky(ctx, 1, "e", 2, 3, "cb", true, 4, 5, 6, 7, "type", servantproxy.WithTimeout(5*time.Second)); s != "typecbe" || b != 28 || err != nil {
 		t.Fatalf("Tricky = %q, %d, %v", s, b, err)
+	}
+	tf := p.FutureTricky(ctx, 1, "e", 2, 3, "cb", true, 4, 5, 6, 7, "type")
+	if r, err := tf.Get(ctx); r.Ret != "typecbe" || r.B != 28 || err != nil {
+		t.Fatalf("FutureTricky = %+v, %v", r, err)
+	}
+	tricky := make(chan string, 1)
+	if err := p.AsyncTricky(ctx, 1, "e", 2, 3, "cb", true, 4, 5, 6, 7, "type", func(ret string, b int32, err error) {
+		tricky <- fmt.Sprint(ret, b, err)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-tricky; got != "typecbe28 <nil>" {
+		t.Fatalf("AsyncTricky called back with %s", got)
+	}
+	if ret, rsp, err := p.Echo(ctx, item); ret != 1 || !reflect.DeepEqual(rsp, item) || err != nil {
+		t.Fatalf("Echo = %d, %+v, %v", ret, rsp, err)
 	}
 	var se *servantproxy.ServerError
 	if _, _, err := p.Tricky(ctx, 0, "fail", 0, 0, "", false, 0, 0, 0, 0, ""); !errors.As(err, &se) || se.Code != 42 {

@@ -48,6 +48,9 @@ func (x Level) String() string {
 // Point is the TARS struct Demo::Base::Point.
 //
 // Point is a place.
+//
+// Its fields have IDL defaults that a literal Point{} does not apply: make values with
+// NewPoint, or call Reset.
 type Point struct {
 	X     int32  // tag 0, require
 	Y     int32  // tag 1, require, default -1
@@ -130,4 +133,13 @@ func (st *Point) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
+}
+
+// NewPoint returns a Point with every field at its IDL default value. A literal
+// Point{} has Go's zero values instead: build values with NewPoint (or call Reset)
+// so that the defaults of the .tars file apply.
+func NewPoint() Point {
+	var st Point
+	st.Reset()
+	return st
 }

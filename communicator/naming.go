@@ -1,0 +1,74 @@
+package communicator
+
+import (
+	"fmt"
+
+	"github.com/tarscomm/tarscomm/naming"
+	// The core naming schemes register themselves (naming.Register) in their init: importing
+	// them here makes "tars", "file", "dns" and "dns+srv" always available to the naming key.
+	// naming itself imports none of its sources; etcd registers when its module is imported.
+	_ "github.com/tarscomm/tarscomm/naming/dns"
+	_ "github.com/tarscomm/tarscomm/naming/file"
+	_ "github.com/tarscomm/tarscomm/naming/registry"
+)
+
+// namingTarget returns the configuration's naming source as a naming address, and the key that
+// gave it: naming as is, locator as "tars://<locator>", naming-file as "file://<path>"; "" for
+// none.
+func (c *Communicator) namingTarget() (target, key string) {
+	switch n := c.cfg.Naming; {
+	case n.Source != "":
+		return n.Source, "naming"
+	case n.NamingFile != "":
+		return "file://" + n.NamingFile, "naming-file"
+	case n.Locator != "":
+		return "tars://" + n.Locator, "locator"
+	}
+	return "", ""
+}
+
+// startNaming sets up the source of proxy strings without '@': src if given, else the source the
+// configuration names, built by its scheme's naming.Builder and owned (closed) by c.
+func (c *Communicator) startNaming(src naming.Source) error {
+	if src != nil {
+		c.naming = src
+		return nil
+	}
+	target, key := c.namingTarget()
+	if target == "" {
+		return nil
+	}
+	src, err := naming.Build(target, naming.Env{
+		Log:           c.log,
+		Refresh:       c.cfg.RefreshEndpointInterval,
+		EndpointCache: c.cfg.EndpointCache,
+		StringToProxy: c.StringToProxy,
+	})
+	if err != nil {
+		return fmt.Errorf("communicator: %s: %w", key, err)
+	}
+	c.naming, c.ownNaming = src, func() { _ = naming.Close(src) }
+	return nil
+}
+
+// closeNaming stops every servant's watch, then the Communicator's own source.
+func (c *Communicator) closeNaming() {
+	c.mu.Lock()
+	ms := c.managers
+	c.managers = nil
+	c.mu.Unlock()
+	for _, m := range ms {
+		m.Close()
+	}
+	if c.ownNaming != nil {
+		c.ownNaming()
+	}
+}
+
+// noNaming is the error of a bare object when the Communicator has no naming source.
+func (c *Communicator) noNaming(obj string) error {
+	return fmt.Errorf(`%w: %s has no endpoints in its proxy string and no naming source is configured: `+
+		`set the "locator" key (the registry's "tars.tarsregistry.QueryObj@tcp -h host -p port"), or `+
+		`"naming" (e.g. "dns://host:port", "file:///path", "etcd://host:2379/prefix"; registered schemes: %v), or "naming-file", `+
+		`or write the endpoints ("%s@tcp -h host -p port")`, ErrNoEndpoint, obj, naming.Schemes(), obj)
+}

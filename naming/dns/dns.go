@@ -1,0 +1,291 @@
+package dns
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/naming"
+)
+
+// Defaults of Options.
+const (
+	DefaultInterval = 10 * time.Second
+	DefaultTimeout  = 5 * time.Second
+	minInterval     = 10 * time.Millisecond
+)
+
+// Options configure a Source.
+type Options struct {
+	Interval time.Duration // between resolutions; DefaultInterval if 0, at least 10ms
+	Timeout  time.Duration // of one resolution; DefaultTimeout if 0
+	// Resolver is the DNS server to ask, "host:port"; "" for the system's.
+	Resolver string
+	Log      *zap.Logger // nil: none
+}
+
+// Source is a naming.Source and naming.Reporter over DNS. Its methods are safe for concurrent
+// use; it holds no resource of its own between watches.
+type Source struct {
+	name string // host (A/AAAA) or SRV name, maybe with placeholders
+	port int    // for A/AAAA; 0 with srv
+	srv  bool
+	o    Options
+	r    *net.Resolver
+}
+
+// New returns the Source of "host:port": the A and AAAA records of host, on port.
+func New(hostport string, o Options) (*Source, error) {
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return nil, fmt.Errorf(`dns: %q is not "host:port": %w`, hostport, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, fmt.Errorf("dns: %q: bad port %q", hostport, p)
+	}
+	return newSource(host, port, false, o)
+}
+
+// NewSRV returns the Source of an SRV name, e.g. "_tars._tcp.greeter.default.svc.cluster.local".
+func NewSRV(name string, o Options) (*Source, error) {
+	return newSource(name, 0, true, o)
+}
+
+func newSource(name string, port int, srv bool, o Options) (*Source, error) {
+	if name == "" {
+		return nil, errors.New("dns: empty name")
+	}
+	if o.Interval == 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Interval < minInterval {
+		return nil, fmt.Errorf("dns: interval %v is below %v", o.Interval, minInterval)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	s := &Source{name: name, port: port, srv: srv, o: o, r: net.DefaultResolver}
+	if o.Resolver != "" {
+		if _, _, err := net.SplitHostPort(o.Resolver); err != nil {
+			return nil, fmt.Errorf(`dns: resolver %q is not "host:port": %w`, o.Resolver, err)
+		}
+		addr := o.Resolver
+		s.r = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}}
+	}
+	return s, nil
+}
+
+// The schemes, registered for the Communicator's naming key.
+func init() {
+	naming.Register("dns", func(t naming.Target, env naming.Env) (naming.Source, error) {
+		name, o, err := parseRest(t.Rest, env)
+		if err != nil {
+			return nil, err
+		}
+		return New(name, o)
+	})
+	naming.Register("dns+srv", func(t naming.Target, env naming.Env) (naming.Source, error) {
+		name, o, err := parseRest(t.Rest, env)
+		if err != nil {
+			return nil, err
+		}
+		return NewSRV(name, o)
+	})
+}
+
+// parseRest reads "name?interval=..&timeout=..&resolver=..".
+func parseRest(rest string, env naming.Env) (string, Options, error) {
+	o := Options{Log: env.Log}
+	name, query, _ := strings.Cut(rest, "?")
+	if strings.Contains(name, "/") {
+		return "", o, fmt.Errorf(`%q: a name has no '/' (options go in the query: "?resolver=host:port")`, name)
+	}
+	vals, err := url.ParseQuery(query)
+	if err != nil {
+		return "", o, err
+	}
+	for k, v := range vals {
+		val := v[len(v)-1]
+		switch k {
+		case "interval", "timeout":
+			d, err := time.ParseDuration(val)
+			if err != nil || d <= 0 {
+				return "", o, fmt.Errorf("%s=%q: not a positive duration", k, val)
+			}
+			if k == "interval" {
+				o.Interval = d
+			} else {
+				o.Timeout = d
+			}
+		case "resolver":
+			o.Resolver = val
+		default:
+			return "", o, fmt.Errorf("unknown option %q (known: interval, timeout, resolver)", k)
+		}
+	}
+	return name, o, nil
+}
+
+// nameOf returns the name to resolve for object: s.name with its placeholders filled.
+func (s *Source) nameOf(object string) (string, error) {
+	if !strings.Contains(s.name, "{") {
+		return s.name, nil
+	}
+	parts := strings.Split(strings.ToLower(object), ".")
+	if len(parts) != 3 {
+		return "", fmt.Errorf("dns: %q has placeholders but object %q is not App.Server.Servant", s.name, object)
+	}
+	name := strings.NewReplacer("{app}", parts[0], "{server}", parts[1], "{servant}", parts[2]).Replace(s.name)
+	if strings.ContainsAny(name, "{}") {
+		return "", fmt.Errorf("dns: %q: unknown placeholder (known: {app}, {server}, {servant})", s.name)
+	}
+	return name, nil
+}
+
+// Watch implements naming.Source.
+func (s *Source) Watch(q naming.Query, push func(naming.List)) (stop func()) {
+	return s.WatchReporting(q, push, nil)
+}
+
+// WatchReporting implements naming.Reporter: it resolves q's name now and every interval, on a
+// goroutine of its own, pushing each list that differs from the last and telling fail (if not
+// nil) each failure.
+func (s *Source) WatchReporting(q naming.Query, push func(naming.List), fail func(error)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { s.follow(ctx, q, push, fail) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+func (s *Source) follow(ctx context.Context, q naming.Query, push func(naming.List), fail func(error)) {
+	name, err := s.nameOf(q.Object)
+	if err != nil {
+		s.o.Log.Warn("dns naming: cannot resolve", zap.String("servant", q.Object), zap.Error(err))
+		if fail != nil {
+			fail(err)
+		}
+		<-ctx.Done()
+		return
+	}
+	t := time.NewTicker(s.o.Interval)
+	defer t.Stop()
+	var (
+		last     naming.List
+		have     bool
+		problem  string // the last failure logged; "" after a success
+		failures int
+	)
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, s.o.Timeout)
+		eps, err := s.resolve(rctx, name)
+		rcancel()
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil:
+			failures++
+			var de *net.DNSError
+			if s.o.Resolver != "" && errors.As(err, &de) {
+				de.Server = s.o.Resolver // Go names the system's server even when Dial went elsewhere
+			}
+			err = fmt.Errorf("dns %s: %w", name, err)
+			if err.Error() != problem {
+				problem = err.Error()
+				s.o.Log.Warn("dns naming: resolution failed, keeping the last list", zap.String("servant", q.Object),
+					zap.String("host", name), zap.Error(err))
+			}
+			if fail != nil {
+				fail(err)
+			}
+		default:
+			if problem != "" {
+				s.o.Log.Info("dns naming: resolving again", zap.String("servant", q.Object), zap.String("host", name), zap.Int("consecutive", failures))
+				problem, failures = "", 0
+			}
+			l := naming.List{Active: naming.SelectSet(eps, q.Set)}
+			if !have || !l.Equal(last) {
+				last, have = l, true
+				push(l)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// resolve returns the endpoints name resolves to now, sorted.
+func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint, error) {
+	var out []endpoint.Endpoint
+	if !s.srv {
+		addrs, err := s.r.LookupNetIP(ctx, "ip", name)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range addrs {
+			out = append(out, ep(a, s.port))
+		}
+	} else {
+		_, recs, err := s.r.LookupSRV(ctx, "", "", name)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 {
+			return nil, errors.New("no SRV record")
+		}
+		best := slices.MinFunc(recs, func(a, b *net.SRV) int { return cmp.Compare(a.Priority, b.Priority) }).Priority
+		var errs []error
+		for _, r := range recs {
+			if r.Priority != best {
+				continue
+			}
+			addrs, err := s.r.LookupNetIP(ctx, "ip", r.Target)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, a := range addrs {
+				out = append(out, ep(a, int(r.Port)))
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("no SRV target resolves: %w", errors.Join(errs...))
+		}
+		if len(errs) > 0 {
+			s.o.Log.Warn("dns naming: SRV targets skipped", zap.String("host", name), zap.Error(errors.Join(errs...)))
+		}
+	}
+	slices.SortFunc(out, func(a, b endpoint.Endpoint) int {
+		return cmp.Or(netip.MustParseAddr(a.Host).Compare(netip.MustParseAddr(b.Host)), cmp.Compare(a.Port, b.Port))
+	})
+	return slices.Compact(out), nil
+}
+
+func ep(a netip.Addr, port int) endpoint.Endpoint {
+	return endpoint.Endpoint{Proto: endpoint.TCP, Host: a.Unmap().String(), Port: port, Weight: -1}
+}
