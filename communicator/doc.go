@@ -4,7 +4,7 @@
 // one of its own), and wires them together.
 //
 //	cfg, err := conf.Load("client.toml") // or conf.Default()
-//	comm, err := communicator.New(cfg, communicator.WithLogger(logger))
+//	comm, err := communicator.New(cfg, communicator.WithLogger(logger)) // or WithSlog(slog.Default())
 //	defer comm.Close()
 //
 //	prx := new(hellopb.GreeterProxy) // generated; or a *servantproxy.ServantProxy
@@ -12,7 +12,8 @@
 //
 // Close fails the calls still in flight with ErrClosed, runs the async callbacks already due, and
 // stops every goroutine the Communicator started; it is safe to call more than once. A process
-// usually has one Communicator; several are independent of each other.
+// usually has one Communicator; several are independent of each other. Given no logger, a
+// Communicator says nothing until something is wrong (package logging).
 //
 // The package's examples are whole programs that go test runs: a server, a Communicator and
 // sync, async and future calls; naming through a file and through the development registry with
