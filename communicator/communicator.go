@@ -217,13 +217,6 @@ func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	default:
 		return fmt.Errorf("communicator: StringToProxy: %T is neither a *servantproxy.ServantProxy nor a servantproxy.Setter", prx)
 	}
-	target, err := endpoint.Parse(proxy)
-	if err != nil {
-		return fmt.Errorf("communicator: StringToProxy: %w", err)
-	}
-	if len(target.Endpoints) == 0 && c.naming == nil {
-		return fmt.Errorf("communicator: StringToProxy(%q): %w", proxy, c.noNaming(target.Object))
-	}
 	sp, err := c.proxy(proxy, c.clientSet(), false, internal)
 	if err != nil {
 		return err
@@ -238,9 +231,9 @@ func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 }
 
 // Proxy returns the ServantProxy for proxy, creating it on first use. With set routing on
-// (enableset), a bare "Obj" is looked up in the client's set and its calls carry it. Unlike
-// StringToProxy, it accepts a bare "Obj" without a naming source: its calls then fail with an
-// error matching ErrNoEndpoint that names the missing locator key.
+// (enableset), a bare "Obj" is looked up in the client's set and its calls carry it. A bare
+// "Obj" without a naming source (no naming, locator or naming-file key, no WithNaming) is
+// refused, as by StringToProxy, with an error matching ErrNoEndpoint that names those keys.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 	return c.proxy(proxy, c.clientSet(), false, false)
 }
@@ -269,7 +262,10 @@ func (c *Communicator) ProxyWithSet(proxy, set string) (*servantproxy.ServantPro
 func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*servantproxy.ServantProxy, error) {
 	target, err := endpoint.Parse(proxy)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("communicator: %w", err)
+	}
+	if len(target.Endpoints) == 0 && c.naming == nil {
+		return nil, fmt.Errorf("communicator: %w", c.noNaming(target.Object))
 	}
 	for _, ep := range target.Endpoints {
 		if ep.Proto == endpoint.UDP {
@@ -298,55 +294,48 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 	if sp, ok := c.proxies[key]; ok {
 		return sp, nil
 	}
-	before := make([]int, len(c.threads))
-	for i, t := range c.threads {
-		before[i] = len(t.ObjectProxies())
-	}
 	s := c.cfg.ForServant(target.Object)
-	sp, err := servantproxy.New(target, servantproxy.Options{
-		Threads:      c.threads,
-		Async:        c.async,
-		SyncTimeout:  s.SyncInvokeTimeout,
-		AsyncTimeout: s.AsyncInvokeTimeout,
-		Balancer:     s.LoadBalance,
-		Retries:      s.Retries,
-		Stats:        c.shared,
-		Interceptor:  icpt,
-		SetName:      set,
-		// Tail latency and failing endpoints (tail.go).
-		MaxInflight:   s.MaxInflight,
-		BackupRequest: s.BackupRequest,
-		BackupRatio:   s.BackupBudget,
-		Idempotent:    s.Idempotent,
-		Tail:          tailOf(s),
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The ObjectProxies just built, one per thread: Proxy is their only builder, under c.mu.
+	opts := objectproxy.Options{Balancer: s.LoadBalance, Retries: s.Retries, Tail: tailOf(s)}
+	var m *naming.Manager
 	objs := make([]*objectproxy.ObjectProxy, len(c.threads))
-	for i, t := range c.threads {
-		objs[i] = t.ObjectProxies()[before[i]]
-	}
-	if !direct && c.naming == nil {
-		why := c.noNaming(target.Object)
-		for _, o := range objs {
-			o.NoEndpointReason(why)
-		}
-	}
-	if !direct && c.naming != nil {
+	switch {
+	case direct: // (a bare object without naming was refused above)
+	default:
 		threads := c.threads
-		m := naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
+		m = naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
 			list := objectproxy.NewList(l.Active, l.Inactive) // sorted once, off the loops
 			for i, t := range threads {
 				o := objs[i]
 				t.Execute(func() { o.Install(list) })
 			}
 		})
-		for _, o := range objs {
-			o.Await(m.Start)
-			o.WaitReason(m.Err)
+		opts.Await, opts.Demand, opts.WaitReason = true, m.Start, m.Err
+	}
+	for i, t := range c.threads {
+		o, err := t.NewObjectProxy(target, opts)
+		if err != nil {
+			return nil, err
 		}
+		objs[i] = o
+	}
+	sp, err := servantproxy.New(target, objs, servantproxy.Options{
+		Threads:      c.threads,
+		Async:        c.async,
+		SyncTimeout:  s.SyncInvokeTimeout,
+		AsyncTimeout: s.AsyncInvokeTimeout,
+		Stats:        c.shared,
+		Interceptor:  icpt,
+		SetName:      set,
+		// Tail latency and overload (tail.go).
+		MaxInflight:   s.MaxInflight,
+		BackupRequest: s.BackupRequest,
+		BackupRatio:   s.BackupBudget,
+		Idempotent:    s.Idempotent,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
 		c.managers = append(c.managers, m)
 	}
 	c.proxies[key] = sp

@@ -13,6 +13,8 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
+	"github.com/tarscomm/tarscomm/naming"
+	"github.com/tarscomm/tarscomm/objectproxy"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -22,7 +24,9 @@ import (
 // with latencies, and that the net threads and endpoints are described.
 func TestStatsCountCalls(t *testing.T) {
 	ep := startFaultEP(t, "a")
-	comm := newComm(t, func(c *conf.Config) { c.NetThread = 2; c.TimeoutCheckInterval = tick })
+	// The naming source has no endpoint for Bare.Server.Obj: its call is a no-endpoint call.
+	comm := newCommWith(t, func(c *conf.Config) { c.NetThread = 2; c.TimeoutCheckInterval = tick },
+		communicator.WithNaming(naming.Static{}))
 	sp := proxyToEPs(t, comm, ep)
 	ctx := testCtx(t)
 	const oks = 20
@@ -144,8 +148,16 @@ func TestDebugHandlerServesStats(t *testing.T) {
 	if !strings.Contains(js, `"SayHello"`) || !strings.Contains(js, g.addr) {
 		t.Fatalf("JSON snapshot does not show the call and its endpoint %s: %s", g.addr, js)
 	}
-	if page := get("/"); !strings.Contains(page, "SayHello") || !strings.Contains(page, g.addr) {
+	page := get("/")
+	if !strings.Contains(page, "SayHello") || !strings.Contains(page, g.addr) {
 		t.Fatalf("HTML page does not show the call and its endpoint %s", g.addr)
+	}
+	_, list, _ := strings.Cut(page, `id="balancers"`)
+	names, _ := objectproxy.Balancers()
+	for _, n := range names {
+		if !strings.Contains(list, "<td class=\"l\">"+n+"</td>") {
+			t.Errorf("the page's balancer list does not show %q", n)
+		}
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
