@@ -416,7 +416,8 @@ func TestErrors(t *testing.T) {
 		{"-e 1 without keys", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"tcp -h 127.0.0.1 -p 0 -e 1\"", "-e 1 needs the adapter's accesskey and secretkey"},
 		{"keys without -e 1", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"tcp -h 127.0.0.1 -p 0\"\naccesskey = \"a\"\nsecretkey = \"b\"", "the endpoint has no -e 1"},
 		{"bad endpoint", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"tcp -h 127.0.0.1\"", `serverconf: server.adapter[0].endpoint = "tcp -h 127.0.0.1": `},
-		{"udp", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"udp -h 127.0.0.1 -p 0\"", "udp is not served"},
+		{"udp with -e 1", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"udp -h 127.0.0.1 -p 0 -e 1\"\naccesskey = \"a\"\nsecretkey = \"b\"", "udp has no connections to authenticate"},
+		{"TLS keys on udp", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"udp -h 127.0.0.1 -p 0\"\n" + files, "its endpoint is udp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := conf.Parse([]byte(tc.toml))
