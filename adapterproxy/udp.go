@@ -42,7 +42,7 @@ var ErrDatagramTooLarge = datagram.ErrTooLarge
 // refuseDatagram ends c, whose frame is too large for a datagram, without sending it.
 func (a *AdapterProxy) refuseDatagram(c *call.Call) bool {
 	a.loop.Wheel().Remove(c)
-	c.Complete(fmt.Errorf("udp endpoint %s: request %w", a.addr, datagram.TooLarge(len(c.Frame))))
+	c.Complete(fmt.Errorf("udp endpoint %s: %w", a.addr, datagram.TooLarge("request", len(c.Frame))))
 	return false
 }
 

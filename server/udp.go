@@ -114,7 +114,7 @@ func appendDatagramReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestP
 	start := len(b)
 	b = appendReply(b, rp, req, ret, desc, body, cur)
 	if n := len(b) - start; n > datagram.MaxSize {
-		b = appendReply(b[:start], rp, req, codec.RetServerEncode, datagram.TooLarge(n).Error()+" (the reply)", nil, nil)
+		b = appendReply(b[:start], rp, req, codec.RetServerEncode, datagram.TooLarge("reply", n).Error(), nil, nil)
 	}
 	return b
 }

@@ -15,22 +15,23 @@ import (
 const MaxSize = 65507
 
 // ErrTooLarge reports a frame larger than MaxSize: it cannot travel in one datagram.
-var ErrTooLarge = errors.New("datagram: frame exceeds the udp limit of 65507 bytes")
+var ErrTooLarge = errors.New("larger than one udp datagram carries (65507 bytes)")
 
 // ErrNotOneFrame reports a datagram that is not exactly one frame: shorter than a frame
 // header, or whose header's length differs from the datagram's (truncated, or trailing bytes).
 var ErrNotOneFrame = errors.New("datagram: not exactly one frame")
 
-// TooLarge returns an error wrapping ErrTooLarge that says how large the frame was.
-func TooLarge(n int) error {
-	return fmt.Errorf("%w: %d bytes", ErrTooLarge, n)
+// TooLarge returns an error wrapping ErrTooLarge that says what (a request, a reply) and how
+// large it was.
+func TooLarge(what string, n int) error {
+	return fmt.Errorf("%s of %d bytes: %w", what, n, ErrTooLarge)
 }
 
 // Check returns nil if d, one received datagram, is exactly one frame of at most MaxSize bytes,
 // and otherwise an error wrapping ErrTooLarge or ErrNotOneFrame.
 func Check(d []byte) error {
 	if len(d) > MaxSize {
-		return TooLarge(len(d))
+		return TooLarge("datagram", len(d))
 	}
 	if len(d) < codec.HeaderLen {
 		return fmt.Errorf("%w: %d bytes, less than a header", ErrNotOneFrame, len(d))
