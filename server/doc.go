@@ -44,6 +44,15 @@
 // decode, is dropped and counted (DroppedDatagrams), and serving goes on; a reply that would not
 // fit a datagram is replaced by a RetServerEncode reply that says so.
 //
+// # Server push
+//
+// A handler may push packets the client did not ask for on the request's connection
+// (Current.Push), now or later from any goroutine through the handle Current.Pusher returns: a
+// ResponsePacket with request id 0 whose status TARS_FUNC names the function, as TarsCpp's
+// Current::sendPushResponse sends it. It is written with the connection's replies; once the
+// connection has closed, Push fails with ErrConnClosed. A tarscomm client hands it to the
+// proxy's push callback (servantproxy.SetPushCallback).
+//
 // # Stopping
 //
 // Stop refuses new connections (closed on accept) and new requests (answered with RetOverload

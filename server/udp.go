@@ -23,6 +23,9 @@ import (
 // errUDPOptions refuses a UDP server with TLS or authentication, which need a connection.
 var errUDPOptions = errors.New("udp has no connections: WithTLS and WithAuth need tcp")
 
+// errPushUDP is what Push returns on a UDP server: a push needs the client's connection.
+var errPushUDP = errors.New("server: push is not supported over udp (no connection to push on)")
+
 // isUDP reports whether protoAddr, a gnet address, is a UDP one.
 func isUDP(protoAddr string) bool { return strings.HasPrefix(protoAddr, "udp") }
 

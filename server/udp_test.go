@@ -196,3 +196,21 @@ func TestUDPOneway(t *testing.T) {
 		t.Fatalf("one-way: got reply %+v, err %v", rsp, err)
 	}
 }
+
+// TestUDPPushRefused: a handler's Push on a UDP server fails with a clear error (a push needs a
+// connection); the reply itself is sent.
+func TestUDPPushRefused(t *testing.T) {
+	pushErr := make(chan error, 1)
+	_, c := startUDP(t, func(s *Server) {
+		mustHandle(t, s, "App.S.Obj", "Push", func(_ context.Context, cur *Current, _, rsp []byte) ([]byte, error) {
+			pushErr <- cur.Push("note", []byte("x"))
+			return rsp, nil
+		})
+	})
+	if rsp := callUDP(t, c, request(4, "App.S.Obj", "Push", nil)); rsp.Ret != codec.RetOK {
+		t.Fatalf("ret %d", rsp.Ret)
+	}
+	if err := <-pushErr; !errors.Is(err, errPushUDP) {
+		t.Fatalf("Push over udp: %v, want %v", err, errPushUDP)
+	}
+}
