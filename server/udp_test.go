@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -212,5 +213,57 @@ func TestUDPPushRefused(t *testing.T) {
 	}
 	if err := <-pushErr; !errors.Is(err, errPushUDP) {
 		t.Fatalf("Push over udp: %v, want %v", err, errPushUDP)
+	}
+}
+
+// TestUDPManyLoops: on a fixed port, each event loop has its own socket (SO_REUSEPORT); requests
+// from many client sockets, spread over them by the kernel, are all answered from the served
+// address, inline and by workers.
+func TestUDPManyLoops(t *testing.T) {
+	for _, workers := range []int{0, 2} {
+		t.Run(map[int]string{0: "inline", 2: "workers"}[workers], func(t *testing.T) {
+			free, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := free.LocalAddr().String()
+			_ = free.Close() // a port this test opened: the server takes it over
+			s := New(WithLogger(zaptest.NewLogger(t)), WithNumEventLoop(2), WithWorkers(workers))
+			mustHandle(t, s, "App.S.Obj", "Echo", echo)
+			bound, err := s.Start("udp://" + addr)
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+				defer cancel()
+				if err := s.Stop(ctx); err != nil {
+					t.Errorf("Stop: %v", err)
+				}
+			})
+			if bound.String() != addr {
+				t.Fatalf("bound %v, want %v", bound, addr)
+			}
+			for i := range 16 {
+				c, err := net.DialUDP("udp", nil, bound.(*net.UDPAddr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := fmt.Appendf(nil, "client %d", i)
+				rsp := callUDP(t, c, request(int32(i+1), "App.S.Obj", "Echo", body))
+				_ = c.Close()
+				if !bytes.Equal(rsp.Buffer, body) {
+					t.Fatalf("client %d: body %q", i, rsp.Buffer)
+				}
+			}
+			// The kernel hashes each client's address and port over the two sockets: 16
+			// clients all on one has a chance of 2^-15.
+			s.loopsMu.Lock()
+			n := len(s.loops)
+			s.loopsMu.Unlock()
+			if n != 2 {
+				t.Errorf("%d event loops served the 16 clients, want 2", n)
+			}
+		})
 	}
 }
