@@ -11,6 +11,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/internal/bigwrite"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/internal/datagram"
 	"github.com/tarscomm/tarscomm/internal/inbound"
@@ -105,7 +106,7 @@ type AdapterProxy struct {
 	scratch   []*call.Call         // scratch for failing or retrying calls
 	written   []*call.Call         // scratch for the calls of a written batch
 	dirty     bool                 // registered with the loop for a Flush
-	big       *bigWriter           // a writer goroutine finishes a large frame: write nothing else
+	big       *bigwrite.Writer     // a writer goroutine finishes a large frame: write nothing else
 	dialFails int                  // consecutive failed dials (or connections reset before use)
 	proven    bool                 // the current connection has delivered a reply
 	heard     bool                 // the current connection has received a byte
@@ -301,7 +302,7 @@ func (a *AdapterProxy) Flush() {
 		if batches&15 == 15 && a.overBudget(&start) {
 			return
 		}
-		if c := a.q.front(); c != nil && len(c.Frame) >= bigWriteMin && !c.Abandoned() && a.writeBig(c) {
+		if c := a.q.front(); c != nil && len(c.Frame) >= bigwrite.Min && !c.Abandoned() && a.writeBig(c) {
 			continue
 		}
 		// Gather a batch from the front of the queue, dropping abandoned calls. The calls stay

@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"internal/datagram":   {"codec"},
 	"logging":             {},
 	"asyncproc":           {"internal/call"},
-	"adapterproxy":        {"codec", "endpoint", "internal/call", "internal/inbound", "internal/bufpool", "internal/datagram", "stats"},
+	"adapterproxy":        {"codec", "endpoint", "internal/call", "internal/inbound", "internal/bufpool", "internal/bigwrite", "internal/datagram", "stats"},
 	"objectproxy":         {"adapterproxy", "endpoint", "internal/call", "codec"},
 	"naming":              {"endpoint"},
 	"naming/file":         {"endpoint", "naming"},
