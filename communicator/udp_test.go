@@ -324,3 +324,57 @@ func TestUDPFromRegistry(t *testing.T) {
 		t.Fatalf("the udp server saw %d calls, want 1", n)
 	}
 }
+
+// TestUDPOversizeReply: a reply datagram larger than datagram.MaxSize (possible over IPv6) is
+// dropped and counted by the client, whose call times out; the next reply is taken. The peer is
+// a raw UDP socket of this test that answers "big" with a 65520-byte reply frame.
+func TestUDPOversizeReply(t *testing.T) {
+	endToEnd(t)
+	peer, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 1<<16)
+		for {
+			n, from, err := peer.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			var req codec.RequestPacket
+			if codec.DecodeRequest(buf[:n], &req) != nil {
+				continue
+			}
+			rsp := codec.ResponsePacket{Version: req.Version, RequestID: req.RequestID, Buffer: req.Buffer}
+			if string(req.Buffer) == "big" {
+				for size := 65520; ; size-- { // a body that makes the frame 65520 bytes
+					rsp.Buffer = make([]byte, size)
+					if len(codec.AppendResponse(nil, &rsp)) == 65520 {
+						break
+					}
+				}
+			}
+			_, _ = peer.WriteToUDP(codec.AppendResponse(nil, &rsp), from)
+		}
+	}()
+	t.Cleanup(func() { _ = peer.Close(); <-done })
+
+	c := newComm(t, func(cfg *conf.Config) { livenessTimeouts(cfg); cfg.NetThread = 1 })
+	sp := udpProxy(t, c, fmt.Sprintf("udp -h ::1 -p %d", peer.LocalAddr().(*net.UDPAddr).Port))
+	ctx := testCtx(t)
+	if _, err := sp.InvokeRaw(ctx, "f", []byte("big"), servantproxy.WithTimeout(300*time.Millisecond)); !errors.Is(err, communicator.ErrTimeout) {
+		t.Fatalf("call answered by an oversize datagram: %v; want ErrTimeout", err)
+	}
+	if got, err := sp.InvokeRaw(ctx, "f", []byte("small")); err != nil || string(got) != "small" {
+		t.Fatalf("next call: %q, %v", got, err)
+	}
+	var bad uint64
+	for _, e := range c.Stats().Endpoints {
+		bad += e.BadDatagrams
+	}
+	if bad != 1 {
+		t.Errorf("client counted %d bad datagrams, want 1", bad)
+	}
+}

@@ -21,11 +21,17 @@ import (
 // ends, and returns it and a UDP socket connected to it.
 func startUDP(t *testing.T, setup func(s *Server), opts ...Option) (*Server, *net.UDPConn) {
 	t.Helper()
+	return startUDPAt(t, "127.0.0.1:0", setup, opts...)
+}
+
+// startUDPAt is startUDP on hostPort.
+func startUDPAt(t *testing.T, hostPort string, setup func(s *Server), opts ...Option) (*Server, *net.UDPConn) {
+	t.Helper()
 	s := New(append([]Option{WithLogger(zaptest.NewLogger(t))}, opts...)...)
 	if setup != nil {
 		setup(s)
 	}
-	addr, err := s.Start("udp://127.0.0.1:0")
+	addr, err := s.Start("udp://" + hostPort)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -263,6 +269,56 @@ func TestUDPManyLoops(t *testing.T) {
 			s.loopsMu.Unlock()
 			if n != 2 {
 				t.Errorf("%d event loops served the 16 clients, want 2", n)
+			}
+		})
+	}
+}
+
+// requestOfSize returns a request frame of exactly n bytes (n large enough for the header fields).
+func requestOfSize(t *testing.T, n int) []byte {
+	t.Helper()
+	for body := n; body > 0; body-- {
+		if f := codec.AppendRequest(nil, request(5, "App.S.Obj", "Len", make([]byte, body))); len(f) == n {
+			return f
+		}
+	}
+	t.Fatalf("no request frame of %d bytes", n)
+	return nil
+}
+
+// lenOf answers with the request body's length.
+func lenOf(_ context.Context, _ *Current, req, rsp []byte) ([]byte, error) {
+	return fmt.Append(rsp, len(req)), nil
+}
+
+// TestUDPLimits: a request frame of exactly datagram.MaxSize is served; a larger one (possible
+// over IPv6, whose datagrams carry up to 65527 bytes) is dropped and counted, inline and by
+// workers (whose replies then go to an IPv6 sender), and the server serves on.
+func TestUDPLimits(t *testing.T) {
+	_, c := startUDP(t, func(s *Server) { mustHandle(t, s, "App.S.Obj", "Len", lenOf) })
+	sendDatagram(t, c, requestOfSize(t, datagram.MaxSize))
+	rsp, err := recvDatagram(c, testTimeout)
+	if err != nil || rsp.Ret != codec.RetOK {
+		t.Fatalf("request of exactly %d bytes: %+v, %v", datagram.MaxSize, rsp, err)
+	}
+
+	probe, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	_ = probe.Close()
+	for _, workers := range []int{0, 2} {
+		t.Run(map[int]string{0: "inline", 2: "workers"}[workers], func(t *testing.T) {
+			s, c := startUDPAt(t, "[::1]:0", func(s *Server) { mustHandle(t, s, "App.S.Obj", "Len", lenOf) }, WithWorkers(workers))
+			sendDatagram(t, c, requestOfSize(t, datagram.MaxSize+20))
+			if rsp, err := recvDatagram(c, 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("oversize datagram: got reply %+v, err %v; want nothing", rsp, err)
+			}
+			if n := s.DroppedDatagrams(); n != 1 {
+				t.Fatalf("DroppedDatagrams = %d, want 1", n)
+			}
+			if rsp := callUDP(t, c, request(6, "App.S.Obj", "Len", []byte("abc"))); string(rsp.Buffer) != "3" {
+				t.Fatalf("after the oversize datagram: %q", rsp.Buffer)
 			}
 		})
 	}
