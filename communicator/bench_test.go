@@ -3,6 +3,7 @@ package communicator_test
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -17,7 +18,10 @@ import (
 
 // benchSetup starts an inline echo server and a Communicator with one net thread on loopback.
 // TARSCOMM_BENCH_NOSTATS=1 turns the Communicator's call counting off, to measure its cost.
-func benchSetup(b *testing.B) *servantproxy.ServantProxy {
+func benchSetup(b *testing.B) *servantproxy.ServantProxy { return benchSetupOn(b, "tcp") }
+
+// benchSetupOn is benchSetup over network, "tcp" or "udp".
+func benchSetupOn(b *testing.B, network string) *servantproxy.ServantProxy {
 	b.Helper()
 	s := server.New(server.WithNumEventLoop(1))
 	err := server.HandleProto(s, servant, "SayHello", func(_ context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
@@ -26,7 +30,7 @@ func benchSetup(b *testing.B) *servantproxy.ServantProxy {
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr, err := s.Start("127.0.0.1:0")
+	addr, err := s.Start(network + "://127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,8 +45,12 @@ func benchSetup(b *testing.B) *servantproxy.ServantProxy {
 	}
 	b.Cleanup(func() { _ = comm.Close() })
 	g := &greeter{addr: addr.String()}
+	ep := g.endpoint()
+	if network == "udp" {
+		ep = "udp" + strings.TrimPrefix(ep, "tcp")
+	}
 	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(servant+"@"+g.endpoint(), &sp); err != nil {
+	if err := comm.StringToProxy(servant+"@"+ep, &sp); err != nil {
 		b.Fatal(err)
 	}
 	return &sp
@@ -50,8 +58,13 @@ func benchSetup(b *testing.B) *servantproxy.ServantProxy {
 
 // BenchmarkSyncCall measures one sync call end to end over loopback from many goroutines
 // (b.RunParallel, GOMAXPROCS×16 callers), including the protobuf marshal and unmarshal.
-func BenchmarkSyncCall(b *testing.B) {
-	sp := benchSetup(b)
+func BenchmarkSyncCall(b *testing.B) { benchSyncCall(b, benchSetup(b)) }
+
+// BenchmarkSyncCallUDP is BenchmarkSyncCall to a udp endpoint: one datagram per request and
+// per reply.
+func BenchmarkSyncCallUDP(b *testing.B) { benchSyncCall(b, benchSetupOn(b, "udp")) }
+
+func benchSyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
 	b.SetParallelism(16)
 	b.ReportAllocs()
@@ -69,8 +82,12 @@ func BenchmarkSyncCall(b *testing.B) {
 }
 
 // BenchmarkSyncCallSerial measures the latency of one sync call with a single caller.
-func BenchmarkSyncCallSerial(b *testing.B) {
-	sp := benchSetup(b)
+func BenchmarkSyncCallSerial(b *testing.B) { benchSyncCallSerial(b, benchSetup(b)) }
+
+// BenchmarkSyncCallSerialUDP is BenchmarkSyncCallSerial to a udp endpoint.
+func BenchmarkSyncCallSerialUDP(b *testing.B) { benchSyncCallSerial(b, benchSetupOn(b, "udp")) }
+
+func benchSyncCallSerial(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
 	req := &hellopb.HelloRequest{Name: "bench"}
 	rsp := new(hellopb.HelloReply)

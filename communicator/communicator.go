@@ -33,6 +33,9 @@ var (
 	ErrClosed     = call.ErrClosed
 	ErrConnection = call.ErrConnection
 	ErrOverload   = call.ErrOverload
+	// ErrDatagramTooLarge matches a call to a udp endpoint whose request is larger than one
+	// datagram carries (65507 bytes): it was not sent.
+	ErrDatagramTooLarge = adapterproxy.ErrDatagramTooLarge
 	// ErrTLS matches a TLS failure of an ssl endpoint (also ErrConnection).
 	ErrTLS = tlsconn.ErrTLS
 	// ErrAuth matches a refused TARS authentication of a -e 1 endpoint (also ErrConnection).
@@ -268,8 +271,8 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		return nil, fmt.Errorf("communicator: %w", c.noNaming(target.Object))
 	}
 	for _, ep := range target.Endpoints {
-		if ep.Proto == endpoint.UDP {
-			return nil, fmt.Errorf("communicator: %s: endpoint %q: udp is not supported (tcp and ssl are)", target.Object, ep.String())
+		if ep.Proto == endpoint.UDP && ep.AuthType == endpoint.AuthLocal {
+			return nil, fmt.Errorf("communicator: %s: endpoint %q: udp has no connection to authenticate (-e 1 needs tcp or ssl)", target.Object, ep.String())
 		}
 	}
 	direct := len(target.Endpoints) > 0

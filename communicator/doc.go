@@ -10,6 +10,9 @@
 //	prx := new(hellopb.GreeterProxy) // generated; or a *servantproxy.ServantProxy
 //	err = comm.StringToProxy("Hello.Server.GreeterObj@tcp -h 127.0.0.1 -p 18015", prx)
 //
+// Endpoints are tcp, ssl (TLS) or udp (TARS over datagrams: one datagram per request and per
+// reply, requests up to 65507 bytes, larger ones failing with ErrDatagramTooLarge).
+//
 // Close fails the calls still in flight with ErrClosed, runs the async callbacks already due, and
 // stops every goroutine the Communicator started; it is safe to call more than once. A process
 // usually has one Communicator; several are independent of each other. Given no logger, a
