@@ -68,6 +68,7 @@ func fullConfig() Config {
 			AsyncInvokeTimeout: 2 * time.Second,
 			LoadBalance:        "consistenthash",
 			Retries:            1,
+			Connections:        2,
 			BackupBudget:       0.1,
 			Idempotent:         []string{"SayHello"},
 			RetryBudget:        0.2,
@@ -262,6 +263,8 @@ func TestValidate(t *testing.T) {
 		{"health.try-interval", func(c *Config) { c.Health.TryInterval = time.Millisecond }, `conf: health.try-interval = "1ms": must be between 10ms and 1h`},
 		{"health.max-connect-fail", func(c *Config) { c.Health.MaxConnectFail = 0 }, "conf: health.max-connect-fail = 0: must be between 1 and 1000000"},
 		{"servant retries", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {Retries: 9}} }, `conf: servant."A.B.C".retries = 9: must be between 0 and 5`},
+		{"servant connections", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {Connections: 65}} }, `conf: servant."A.B.C".connections = 65: must be between 1 and 64`},
+		{"servant negative connections", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {Connections: -1}} }, `conf: servant."A.B.C".connections = -1: must be between 1 and 64`},
 		{"servant negative retries", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {Retries: -1}} }, `conf: servant."A.B.C".retries = -1: must be between 0 and 5`},
 		{"servant sync-invoke-timeout", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {SyncInvokeTimeout: -time.Second}} }, `conf: servant."A.B.C".sync-invoke-timeout = "-1s": must be between 1ms and 1h`},
 		{"servant async-invoke-timeout", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {AsyncInvokeTimeout: 2 * time.Hour}} }, `conf: servant."A.B.C".async-invoke-timeout = "2h0m0s": must be between 1ms and 1h`},
@@ -323,7 +326,7 @@ func TestForServant(t *testing.T) {
 	c.SyncInvokeTimeout = 2 * time.Second
 	c.LoadBalance = "random"
 	c.Servants = map[string]Servant{
-		"Full":    {SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2, BackupBudget: 0.3},
+		"Full":    {SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2, BackupBudget: 0.3, Connections: 4},
 		"Partial": {AsyncInvokeTimeout: 9 * time.Second, Retries: 1},
 		"Empty":   {},
 	}
@@ -331,10 +334,10 @@ func TestForServant(t *testing.T) {
 		name string
 		want Servant
 	}{
-		{name: "Full", want: Servant{SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2, BackupBudget: 0.3}},
-		{name: "Partial", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 9 * time.Second, LoadBalance: "random", Retries: 1, BackupBudget: DefaultBackupBudget}},
-		{name: "Empty", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random", BackupBudget: DefaultBackupBudget}},
-		{name: "Unlisted", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random", BackupBudget: DefaultBackupBudget}},
+		{name: "Full", want: Servant{SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2, BackupBudget: 0.3, Connections: 4}},
+		{name: "Partial", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 9 * time.Second, LoadBalance: "random", Retries: 1, BackupBudget: DefaultBackupBudget, Connections: 1}},
+		{name: "Empty", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random", BackupBudget: DefaultBackupBudget, Connections: 1}},
+		{name: "Unlisted", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random", BackupBudget: DefaultBackupBudget, Connections: 1}},
 	}
 	for _, tt := range tests {
 		if got := c.ForServant(tt.name); !reflect.DeepEqual(got, tt.want) {

@@ -18,6 +18,13 @@ type Servant struct {
 	// 0: TARS does not retry.
 	Retries int `toml:"retries"`
 
+	// Connections is how many connections each net thread keeps to each endpoint of this
+	// servant, 1..64; calls sent to an endpoint go to its connections in turn, and each
+	// connection has its own health. More than one spreads a thread's calls over several
+	// backends behind a VIP (LVS, a Kubernetes ClusterIP service) that pins a connection to one.
+	// 0 means 1, as in TARS.
+	Connections int `toml:"connections"`
+
 	// The settings below are against tail latency and failing endpoints; each is off unless set.
 
 	// MaxInflight caps this servant's calls in flight from this Communicator; beyond it a call
@@ -58,7 +65,7 @@ const DefaultBackupBudget = 0.1
 
 // ForServant returns the settings that apply to the servant named name (the object name, without
 // "#tag" or "@endpoints"): its overrides merged over the communicator's values, so every field
-// is set (a backup-budget left at 0 is DefaultBackupBudget). A servant without a table gets the
+// is set (a backup-budget left at 0 is DefaultBackupBudget, connections left at 0 is 1). A servant without a table gets the
 // communicator's values and no retries.
 func (c *Config) ForServant(name string) Servant {
 	s := c.Servants[name]
@@ -73,6 +80,9 @@ func (c *Config) ForServant(name string) Servant {
 	}
 	if s.BackupBudget == 0 {
 		s.BackupBudget = DefaultBackupBudget
+	}
+	if s.Connections == 0 {
+		s.Connections = 1
 	}
 	s.TLS = s.TLS.Or(c.TLS)
 	s.Auth = s.Auth.Or(c.Auth)

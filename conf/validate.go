@@ -20,6 +20,7 @@ const (
 	minPacketSize      = 64
 	maxPacketSize      = 1 << 30
 	maxRetries         = 5
+	maxConnections     = 64 // connections per endpoint per net thread
 	maxCount           = 1000000 // health counts
 )
 
@@ -88,6 +89,9 @@ func (c *Config) Validate() error {
 			v.oneOf(key+".load-balance", s.LoadBalance, balancerNames)
 		}
 		v.intRange(key+".retries", s.Retries, 0, maxRetries)
+		if s.Connections != 0 {
+			v.intRange(key+".connections", s.Connections, 1, maxConnections)
+		}
 		c.validateTail(&v, key, &s)
 	}
 

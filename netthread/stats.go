@@ -7,6 +7,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
 
@@ -49,6 +50,8 @@ func (t *Thread) snapshot() stats.Snapshot {
 	nt.QueueDepth = int(t.queued.Load())
 	nt.QueueCap = t.opts.QueueCap
 	for _, o := range t.objects() {
+		first := len(s.Endpoints) // this servant's entries start here
+		var prev *adapterproxy.AdapterProxy
 		for _, a := range o.Adapters() {
 			e := a.EndpointStats(t.opts.Index)
 			if e.State == stats.StateConnected {
@@ -59,9 +62,43 @@ func (t *Thread) snapshot() stats.Snapshot {
 			nt.BytesOut += as.BytesOut
 			nt.BytesIn += as.BytesIn
 			nt.LateReplies += as.Late
-			s.Endpoints = append(s.Endpoints, e)
+			if prev != nil && len(s.Endpoints) > first && prev.Endpoint() == a.Endpoint() {
+				// Another connection of the same endpoint (objectproxy.Options.Connections,
+				// listed one after the other): one entry per endpoint, summed.
+				addConn(&s.Endpoints[len(s.Endpoints)-1], e)
+			} else {
+				s.Endpoints = append(s.Endpoints, e)
+			}
+			prev = a
 		}
 	}
 	s.Threads = []stats.NetThread{nt}
 	return s
+}
+
+// stateRank orders connection states for addConn: an endpoint is as connected as its best
+// connection.
+var stateRank = [...]int{stats.StateBackoff: 0, stats.StateIdle: 1, stats.StateConnecting: 2, stats.StateConnected: 3}
+
+// addConn adds e, the entry of another connection of d's endpoint, to d: counts are summed, the
+// endpoint is active while one connection is, its state is its best connection's, and its run
+// of failures is its longest.
+func addConn(d *stats.Endpoint, e stats.Endpoint) {
+	if int(e.State) < len(stateRank) && int(d.State) < len(stateRank) && stateRank[e.State] > stateRank[d.State] {
+		d.State = e.State
+	}
+	d.Pending += e.Pending
+	d.Active = d.Active || e.Active
+	d.WindowCalls += e.WindowCalls
+	d.WindowFailures += e.WindowFailures
+	d.ConsecutiveFailures = max(d.ConsecutiveFailures, e.ConsecutiveFailures)
+	d.Sent += e.Sent
+	d.Replies += e.Replies
+	d.Late += e.Late
+	d.Timeouts += e.Timeouts
+	d.ConnFails += e.ConnFails
+	d.ConnLosses += e.ConnLosses
+	d.Reconnects += e.Reconnects
+	d.Deactivated += e.Deactivated
+	d.BadDatagrams += e.BadDatagrams
 }

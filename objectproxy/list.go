@@ -98,34 +98,51 @@ func (o *ObjectProxy) install(next endpoints) {
 	if next.equal(&o.list) && o.adapters != nil {
 		return
 	}
-	old := make(map[addrKey]*adapterproxy.AdapterProxy, len(o.adapters))
-	for _, a := range o.adapters {
+	old := make(map[addrKey]int, len(o.adapters))
+	for i, a := range o.adapters {
 		if a != nil {
-			old[keyOf(a.Endpoint())] = a
+			old[keyOf(a.Endpoint())] = i
 		}
 	}
 	adapters := make([]*adapterproxy.AdapterProxy, len(next.eps))
+	var pools []pool
+	if o.conns > 1 {
+		pools = make([]pool, len(next.eps))
+	}
 	for i, e := range next.eps {
 		k := keyOf(e)
-		if a, ok := old[k]; ok {
-			adapters[i] = a
+		if j, ok := old[k]; ok {
+			adapters[i] = o.adapters[j]
+			if pools != nil {
+				pools[i] = o.pools[j]
+			}
 			delete(old, k)
 			continue
 		}
 		if next.inReg[i] {
-			adapters[i] = adapterproxy.New(e, o.name, o.loop, o.opts)
+			o.open(i, e, adapters, pools)
 		}
 		// An inactive endpoint (listed for hash stability, not balanced over) gets its
-		// AdapterProxy when it is first picked (at): a registry may list thousands of them.
+		// AdapterProxies when it is first picked (at): a registry may list thousands of them.
 	}
-	for _, a := range old {
-		if !a.Retire() {
-			o.retiring = append(o.retiring, a)
+	for _, j := range old {
+		o.retire(o.adapters[j])
+		if o.pools != nil {
+			for _, a := range o.pools[j].conns[1:] {
+				o.retire(a)
+			}
 		}
 	}
-	o.list, o.adapters = next, adapters
+	o.list, o.adapters, o.pools = next, adapters, pools
 	o.view.build()
 	o.pickers.build(&o.view)
+}
+
+// retire stops a's new calls and keeps it among the retiring until its calls are done.
+func (o *ObjectProxy) retire(a *adapterproxy.AdapterProxy) {
+	if !a.Retire() {
+		o.retiring = append(o.retiring, a)
+	}
 }
 
 // tickRetiring runs the chores of endpoints that left the list and forgets those done.
@@ -145,6 +162,6 @@ func (o *ObjectProxy) tickRetiring(now int64) {
 	o.retiring = keep
 }
 
-// Retiring returns how many endpoints that left the list still finish calls. Must be called on
+// Retiring returns how many connections of endpoints that left the list still finish calls. Must be called on
 // the loop goroutine.
 func (o *ObjectProxy) Retiring() int { return len(o.retiring) }

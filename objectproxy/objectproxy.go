@@ -34,6 +34,10 @@ type Options struct {
 	// NoEndpoint is what a call that finds no endpoint fails with: an error wrapping
 	// call.ErrNoEndpoint that says why the list is empty. nil: call.ErrNoEndpoint itself.
 	NoEndpoint error
+	// Connections is how many connections (AdapterProxies) each endpoint gets on this net
+	// thread; the calls the balancer sends to an endpoint go to its connections in turn, skipping
+	// those whose health took them out (conns.go). 0 or 1: one, as in TarsCpp.
+	Connections int
 }
 
 // ObjectProxy routes the calls of one servant on one net thread.
@@ -50,7 +54,9 @@ type ObjectProxy struct {
 	awaiting bool                         // no list installed yet: park calls
 	demand   func()                       // run by the first parked call
 	list     endpoints                    // the current list, TarsCpp order
-	adapters []*adapterproxy.AdapterProxy // adapters[i] serves list.eps[i]
+	adapters []*adapterproxy.AdapterProxy // adapters[i] serves list.eps[i] (its first connection)
+	pools    []pool                       // conns > 1: pools[i] are list.eps[i]'s connections; nil otherwise
+	conns    int                          // connections per endpoint, at least 1
 	view     View                         // what the pickers pick from (select.go)
 	pickers  pickers                      // the servant's balancer (picker.go)
 	retiring []*adapterproxy.AdapterProxy // left the list, finishing their calls
@@ -72,7 +78,7 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 		name: target.Object, loop: loop, opts: ap, retries: o.Retries,
 		why: o.WaitReason, noEndpoint: o.NoEndpoint,
 		awaiting: o.Await, demand: o.Demand,
-		pickers: p, budget: newRetryBudget(o.Guard),
+		pickers: p, budget: newRetryBudget(o.Guard), conns: max(o.Connections, 1),
 	}
 	op.view.o = op
 	op.update(target.Endpoints, nil)
@@ -83,24 +89,28 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 func (o *ObjectProxy) Name() string { return o.name }
 
 // Adapters returns the AdapterProxies of the current list, in TarsCpp order (see the package
-// documentation). Must be called on the loop goroutine.
+// documentation), each endpoint's connections (Options.Connections) one after the other. Must
+// be called on the loop goroutine.
 func (o *ObjectProxy) Adapters() []*adapterproxy.AdapterProxy {
-	out := make([]*adapterproxy.AdapterProxy, 0, len(o.adapters))
-	for _, a := range o.adapters {
-		if a != nil {
+	out := make([]*adapterproxy.AdapterProxy, 0, len(o.adapters)*o.conns)
+	for i, a := range o.adapters {
+		switch {
+		case a == nil:
+		case o.pools != nil:
+			out = append(out, o.pools[i].conns...)
+		default:
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
-// at returns the AdapterProxy of list endpoint i, creating it on first use: an inactive
-// endpoint has none until it is picked.
+// at returns the (first) AdapterProxy of list endpoint i, creating the endpoint's connections
+// on first use: an inactive endpoint has none until it is picked.
 func (o *ObjectProxy) at(i int32) *adapterproxy.AdapterProxy {
 	a := o.adapters[i]
 	if a == nil {
-		a = adapterproxy.New(o.list.eps[i], o.name, o.loop, o.opts)
-		o.adapters[i] = a
+		a = o.open(int(i), o.list.eps[i], o.adapters, o.pools)
 	}
 	return a
 }
@@ -215,6 +225,10 @@ func (o *ObjectProxy) send(c *call.Call, i int) {
 	if i < 64 {
 		c.Tried |= 1 << i
 	}
+	if o.pools != nil {
+		o.conn(int32(i)).Send(c)
+		return
+	}
 	o.at(int32(i)).Send(c)
 }
 
@@ -223,11 +237,7 @@ func (o *ObjectProxy) send(c *call.Call, i int) {
 // calls are done, and drops parked calls whose callers gave up. Must be called on the loop
 // goroutine.
 func (o *ObjectProxy) Tick(now int64) {
-	for _, a := range o.adapters {
-		if a != nil {
-			a.Tick(now)
-		}
-	}
+	o.each(func(a *adapterproxy.AdapterProxy) { a.Tick(now) })
 	o.view.checkHealth(now)
 	o.tickRetiring(now)
 	for c := range o.parked {
@@ -243,11 +253,7 @@ func (o *ObjectProxy) Tick(now int64) {
 // FailAll ends every call of every endpoint with err, and every parked call. Must be called on
 // the loop goroutine.
 func (o *ObjectProxy) FailAll(err error) {
-	for _, a := range o.adapters {
-		if a != nil {
-			a.FailAll(err)
-		}
-	}
+	o.each(func(a *adapterproxy.AdapterProxy) { a.FailAll(err) })
 	for _, a := range o.retiring {
 		a.FailAll(err)
 	}

@@ -7,9 +7,5 @@ import "github.com/tarscomm/tarscomm/adapterproxy"
 // here: servantproxy.New does, when it takes the ObjectProxies the Communicator built.
 func (o *ObjectProxy) SetPush(sink adapterproxy.PushSink) {
 	o.opts.Push = sink
-	for _, a := range o.adapters {
-		if a != nil {
-			a.SetPush(sink)
-		}
-	}
+	o.each(func(a *adapterproxy.AdapterProxy) { a.SetPush(sink) })
 }

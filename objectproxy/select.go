@@ -53,17 +53,33 @@ func (v *View) Up() []int32 {
 
 // Ok reports whether endpoint i is healthy now: the health rules have not taken it out (or a
 // probe is due) and no reconnect backoff is running.
-func (v *View) Ok(i int32) bool { return v.o.at(i).Active(v.now) }
+func (v *View) Ok(i int32) bool {
+	if v.o.pools != nil {
+		return v.o.pools[v.o.ensure(i)].ok(v.now)
+	}
+	return v.o.at(i).Active(v.now)
+}
 
 // Noticed tells the view that an endpoint of Up was found unhealthy: Up is refreshed on its
 // next use.
 func (v *View) Noticed() { v.stale = true }
 
-// Load returns endpoint i's peak-EWMA reply latency (nanoseconds) and its calls in flight.
-func (v *View) Load(i int32) (latency float64, inflight int) { return v.o.at(i).Load(v.now) }
+// Load returns endpoint i's peak-EWMA reply latency (nanoseconds) and its calls in flight (over
+// its connections: the mean latency and the sum of the calls).
+func (v *View) Load(i int32) (latency float64, inflight int) {
+	if v.o.pools != nil {
+		return v.o.pools[v.o.ensure(i)].load(v.now)
+	}
+	return v.o.at(i).Load(v.now)
+}
 
-// Inflight returns endpoint i's calls in flight.
-func (v *View) Inflight(i int32) int { return v.o.at(i).Pending() }
+// Inflight returns endpoint i's calls in flight (over all its connections).
+func (v *View) Inflight(i int32) int {
+	if v.o.pools != nil {
+		return v.o.pools[v.o.ensure(i)].pending()
+	}
+	return v.o.at(i).Pending()
+}
 
 // AnyOne is the pick when no endpoint is healthy: calls still go to one, in turn (that is how a
 // blocked endpoint gets its retry), among the active ones if there are any.
