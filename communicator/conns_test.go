@@ -1,0 +1,165 @@
+package communicator_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/faultproxy"
+	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
+)
+
+// connsEP is a greeter behind a fault proxy that reports the client address of every call (the
+// proxy dials the greeter once per client connection, so an address is a client connection).
+type connsEP struct {
+	seen chan *server.Current
+	p    *faultproxy.Proxy
+}
+
+func startConnsEP(t *testing.T, id string) *connsEP {
+	t.Helper()
+	seen := make(chan *server.Current, 4096)
+	g := startGreeter(t, id, serverOpt{seen: seen})
+	return &connsEP{seen: seen, p: startProxy(t, g.addr)}
+}
+
+// byConn drains the calls the greeter has seen so far and counts them by client connection.
+func (e *connsEP) byConn() map[string]int {
+	n := map[string]int{}
+	for {
+		select {
+		case cur := <-e.seen:
+			n[cur.RemoteAddr.String()]++
+		default:
+			return n
+		}
+	}
+}
+
+// connsConf sets connections for the test servant.
+func connsConf(threads, n int) func(*conf.Config) {
+	return func(c *conf.Config) {
+		c.NetThread = threads
+		c.Servants = map[string]conf.Servant{servant: {Connections: n}}
+	}
+}
+
+// TestConnectionsPerEndpoint: with connections = 4 each net thread opens 4 connections to each
+// endpoint, the calls sent to an endpoint are spread over all of them, and the stats show one
+// entry per endpoint and thread with the connections' counts summed.
+func TestConnectionsPerEndpoint(t *testing.T) {
+	const threads, conns, calls = 2, 4, 64
+	eps := []*connsEP{startConnsEP(t, "a"), startConnsEP(t, "b")}
+	c := newComm(t, connsConf(threads, conns))
+	sp := proxyToAddrs(t, c, tcpEndpoint(eps[0].p.Addr()), tcpEndpoint(eps[1].p.Addr()))
+	for i := range calls {
+		if _, err := sayHello(context.Background(), sp, "x", uint64(i)); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	total := 0
+	for k, e := range eps {
+		if got := e.p.Stats().Accepts; got != threads*conns {
+			t.Errorf("endpoint %d: %d connections accepted, want %d (%d per net thread)", k, got, threads*conns, conns)
+		}
+		by := e.byConn()
+		if len(by) != threads*conns {
+			t.Errorf("endpoint %d: calls came on %d connections, want %d: %v", k, len(by), threads*conns, by)
+		}
+		for addr, n := range by {
+			if n == 0 {
+				t.Errorf("endpoint %d: connection %s carried no call", k, addr)
+			}
+			total += n
+		}
+		t.Logf("endpoint %d: calls by connection %v", k, by)
+	}
+	if total != calls {
+		t.Errorf("the greeters saw %d calls, want %d", total, calls)
+	}
+	s := c.Stats()
+	if len(s.Endpoints) != threads*len(eps) {
+		t.Fatalf("stats: %d endpoint entries, want %d (one per endpoint and thread): %+v", len(s.Endpoints), threads*len(eps), s.Endpoints)
+	}
+	sent := uint64(0)
+	for _, e := range s.Endpoints {
+		sent += e.Sent
+	}
+	if sent != calls {
+		t.Errorf("stats: %d calls sent over the endpoint entries, want %d", sent, calls)
+	}
+	connected := 0
+	for _, nt := range s.Threads {
+		connected += nt.Connections
+	}
+	if connected != threads*conns*len(eps) {
+		t.Errorf("stats: %d connections connected, want %d", connected, threads*conns*len(eps))
+	}
+}
+
+// TestConnectionsOneFails: one of an endpoint's connections is closed under a call (the proxy
+// replaces its reply with a frame too large and closes it): that call fails, the calls after it
+// succeed on the other connections.
+func TestConnectionsOneFails(t *testing.T) {
+	const conns = 4
+	e := startConnsEP(t, "a")
+	c := newComm(t, connsConf(1, conns))
+	sp := proxyToAddrs(t, c, tcpEndpoint(e.p.Addr()))
+	for i := range 2 * conns {
+		if _, err := sayHello(context.Background(), sp, "warm", uint64(i)); err != nil {
+			t.Fatalf("warm-up call %d: %v", i, err)
+		}
+	}
+	if got := len(e.byConn()); got != conns {
+		t.Fatalf("warm-up calls came on %d connections, want %d", got, conns)
+	}
+	e.p.CorruptNext([]byte{0x7f, 0xff, 0xff, 0xff}, true) // a length beyond max-packet-size
+	if _, err := sayHello(context.Background(), sp, "killed", 100); err == nil {
+		t.Fatal("the call whose connection was closed under it succeeded")
+	} else {
+		t.Logf("the call on the closed connection: %v", err)
+	}
+	e.byConn()
+	const after = 40
+	for i := range after {
+		if _, err := sayHello(context.Background(), sp, fmt.Sprint("after", i), uint64(200+i)); err != nil {
+			t.Fatalf("call %d after one connection was closed: %v", i, err)
+		}
+	}
+	by := e.byConn()
+	n := 0
+	for _, k := range by {
+		n += k
+	}
+	if n != after || len(by) < conns-1 {
+		t.Errorf("after the close: %d calls on %d connections, want %d on at least %d: %v", n, len(by), after, conns-1, by)
+	}
+	st := e.p.Stats()
+	t.Logf("proxy: %+v; calls by connection after the close %v", st, by)
+	if st.Accepts-st.Active != 1 {
+		t.Errorf("proxy: %d connections accepted, %d open: want exactly one closed", st.Accepts, st.Active)
+	}
+}
+
+// TestConnectionsHashUnchanged: the endpoint stays the unit of balancing, so calls with one hash
+// code reach one endpoint, spread over its connections.
+func TestConnectionsHashUnchanged(t *testing.T) {
+	const conns = 4
+	eps := []*connsEP{startConnsEP(t, "a"), startConnsEP(t, "b")}
+	c := newComm(t, connsConf(1, conns))
+	sp := proxyToAddrs(t, c, tcpEndpoint(eps[0].p.Addr()), tcpEndpoint(eps[1].p.Addr()))
+	for i := range 4 * conns {
+		if _, err := sayHello(context.Background(), sp, "h", uint64(i), servantproxy.WithHash(7)); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	a, b := eps[0].byConn(), eps[1].byConn()
+	if (len(a) == 0) == (len(b) == 0) {
+		t.Fatalf("calls of one hash code reached both endpoints or none: %v, %v", a, b)
+	}
+	if n := max(len(a), len(b)); n != conns {
+		t.Errorf("calls of one hash code came on %d connections of their endpoint, want %d: %v %v", n, conns, a, b)
+	}
+}
