@@ -73,6 +73,9 @@ type Options struct {
 	// Push receives the server's pushes and the connection's open and close (push.go); nil:
 	// pushes are logged and dropped.
 	Push PushSink
+	// Short makes the connection a short one (short.go): closed as soon as it holds no call,
+	// and dialled again by the next.
+	Short bool
 }
 
 type connState uint8

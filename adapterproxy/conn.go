@@ -148,7 +148,9 @@ func (a *AdapterProxy) detach(cause error) {
 	a.conn = nil
 	a.stopBig()
 	a.in.Reset()
-	a.stats.ConnLosses++
+	if cause != errShort {
+		a.stats.ConnLosses++
+	}
 	a.dialFails, a.retryAt = 0, 0
 	a.log.Debug("closing connection", zap.Error(cause))
 	if a.opts.Push != nil {
@@ -186,6 +188,9 @@ func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
 			return gnet.Close
 		}
 		if frame == nil {
+			if a.opts.Short {
+				a.closeIfDone()
+			}
 			return gnet.None
 		}
 	}

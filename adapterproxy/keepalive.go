@@ -40,6 +40,9 @@ func (a *AdapterProxy) Tick(now int64) {
 		}
 		return
 	}
+	if a.opts.Short && a.closeIfDone() {
+		return
+	}
 	if a.health.inactive && a.ping == nil && now >= a.probeAt {
 		a.probeAt = now + int64(probeInterval)
 		a.sendPing(now, int64(probeTimeout))

@@ -298,7 +298,7 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		return sp, nil
 	}
 	s := c.cfg.ForServant(target.Object)
-	opts := objectproxy.Options{Balancer: s.LoadBalance, Retries: s.Retries, Guard: guardOf(s), Connections: s.Connections}
+	opts := objectproxy.Options{Balancer: s.LoadBalance, Retries: s.Retries, Guard: guardOf(s), Connections: s.Connections, Short: s.ShortConnections}
 	var m *naming.Manager
 	objs := make([]*objectproxy.ObjectProxy, len(c.threads))
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
@@ -161,5 +162,40 @@ func TestConnectionsHashUnchanged(t *testing.T) {
 	}
 	if n := max(len(a), len(b)); n != conns {
 		t.Errorf("calls of one hash code came on %d connections of their endpoint, want %d: %v %v", n, conns, a, b)
+	}
+}
+
+// TestShortConnections: with short-connections each call is made on a connection of its own,
+// closed by the client once the reply is read; the calls succeed.
+func TestShortConnections(t *testing.T) {
+	const calls = 5
+	e := startConnsEP(t, "a")
+	c := newComm(t, func(c *conf.Config) {
+		c.NetThread = 1
+		c.Servants = map[string]conf.Servant{servant: {ShortConnections: true}}
+	})
+	sp := proxyToAddrs(t, c, tcpEndpoint(e.p.Addr()))
+	for i := range calls {
+		if _, err := sayHello(context.Background(), sp, "short", uint64(i)); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		// Liveness bound only: the client closes the connection right after the reply.
+		deadline := time.Now().Add(5 * time.Second)
+		for e.p.Stats().Active != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("after call %d the connection is still open: %+v", i, e.p.Stats())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if st := e.p.Stats(); st.Accepts != int64(i+1) || st.ClientCloses != int64(i+1) {
+			t.Fatalf("after call %d: %d connections accepted, %d closed by the client; want %d each", i, st.Accepts, st.ClientCloses, i+1)
+		}
+	}
+	if by := e.byConn(); len(by) != calls {
+		t.Errorf("the %d calls came on %d connections, want one each: %v", calls, len(by), by)
+	}
+	s := c.Stats()
+	if len(s.Endpoints) != 1 || s.Endpoints[0].ConnLosses != 0 || s.Endpoints[0].Replies != calls {
+		t.Errorf("stats: %+v; want one endpoint, %d replies, no connection counted lost", s.Endpoints, calls)
 	}
 }

@@ -25,6 +25,11 @@ type Servant struct {
 	// 0 means 1, as in TARS.
 	Connections int `toml:"connections"`
 
+	// ShortConnections closes a connection as soon as it holds no call (its last reply read)
+	// and connects again for the next call: for a servant called rarely, which then holds no
+	// idle connection. Calls made at the same time still share a connection.
+	ShortConnections bool `toml:"short-connections"`
+
 	// The settings below are against tail latency and failing endpoints; each is off unless set.
 
 	// MaxInflight caps this servant's calls in flight from this Communicator; beyond it a call

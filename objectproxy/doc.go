@@ -1,5 +1,6 @@
-// Package objectproxy owns one servant on one net thread: its AdapterProxies (one per endpoint)
-// and the second layer of load balancing, which picks the AdapterProxy for each call. TarsCpp
+// Package objectproxy owns one servant on one net thread: its AdapterProxies (one per endpoint,
+// or Options.Connections per endpoint) and the second layer of load balancing, which picks the
+// AdapterProxy for each call. TarsCpp
 // calls the picking part the EndpointManager; here it is the ObjectProxy's pickers and the
 // endpoint list they pick from.
 //
@@ -49,6 +50,20 @@
 // them to the stopped endpoint until each call fails its connect timeout; tarscomm deliberately
 // does not. With no healthy endpoint, calls still go to one, in turn: that is how a blocked
 // endpoint gets its retry.
+//
+// # Connections per endpoint
+//
+// Options.Connections (the servant's `connections`, default 1) gives every endpoint that many
+// AdapterProxies, each with its own connection, pending table, health rules, breaker and
+// reconnect backoff (conns.go). The endpoint stays the unit of balancing: the picker chooses the
+// endpoint as above (an endpoint is healthy while one of its connections is; its load is the sum
+// of their calls in flight and the mean of their latencies), so the balancers, the hash pickers
+// and the retry and backup rules behave as with one connection; then the endpoint's connections
+// are taken in turn, skipping those that are not healthy (with none healthy, the next in turn, so
+// that a blocked one gets its retry). A connection that fails is thus taken out like an endpoint
+// is, and the others keep serving. Adapters lists every connection, an endpoint's one after the
+// other; the net thread's stats sum them into one entry per endpoint. With one connection none of
+// this runs (the pools are nil).
 //
 // # Before the first list
 //

@@ -38,6 +38,9 @@ type Options struct {
 	// thread; the calls the balancer sends to an endpoint go to its connections in turn, skipping
 	// those whose health took them out (conns.go). 0 or 1: one, as in TarsCpp.
 	Connections int
+	// Short makes every connection of the servant a short one: closed as soon as it holds no
+	// call, dialled again by the next (adapterproxy.Options.Short).
+	Short bool
 }
 
 // ObjectProxy routes the calls of one servant on one net thread.
@@ -74,6 +77,7 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 		return nil, fmt.Errorf("objectproxy %s: %w", target.Object, err)
 	}
 	ap.Breaker = o.Guard.Breaker
+	ap.Short = o.Short
 	op := &ObjectProxy{
 		name: target.Object, loop: loop, opts: ap, retries: o.Retries,
 		why: o.WaitReason, noEndpoint: o.NoEndpoint,
