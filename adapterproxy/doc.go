@@ -14,6 +14,9 @@
 // are chosen, for user calls, retries, backup requests and pings, and holds the table of calls
 // waiting for their reply (add, take, drain, len), which is the only code that touches it.
 //
+// A short connection (Options.Short, short.go) is closed by this side once it holds no call;
+// the next call connects again.
+//
 // A connection that is lost, or cannot be made, fails every call waiting on it at once with an
 // error matching call.ErrConnection; nobody waits for a timeout that cannot be met.
 package adapterproxy

@@ -61,7 +61,9 @@
 // and the retry and backup rules behave as with one connection; then the endpoint's connections
 // are taken in turn, skipping those that are not healthy (with none healthy, the next in turn, so
 // that a blocked one gets its retry). A connection that fails is thus taken out like an endpoint
-// is, and the others keep serving. Adapters lists every connection, an endpoint's one after the
+// is, and the others keep serving. The price: each connection learns by itself that its
+// endpoint is down, so a stopped endpoint costs up to N failed connects (and the calls on them)
+// before it is skipped, where one connection costs one. Adapters lists every connection, an endpoint's one after the
 // other; the net thread's stats sum them into one entry per endpoint. With one connection none of
 // this runs (the pools are nil).
 //

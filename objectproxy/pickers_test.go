@@ -25,9 +25,13 @@ type picker struct {
 	c  *call.Call
 }
 
+// pickerConns is the Options.Connections of newPicker's ObjectProxies (TestPickers runs its
+// cases with 1 and 3).
+var pickerConns = 1
+
 func newPicker(t *testing.T, lb string, eps []endpoint.Endpoint) *picker {
 	th := loadThread(t)
-	o, err := th.NewObjectProxy(endpoint.Target{Object: "Test.Server.Obj", Endpoints: eps}, objectproxy.Options{Balancer: lb})
+	o, err := th.NewObjectProxy(endpoint.Target{Object: "Test.Server.Obj", Endpoints: eps}, objectproxy.Options{Balancer: lb, Connections: pickerConns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,57 +80,66 @@ func closedEndpoint(t *testing.T) endpoint.Endpoint {
 	return endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1}
 }
 
-// refuse makes the AdapterProxy of e fail a connect (its port refuses), so that a reconnect
-// backoff runs, then runs fn on the loop while that endpoint is not Active (a backoff or the
-// health rules). The call sent to it may not be retried elsewhere (it has used its try), so
-// nothing but e is dialled.
+// refuse makes every AdapterProxy of e (each of its connections) fail a connect (its port
+// refuses), so that a reconnect backoff runs, then runs fn on the loop while none of them is
+// Active (a backoff or the health rules). The calls sent to them may not be retried elsewhere
+// (they have used their try), so nothing but e is dialled.
 func (p *picker) refuse(e endpoint.Endpoint, fn func()) {
 	t := p.t
+	type adapter interface {
+		Send(*call.Call)
+		Active(int64) bool
+	}
 	for attempt := range 50 {
-		c := call.Get()
-		var a interface {
-			Send(*call.Call)
-			Active(int64) bool
-		}
+		var as []adapter
+		var sent []*call.Call
 		runOn(p.th, func() {
 			for _, ap := range p.o.Adapters() {
 				if ap.Endpoint() == e {
-					a = ap
+					as = append(as, ap)
 				}
 			}
-			if a == nil || !a.Active(p.th.Loop().Now()) {
-				return
+			for _, a := range as {
+				if !a.Active(p.th.Loop().Now()) {
+					continue
+				}
+				c := call.Get()
+				c.Dest, c.Servant, c.Func = p.o, "Test.Server.Obj", "f"
+				c.Start = p.th.Loop().Now()
+				c.Deadline = c.Start + int64(5*time.Second)
+				c.Tries = 1
+				c.Frame = codec.AppendRequest(c.Frame[:0], &codec.RequestPacket{Version: codec.VersionTars,
+					RequestID: codec.RequestIDUnassigned, ServantName: c.Servant, FuncName: c.Func})
+				a.Send(c)
+				sent = append(sent, c)
 			}
-			c.Dest, c.Servant, c.Func = p.o, "Test.Server.Obj", "f"
-			c.Start = p.th.Loop().Now()
-			c.Deadline = c.Start + int64(5*time.Second)
-			c.Tries = 1
-			c.Frame = codec.AppendRequest(c.Frame[:0], &codec.RequestPacket{Version: codec.VersionTars,
-				RequestID: codec.RequestIDUnassigned, ServantName: c.Servant, FuncName: c.Func})
-			a.Send(c)
 		})
-		if a == nil {
+		if len(as) == 0 {
 			t.Fatalf("no AdapterProxy for %s", e.Addr())
 		}
-		if c.Dest != nil {
+		for _, c := range sent {
 			select {
 			case <-c.Done():
 			case <-time.After(10 * time.Second):
 				t.Fatal("the call to the refusing endpoint did not end")
 			}
+			call.Put(c)
 		}
-		call.Put(c)
 		ran := false
 		runOn(p.th, func() {
-			if !a.Active(p.th.Loop().Now()) { // the loop's clock holds still during this task
-				fn()
-				ran = true
+			now := p.th.Loop().Now() // the loop's clock holds still during this task
+			for _, a := range as {
+				if a.Active(now) {
+					return
+				}
 			}
+			fn()
+			ran = true
 		})
 		if ran {
 			return
 		}
-		t.Logf("attempt %d: the backoff ended before the picks ran; again", attempt)
+		t.Logf("attempt %d: a backoff ended before the picks ran; again", attempt)
 	}
 	t.Fatal("never saw the refusing endpoint out of rotation")
 }
@@ -242,9 +255,15 @@ func TestPickers(t *testing.T) {
 			})
 		}},
 	}
-	for _, lb := range names {
-		for _, tc := range cases {
-			t.Run(lb+"/"+tc.name, func(t *testing.T) { tc.run(t, lb) })
+	// Each case again with three connections per endpoint: the endpoint stays the unit of
+	// balancing, so every pick is what it is with one.
+	defer func() { pickerConns = 1 }()
+	for _, conns := range []int{1, 3} {
+		pickerConns = conns
+		for _, lb := range names {
+			for _, tc := range cases {
+				t.Run(fmt.Sprintf("%s/%s/conns=%d", lb, tc.name, conns), func(t *testing.T) { tc.run(t, lb) })
+			}
 		}
 	}
 }
