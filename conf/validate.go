@@ -20,7 +20,7 @@ const (
 	minPacketSize      = 64
 	maxPacketSize      = 1 << 30
 	maxRetries         = 5
-	maxConnections     = 64 // connections per endpoint per net thread
+	maxConnections     = 64      // connections per endpoint per net thread
 	maxCount           = 1000000 // health counts
 )
 
