@@ -77,10 +77,11 @@ func (p *pool) load(now int64) (latency float64, inflight int) {
 	return latency / float64(len(p.conns)), inflight
 }
 
-// pending is the pool's calls in flight.
-func (p *pool) pending() int {
+// poolPending is the calls in flight over endpoint i's connections (out of View.Inflight, which
+// stays inlined for one connection).
+func (o *ObjectProxy) poolPending(i int32) int {
 	n := 0
-	for _, a := range p.conns {
+	for _, a := range o.pools[o.ensure(i)].conns {
 		n += a.Pending()
 	}
 	return n

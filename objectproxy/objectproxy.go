@@ -112,11 +112,17 @@ func (o *ObjectProxy) Adapters() []*adapterproxy.AdapterProxy {
 // at returns the (first) AdapterProxy of list endpoint i, creating the endpoint's connections
 // on first use: an inactive endpoint has none until it is picked.
 func (o *ObjectProxy) at(i int32) *adapterproxy.AdapterProxy {
-	a := o.adapters[i]
-	if a == nil {
-		a = o.open(int(i), o.list.eps[i], o.adapters, o.pools)
+	if a := o.adapters[i]; a != nil {
+		return a
 	}
-	return a
+	return o.create(i)
+}
+
+// create is at's first use of endpoint i, kept out of line so that at inlines.
+//
+//go:noinline
+func (o *ObjectProxy) create(i int32) *adapterproxy.AdapterProxy {
+	return o.open(int(i), o.list.eps[i], o.adapters, o.pools)
 }
 
 // Update replaces the endpoint list: active are the endpoints to balance over, inactive those a

@@ -76,7 +76,7 @@ func (v *View) Load(i int32) (latency float64, inflight int) {
 // Inflight returns endpoint i's calls in flight (over all its connections).
 func (v *View) Inflight(i int32) int {
 	if v.o.pools != nil {
-		return v.o.pools[v.o.ensure(i)].pending()
+		return v.o.poolPending(i)
 	}
 	return v.o.at(i).Pending()
 }
