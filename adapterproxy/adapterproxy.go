@@ -40,8 +40,6 @@ type Loop interface {
 	Wheel() *call.Wheel
 	// Now is the loop's clock (call.Now), read once per batch.
 	Now() int64
-	// NextID returns a request id unique on this loop.
-	NextID() int32
 }
 
 // Dialed is the context of a connection a dial enrolls, until Opened attaches it: it names the
@@ -70,6 +68,9 @@ type Options struct {
 	KeepAlive time.Duration
 	Log       *zap.Logger
 	Breaker   Breaker // the circuit breaker (breaker.go); zero: none
+	// Push receives the server's pushes and the connection's open and close (push.go); nil:
+	// pushes are logged and dropped.
+	Push PushSink
 }
 
 type connState uint8
@@ -91,43 +92,42 @@ type AdapterProxy struct {
 	log     *zap.Logger
 
 	// Owned by the loop goroutine.
-	state       connState
-	conn        gnet.Conn
-	dialGen     uint32               // numbers dials: only the newest one's outcome counts
-	dialStart   int64                // when the current dial began
-	pending     map[int32]*call.Call // two-way calls sent or queued, by request id
-	pendingPeak int                  // most entries pending held since it was last made
-	q           sendq                // calls (two-way and one-way) not written yet, in order
-	in          inbound.Assembler    // reply frames from the connection's bytes
-	wbuf        []byte               // scratch for writing a batch
-	scratch     []*call.Call         // scratch for failing or retrying calls
-	written     []*call.Call         // scratch for the calls of a written batch
-	dirty       bool                 // registered with the loop for a Flush
-	big         *bigWriter           // a writer goroutine finishes a large frame: write nothing else
-	dialFails   int                  // consecutive failed dials (or connections reset before use)
-	proven      bool                 // the current connection has delivered a reply
-	heard       bool                 // the current connection has received a byte
-	retryAt     int64                // no dial before this (call.Now clock) after failures
-	lastErr     error                // why the last dial failed
-	lastWarn    int64                // rate limit of warnings
-	lastIO      int64                // last write or read on the connection
-	lastRead    int64                // last read on the connection
-	handed      int64                // bytes handed to the connection (gnet or the big writer)
-	taken       int64                // bytes of those the socket had taken at the last sample
-	waiting     int64                // bytes not yet taken by the socket at the last sample
-	lastMoved   int64                // last progress: bytes read, or waiting bytes taken (progress.go)
-	pingSent    int64                // when the ping in flight was sent
-	pingID      int32                // the request id of ping: a recycled Call is never the ping
-	probeAt     int64                // while inactive: when the next probe (dial + ping) is due
-	ping        *call.Call           // the keepalive or probe ping in flight, if any
-	pingProbe   bool                 // ping is a health probe: unanswered, it keeps the connection
-	resp        codec.ResponsePacket // scratch for decoding replies
-	health      health
-	lat         latency // peak-EWMA reply latency (latency.go)
-	guard       guard   // circuit breaker and overload backoff (breaker.go)
-	stats       Stats
-	rec         *stats.EndpointRecorder // this endpoint's counters in the loop's recorder (lazy)
-	recOn       bool                    // the loop records calls
+	state     connState
+	conn      gnet.Conn
+	dialGen   uint32               // numbers dials: only the newest one's outcome counts
+	dialStart int64                // when the current dial began
+	calls     callTable            // two-way calls sent or queued, by request id (pending.go)
+	q         sendq                // calls (two-way and one-way) not written yet, in order
+	in        inbound.Assembler    // reply frames from the connection's bytes
+	wbuf      []byte               // scratch for writing a batch
+	scratch   []*call.Call         // scratch for failing or retrying calls
+	written   []*call.Call         // scratch for the calls of a written batch
+	dirty     bool                 // registered with the loop for a Flush
+	big       *bigWriter           // a writer goroutine finishes a large frame: write nothing else
+	dialFails int                  // consecutive failed dials (or connections reset before use)
+	proven    bool                 // the current connection has delivered a reply
+	heard     bool                 // the current connection has received a byte
+	retryAt   int64                // no dial before this (call.Now clock) after failures
+	lastErr   error                // why the last dial failed
+	lastWarn  int64                // rate limit of warnings
+	lastIO    int64                // last write or read on the connection
+	lastRead  int64                // last read on the connection
+	handed    int64                // bytes handed to the connection (gnet or the big writer)
+	taken     int64                // bytes of those the socket had taken at the last sample
+	waiting   int64                // bytes not yet taken by the socket at the last sample
+	lastMoved int64                // last progress: bytes read, or waiting bytes taken (progress.go)
+	pingSent  int64                // when the ping in flight was sent
+	pingID    int32                // the request id of ping: a recycled Call is never the ping
+	probeAt   int64                // while inactive: when the next probe (dial + ping) is due
+	ping      *call.Call           // the keepalive or probe ping in flight, if any
+	pingProbe bool                 // ping is a health probe: unanswered, it keeps the connection
+	resp      codec.ResponsePacket // scratch for decoding replies
+	health    health
+	lat       latency // peak-EWMA reply latency (latency.go)
+	guard     guard   // circuit breaker and overload backoff (breaker.go)
+	stats     Stats
+	rec       *stats.EndpointRecorder // this endpoint's counters in the loop's recorder (lazy)
+	recOn     bool                    // the loop records calls
 }
 
 // Stats counts what happened on an AdapterProxy. Read it on the loop goroutine.
@@ -143,6 +143,9 @@ type Stats struct {
 	Writes      uint64 // writes to the connection
 	BytesOut    uint64 // bytes written
 	BytesIn     uint64 // bytes of the reply frames read
+	Pushes      uint64 // packets the server pushed (request id 0)
+	// PushesDropped counts pushes nobody took (no push callback, or its queue refused them).
+	PushesDropped uint64
 }
 
 // New returns the AdapterProxy of servant's endpoint ep, owned by loop. It does not connect
@@ -168,7 +171,7 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		loop:    loop,
 		opts:    opts,
 		log:     opts.Log.With(zap.String("servant", servant), zap.String("endpoint", addr)),
-		pending: make(map[int32]*call.Call),
+		calls:   newCallTable(),
 		in:      inbound.Assembler{Max: opts.MaxPacketSize},
 		health:  health{policy: opts.Health},
 		recOn:   loop.Recorder() != nil,
@@ -196,7 +199,7 @@ func (a *AdapterProxy) Stats() Stats {
 
 // Pending returns the number of two-way calls waiting for a reply. Must be called on the loop
 // goroutine.
-func (a *AdapterProxy) Pending() int { return len(a.pending) }
+func (a *AdapterProxy) Pending() int { return a.calls.len() }
 
 // Active reports whether the balancer should choose this endpoint now: the health rules have not
 // taken it out of rotation (or a probe is due), and no reconnect backoff is running. Must be
@@ -236,6 +239,11 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		c.Complete(fmt.Errorf("%w: %s %s, %d bytes wait to be sent (send-buffer-limit %d)", call.ErrQueueFull, a.addr, why, queued, a.opts.SendBufferLimit))
 		return false
 	}
+	if !a.calls.assign(c) {
+		a.loop.Wheel().Remove(c)
+		c.Complete(errNoIDRoom)
+		return false
+	}
 	a.health.picked(now)
 	a.guard.picked(now)
 	c.Owner = a
@@ -244,10 +252,7 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 	}
 	a.stats.Sent++
 	if !c.Oneway {
-		a.pending[c.ID] = c
-		if n := len(a.pending); n > a.pendingPeak {
-			a.pendingPeak = n
-		}
+		a.calls.add(c)
 	}
 	if c.Deadline != 0 {
 		a.loop.Wheel().Add(c)
@@ -266,16 +271,6 @@ func (a *AdapterProxy) dial(now int64) {
 	a.dialGen++
 	a.dialStart = now
 	a.loop.Dial(a, a.dialGen)
-}
-
-// forget removes a two-way call from the pending table. A table that held many calls in a burst
-// is rebuilt once it empties: Go maps never give their memory back.
-func (a *AdapterProxy) forget(c *call.Call) {
-	delete(a.pending, c.ID)
-	if len(a.pending) == 0 && a.pendingPeak > 1024 {
-		a.pending = make(map[int32]*call.Call)
-		a.pendingPeak = 0
-	}
 }
 
 // maxBatch bounds the bytes gathered for one write.
@@ -377,7 +372,7 @@ func (a *AdapterProxy) Flush() {
 func (a *AdapterProxy) abandon(c *call.Call) {
 	a.q.remove(c)
 	if !c.Oneway {
-		a.forget(c)
+		a.calls.remove(c)
 	}
 	a.loop.Wheel().Remove(c)
 	a.stats.Dropped++
@@ -395,7 +390,7 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 		a.q.remove(c)
 	}
 	if !c.Oneway {
-		a.forget(c)
+		a.calls.remove(c)
 	}
 	a.stats.Timeouts++
 	if !wasUnsent || a.state == stateConnected {
@@ -434,18 +429,14 @@ func (a *AdapterProxy) drop(err error, retry bool) {
 	fail := a.q.drain(a.scratch[:0])
 	for _, c := range fail {
 		if !c.Oneway {
-			delete(a.pending, c.ID)
+			a.calls.remove(c)
 		}
 		w.Remove(c)
 	}
 	unsent := len(fail)
-	for id, c := range a.pending {
-		delete(a.pending, id)
+	fail = a.calls.drain(fail)
+	for _, c := range fail[unsent:] {
 		w.Remove(c)
-		fail = append(fail, c)
-	}
-	if a.pendingPeak > 1024 {
-		a.pending, a.pendingPeak = make(map[int32]*call.Call), 0
 	}
 	for i, c := range fail {
 		fail[i] = nil
@@ -488,3 +479,6 @@ var (
 	errIdle           = errors.New("idle connection closed")
 	errPingUnanswered = errors.New("keepalive ping unanswered")
 )
+
+// errNoIDRoom ends a call whose frame cannot take its request id in place (pending.go).
+var errNoIDRoom = errors.New("tarscomm: request frame has no 4-byte request id to assign (encode it with codec.RequestIDUnassigned)")

@@ -45,6 +45,9 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	a.handed, a.taken, a.waiting, a.lastMoved = 0, 0, 0, a.lastIO
 	a.in.Reset()
 	a.log.Debug("connected")
+	if a.opts.Push != nil {
+		a.opts.Push.Connected(a)
+	}
 	if a.health.inactive {
 		a.probeAt = a.lastIO + int64(probeInterval)
 		a.sendPing(a.lastIO, int64(probeTimeout))
@@ -106,16 +109,16 @@ func (a *AdapterProxy) closed(err error) {
 	a.stopBig()
 	a.in.Reset()
 	a.stats.ConnLosses++
-	if !a.heard && len(a.pending) > 0 && a.ep.Proto != endpoint.SSL && !isLocalClose(err) {
+	if !a.heard && a.calls.len() > 0 && a.ep.Proto != endpoint.SSL && !isLocalClose(err) {
 		err = &silentPeerError{err: err}
 	}
 	switch {
-	case !a.proven && len(a.pending) > 0:
+	case !a.proven && a.calls.len() > 0:
 		a.dialFails++
 		a.lastErr = err
 		a.retryAt = now + int64(backoff(a.dialFails))
 		a.health.connectFailed(now)
-	case len(a.pending) > 0:
+	case a.calls.len() > 0:
 		a.dialFails, a.retryAt = 0, 0
 		a.health.fail(now)
 		a.guard.failed(&a.opts.Breaker, now, errorCost)
@@ -123,6 +126,9 @@ func (a *AdapterProxy) closed(err error) {
 		a.dialFails, a.retryAt = 0, 0
 	}
 	a.log.Debug("connection closed", zap.Error(err))
+	if a.opts.Push != nil {
+		a.opts.Push.Closed(a, err)
+	}
 	a.drop(&call.ConnError{Addr: a.addr, Cause: err}, true)
 }
 
@@ -142,6 +148,9 @@ func (a *AdapterProxy) detach(cause error) {
 	a.stats.ConnLosses++
 	a.dialFails, a.retryAt = 0, 0
 	a.log.Debug("closing connection", zap.Error(cause))
+	if a.opts.Push != nil {
+		a.opts.Push.Closed(a, cause)
+	}
 	a.drop(&call.ConnError{Addr: a.addr, Cause: cause}, true)
 	c.SetContext(nil) // its last bytes and its close are not this proxy's any more
 	_ = c.Close()
@@ -188,15 +197,22 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 		}
 		return err
 	}
-	c, ok := a.pending[r.RequestID]
-	if !ok {
+	if r.RequestID == codec.PushRequestID {
+		a.pushed(r)
+		if owned {
+			bufpool.Put(frame)
+		}
+		*r = codec.ResponsePacket{}
+		return nil
+	}
+	c := a.calls.take(r.RequestID)
+	if c == nil {
 		a.stats.Late++
 		if owned {
 			bufpool.Put(frame)
 		}
 		return nil
 	}
-	a.forget(c)
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
 	now := a.loop.Now()

@@ -8,6 +8,11 @@
 // ObjectProxy (Send) and through gnet's callbacks (OnOpen, OnTraffic, OnClose), whose connection
 // context is the AdapterProxy.
 //
+// The AdapterProxy gives each call its request id when it queues it, writing the id into the
+// frame the caller encoded (in place: the id field is a fixed 4 bytes); pending.go says how ids
+// are chosen, for user calls, retries, backup requests and pings, and holds the table of calls
+// waiting for their reply (add, take, drain, len), which is the only code that touches it.
+//
 // A connection that is lost, or cannot be made, fails every call waiting on it at once with an
 // error matching call.ErrConnection; nobody waits for a timeout that cannot be met.
 package adapterproxy

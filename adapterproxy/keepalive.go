@@ -19,12 +19,14 @@ const (
 )
 
 // Tick runs the connection's periodic chores: dropping queued calls whose callers gave up,
-// giving up on a connect that never completed, probing an inactive endpoint, a keepalive ping
-// when the connection has been idle for the keepalive interval, or, without keepalive, closing
-// a connection idle for longer than the endpoint's -t timeout. The net thread calls it every few
+// making an empty pending table small again after a burst, giving up on a connect that never
+// completed, probing an inactive endpoint, a keepalive ping when the connection has been idle
+// for the keepalive interval, or, without keepalive, closing a connection idle for longer than
+// the endpoint's -t timeout. The net thread calls it every few
 // check intervals. Must be called on the loop goroutine.
 func (a *AdapterProxy) Tick(now int64) {
 	a.sweepAbandoned()
+	a.calls.trim()
 	switch a.state {
 	case stateConnecting:
 		if limit := int64(a.ConnectTimeout() + connectSlack); now-a.dialStart > limit {
@@ -53,7 +55,7 @@ func (a *AdapterProxy) Tick(now int64) {
 		}
 		return
 	}
-	if t := int64(a.ep.Timeout); t > 0 && idle >= t && len(a.pending) == 0 && a.q.live == 0 {
+	if t := int64(a.ep.Timeout); t > 0 && idle >= t && a.calls.len() == 0 && a.q.live == 0 {
 		a.detach(errIdle)
 	}
 }
@@ -62,14 +64,13 @@ func (a *AdapterProxy) Tick(now int64) {
 // like any call's, and nobody waits for it.
 func (a *AdapterProxy) sendPing(now, timeout int64) {
 	c := call.Get()
-	c.ID = a.loop.NextID()
 	c.Deadline = now + timeout
 	c.Notify = recycle
 	c.Dest = noRetry{}
 	c.Frame = codec.AppendRequest(c.Frame[:0], &codec.RequestPacket{
 		Version:     codec.VersionTars,
 		PacketType:  codec.PacketNormal,
-		RequestID:   c.ID,
+		RequestID:   codec.RequestIDUnassigned, // send gives it its id (pending.go)
 		ServantName: a.servant,
 		FuncName:    "tars_ping",
 		Timeout:     int32(timeout / 1e6),

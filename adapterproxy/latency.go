@@ -53,7 +53,7 @@ func (l *latency) observe(now, rtt int64) {
 // latency in nanoseconds (0 before the first reply) decayed to now, and the two-way calls in
 // flight on it (sent or queued, not answered). Must be called on the loop goroutine.
 func (a *AdapterProxy) Load(now int64) (latency float64, inflight int) {
-	return a.lat.value(now), len(a.pending)
+	return a.lat.value(now), a.calls.len()
 }
 
 // replied is the reply hook: it feeds the latency of c (answered with return code ret) to the

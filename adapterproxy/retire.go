@@ -11,7 +11,7 @@ var errRetired = errors.New("endpoint left the servant's list")
 // holds none, Retire closes the connection (a dial under way is given up: its connection is
 // closed when it opens) and returns true; the caller then forgets the AdapterProxy.
 func (a *AdapterProxy) Retire() bool {
-	if len(a.pending) > 0 || a.q.live > 0 {
+	if a.calls.len() > 0 || a.q.live > 0 {
 		return false
 	}
 	switch a.state {

@@ -66,7 +66,7 @@ func (a *AdapterProxy) EndpointStats(thread int) stats.Endpoint {
 		Servant:             a.servant,
 		Endpoint:            a.addr,
 		State:               st,
-		Pending:             len(a.pending),
+		Pending:             a.calls.len(),
 		Active:              !a.health.inactive,
 		WindowCalls:         a.health.windowCalls,
 		WindowFailures:      a.health.windowFails,

@@ -16,6 +16,7 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/logging"
 	"github.com/tarscomm/tarscomm/naming"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
@@ -55,35 +56,6 @@ type CallError = call.CallError
 // ConnError carries the endpoint and cause of a connection failure; it matches ErrConnection.
 type ConnError = call.ConnError
 
-// Option configures a Communicator at New.
-type Option interface{ apply(*options) }
-
-type options struct {
-	log     *zap.Logger
-	noStats bool
-	naming  naming.Source
-	icpt    []interceptor.Client
-}
-
-type optionFunc func(*options)
-
-func (f optionFunc) apply(o *options) { f(o) }
-
-// WithLogger makes the Communicator log through log. Without it the Communicator logs JSON lines
-// to standard error at the configuration's log-level. Nothing is logged per request above Debug;
-// warnings (a failed connect, a lost connection) are rate-limited per endpoint.
-func WithLogger(log *zap.Logger) Option {
-	return optionFunc(func(o *options) { o.log = log })
-}
-
-// WithNaming makes src resolve proxy strings without '@' (in place of the naming, locator or
-// naming-file key of the configuration): an etcd source with a client of one's own, a file
-// source built in code, or any naming.Source. The caller keeps ownership of src: the
-// Communicator stops its watches at Close but does not close it.
-func WithNaming(src naming.Source) Option {
-	return optionFunc(func(o *options) { o.naming = src })
-}
-
 // Communicator owns net threads, async workers and servant proxies. Its methods are safe for
 // concurrent use.
 type Communicator struct {
@@ -103,6 +75,7 @@ type Communicator struct {
 
 	mu       sync.Mutex
 	proxies  map[string]*servantproxy.ServantProxy // by identity (see Proxy); guarded by mu
+	internal map[string]bool                       // servants of internal proxies (report.go); guarded by mu
 	managers []*naming.Manager                     // guarded by mu
 	closed   bool                                  // guarded by mu
 }
@@ -115,12 +88,12 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	}
 	var o options
 	for _, opt := range opts {
-		opt.apply(&o)
+		opt(&o)
 	}
 	if o.log == nil {
-		o.log = defaultLogger(cfg.LogLevel)
+		o.log = logging.Default(cfg.LogLevel)
 	}
-	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy)}
+	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy), internal: map[string]bool{}}
 	if !o.noStats {
 		c.shared = new(stats.Shared)
 	}
@@ -229,6 +202,11 @@ func (c *Communicator) Config() conf.Config { return c.cfg }
 // "naming", "locator", "naming-file" or WithNaming: the error names those keys and matches
 // ErrNoEndpoint), and when prx is nil or a nil pointer.
 func (c *Communicator) StringToProxy(proxy string, prx any) error {
+	return c.bind(proxy, prx, false)
+}
+
+// bind is StringToProxy; an internal proxy is one of the library's own (report.go).
+func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	switch p := prx.(type) {
 	case nil:
 		return errors.New("communicator: StringToProxy into nil: pass a pointer to a proxy, e.g. new(hellopb.GreeterProxy)")
@@ -246,7 +224,7 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	if len(target.Endpoints) == 0 && c.naming == nil {
 		return fmt.Errorf("communicator: StringToProxy(%q): %w", proxy, c.noNaming(target.Object))
 	}
-	sp, err := c.Proxy(proxy)
+	sp, err := c.proxy(proxy, c.clientSet(), false, internal)
 	if err != nil {
 		return err
 	}
@@ -264,11 +242,15 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 // StringToProxy, it accepts a bare "Obj" without a naming source: its calls then fail with an
 // error matching ErrNoEndpoint that names the missing locator key.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
-	set := ""
+	return c.proxy(proxy, c.clientSet(), false, false)
+}
+
+// clientSet is the set a bare "Obj" is looked up in: the client's, with set routing on.
+func (c *Communicator) clientSet() string {
 	if c.cfg.EnableSet {
-		set = c.cfg.SetDivision
+		return c.cfg.SetDivision
 	}
-	return c.proxy(proxy, set, false)
+	return ""
 }
 
 // ProxyWithSet is Proxy for calls invoked by an explicit set, TarsCpp's stringToProxy(obj, set):
@@ -278,10 +260,13 @@ func (c *Communicator) ProxyWithSet(proxy, set string) (*servantproxy.ServantPro
 	if p := conf.SetDivisionProblem(set); p != "" {
 		return nil, fmt.Errorf("communicator: set %q: %s", set, p)
 	}
-	return c.proxy(proxy, set, true)
+	return c.proxy(proxy, set, true, false)
 }
 
-func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.ServantProxy, error) {
+// proxy builds or finds the ServantProxy of proxy in set. An internal proxy (report.go) runs no
+// interceptor, is kept apart from the user's proxies of the same string, and its servant is left
+// out of Stats.
+func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*servantproxy.ServantProxy, error) {
 	target, err := endpoint.Parse(proxy)
 	if err != nil {
 		return nil, err
@@ -304,6 +289,12 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 	if set != "" {
 		key += " |set " + set
 	}
+	icpt := c.icpt
+	if internal {
+		key += " |internal"
+		icpt = nil
+		c.internal[target.Object] = true
+	}
 	if sp, ok := c.proxies[key]; ok {
 		return sp, nil
 	}
@@ -320,7 +311,7 @@ func (c *Communicator) proxy(proxy, set string, explicit bool) (*servantproxy.Se
 		Balancer:     s.LoadBalance,
 		Retries:      s.Retries,
 		Stats:        c.shared,
-		Interceptor:  c.icpt,
+		Interceptor:  icpt,
 		SetName:      set,
 		// Tail latency and failing endpoints (tail.go).
 		MaxInflight:   s.MaxInflight,

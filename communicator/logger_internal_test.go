@@ -9,12 +9,13 @@ import (
 )
 
 // TestLogLevel checks that log-level sets the level of the logger a Communicator builds when it
-// is given none.
+// is given none, warn when the configuration leaves it at its default.
 func TestLogLevel(t *testing.T) {
 	for _, tc := range []struct {
 		level      string
 		on, offLow zapcore.Level
 	}{
+		{conf.Default().LogLevel, zapcore.WarnLevel, zapcore.InfoLevel},
 		{"debug", zapcore.DebugLevel, zapcore.DebugLevel - 1},
 		{"info", zapcore.InfoLevel, zapcore.DebugLevel},
 		{"warn", zapcore.WarnLevel, zapcore.InfoLevel},

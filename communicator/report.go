@@ -20,8 +20,9 @@ type reporters struct {
 
 // startReports starts the reporters the configuration asks for: the stat reporter sends the
 // Delta of Stats every report-interval (bFromClient = true), the property reporter the
-// properties of property.Default. The services are reached through the Communicator's own
-// proxies (a proxy string with '@', or the locator).
+// properties of property.Default. The services are reached through internal proxies of the
+// Communicator (a proxy string with '@', or the locator): their calls run no interceptor and are
+// left out of Stats, so the reports do not show in the user's metrics nor report themselves.
 func (c *Communicator) startReports() error {
 	r := c.cfg.Report
 	warn := func(what string) func(error) {
@@ -29,7 +30,7 @@ func (c *Communicator) startReports() error {
 	}
 	if r.Stat != "" {
 		prx := new(statf.StatFProxy)
-		if err := c.StringToProxy(r.Stat, prx); err != nil {
+		if err := c.bind(r.Stat, prx, true); err != nil {
 			return fmt.Errorf("communicator: stat = %q: %w", r.Stat, err)
 		}
 		c.reports.stat = stat.New(c.Stats, prx, stat.Options{
@@ -40,7 +41,7 @@ func (c *Communicator) startReports() error {
 	}
 	if r.Property != "" {
 		prx := new(propertyf.PropertyFProxy)
-		if err := c.StringToProxy(r.Property, prx); err != nil {
+		if err := c.bind(r.Property, prx, true); err != nil {
 			return fmt.Errorf("communicator: property = %q: %w", r.Property, err)
 		}
 		c.reports.prop = property.NewReporter(property.Default, prx, property.Options{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
 	"github.com/tarscomm/tarscomm/protocol/statf"
 	"github.com/tarscomm/tarscomm/servantproxy"
@@ -17,14 +18,16 @@ import (
 
 // statSink is a StatF servant that adds up the client reports it receives, by function.
 type statSink struct {
-	mu  sync.Mutex
-	got map[string]statf.StatMicMsgBody
-	hd  map[string]statf.StatMicMsgHead
+	mu      sync.Mutex
+	reports int // ReportMicMsg calls received
+	got     map[string]statf.StatMicMsgBody
+	hd      map[string]statf.StatMicMsgHead
 }
 
 func (s *statSink) ReportMicMsg(_ context.Context, _ *server.Current, msg map[statf.StatMicMsgHead]statf.StatMicMsgBody, fromClient bool) (int32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reports++
 	for h, b := range msg {
 		if !fromClient {
 			continue
@@ -43,13 +46,13 @@ func (s *statSink) ReportSampleMsg(context.Context, *server.Current, []statf.Sta
 	return 0, nil
 }
 
-// TestStatReportsCalls configures stat, modulename and report-interval: the successes, timeouts
-// and failures of the calls made reach a StatF servant within a report interval, counted as
-// made, with TARS's head.
-func TestStatReportsCalls(t *testing.T) {
+// startStatSink serves a statSink as tars.tarsstat.StatObj on 127.0.0.1 and returns it and the
+// proxy string reaching it; t.Cleanup stops the server.
+func startStatSink(t *testing.T) (*statSink, string) {
+	t.Helper()
 	sink := &statSink{got: map[string]statf.StatMicMsgBody{}, hd: map[string]statf.StatMicMsgHead{}}
 	srv := server.New()
-	if err := statf.RegisterStatF(srv, "tars.tarsstat.StatObj", sink); err != nil {
+	if err := statf.RegisterStatF(srv, statServant, sink); err != nil {
 		t.Fatal(err)
 	}
 	addr, err := srv.Start("127.0.0.1:0")
@@ -57,11 +60,91 @@ func TestStatReportsCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stopServer(t, "stat server", srv) })
+	return sink, statServant + "@" + tcpEndpoint(addr.String())
+}
 
+const statServant = "tars.tarsstat.StatObj"
+
+// TestStatReportsLeftOutOfStats makes calls through a Communicator that reports to a StatF
+// servant and has a client interceptor, and checks that the reporter's own calls show nowhere:
+// the second report (sent after the first report's call completed) carries the user's call
+// only, Stats lists no call or endpoint of the stat servant, and the interceptor saw none.
+func TestStatReportsLeftOutOfStats(t *testing.T) {
+	sink, statProxy := startStatSink(t)
+	ep := startFaultEP(t, "a")
+	cfg := conf.Default()
+	cfg.Stat = statProxy
+	cfg.ModuleName = "Test.Client"
+	cfg.ReportInterval = time.Second
+	var mu sync.Mutex
+	seen := map[string]int{}
+	count := func(ctx context.Context, info *interceptor.CallInfo, next interceptor.ClientInvoker) error {
+		mu.Lock()
+		seen[info.Servant]++
+		mu.Unlock()
+		return next(ctx, info)
+	}
+	comm, err := communicator.New(cfg, communicator.WithInterceptor(count))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeComm(t, comm) })
+	sp := proxyToEPs(t, comm, ep)
+	ctx := testCtx(t)
+	reports := func() int {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return sink.reports
+	}
+	if _, err := sayHello(ctx, sp, "x", 1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first report", func() bool { return reports() >= 1 })
+	if _, err := sayHello(ctx, sp, "x", 2); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second report", func() bool { return reports() >= 2 })
+
+	sink.mu.Lock()
+	for fn, b := range sink.got {
+		if fn != "SayHello" {
+			t.Errorf("reported %s %+v: only SayHello was called by the user", fn, b)
+		}
+	}
+	if n := sink.got["SayHello"].Count; n != 2 {
+		t.Errorf("reported %d SayHello calls, want 2", n)
+	}
+	sink.mu.Unlock()
+	s := comm.Stats()
+	for _, c := range s.Calls {
+		if c.Servant != servant {
+			t.Errorf("Stats lists a call of %s/%s", c.Servant, c.Function)
+		}
+	}
+	if len(s.Calls) == 0 {
+		t.Error("Stats lists no call: the user's calls are missing")
+	}
+	for _, e := range s.Endpoints {
+		if e.Servant == statServant {
+			t.Errorf("Stats lists the stat servant's endpoint %s", e.Endpoint)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen[statServant] != 0 || seen[servant] != 2 {
+		t.Errorf("the interceptor saw %v, want 2 calls of %s and none of %s", seen, servant, statServant)
+	}
+}
+
+// TestStatReportsCalls configures stat, modulename and report-interval: the successes, timeouts
+// and failures of the calls made reach a StatF servant within a report interval, counted as
+// made, with TARS's head.
+func TestStatReportsCalls(t *testing.T) {
+	sink, statProxy := startStatSink(t)
 	ep := startFaultEP(t, "a")
 	cfg := conf.Default()
 	cfg.TimeoutCheckInterval = tick
-	cfg.Stat = "tars.tarsstat.StatObj@" + tcpEndpoint(addr.String())
+	cfg.Stat = statProxy
 	cfg.ModuleName = "Test.Client"
 	cfg.ReportInterval = time.Second
 	comm, err := communicator.New(cfg)

@@ -2,30 +2,13 @@ package communicator
 
 import (
 	"net/http"
-	"os"
+	"slices"
 	"time"
 
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-
+	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/debugpage"
-	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/stats"
 )
-
-// WithoutStats turns call counting off: Stats then reports the net threads and endpoints but no
-// calls. Counting costs a map lookup and a few increments per call, on the net thread, without
-// locks or shared atomics; this option exists to measure that cost.
-func WithoutStats() Option {
-	return optionFunc(func(o *options) { o.noStats = true })
-}
-
-// WithInterceptor adds client interceptors: each call of every proxy of the Communicator goes
-// through them, the first given outermost (tracing and metrics: see the otel module). Calls pay
-// nothing for this when there is none.
-func WithInterceptor(cs ...interceptor.Client) Option {
-	return optionFunc(func(o *options) { o.icpt = append(o.icpt, cs...) })
-}
 
 // statsTimeout bounds the wait for one net thread's part of a snapshot.
 const statsTimeout = time.Second
@@ -34,6 +17,9 @@ const statsTimeout = time.Second
 // endpoint) by result with their latency, each net thread's counters, and the state and health
 // of every endpoint's connection on every net thread. Each net thread copies its own counters on
 // its loop; Stats merges them. A net thread that does not answer within a second is left out.
+// The calls and endpoints of the library's own servants (the stat and property services it
+// reports to) are left out, calls the user makes to those servants too; the net threads'
+// counters include their traffic.
 // Safe for concurrent use, also after Close (which leaves the threads out).
 func (c *Communicator) Stats() stats.Snapshot {
 	parts := make([]stats.Snapshot, 0, len(c.threads)+1)
@@ -49,25 +35,34 @@ func (c *Communicator) Stats() stats.Snapshot {
 	if s.Taken.IsZero() {
 		s.Taken = time.Now()
 	}
+	c.mu.Lock()
+	if len(c.internal) > 0 {
+		s.Calls = slices.DeleteFunc(s.Calls, func(x stats.Call) bool { return c.internal[x.Servant] })
+		s.Endpoints = slices.DeleteFunc(s.Endpoints, func(x stats.Endpoint) bool { return c.internal[x.Servant] })
+	}
+	c.mu.Unlock()
 	return s
 }
 
 // DebugHandler returns the debug page: an http.Handler that shows Stats (net threads,
 // connections, endpoints and their health, per-function latency and errors) and the
-// configuration, as HTML, or as JSON with ?format=json. The library starts no HTTP server:
-// mount the handler on yours, e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
+// configuration in force (each servant's table with the values that apply to it), as HTML, or
+// as JSON with ?format=json. The library starts no HTTP server: mount the handler on yours,
+// e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
 func (c *Communicator) DebugHandler() http.Handler {
-	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.cfg})
+	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.effectiveConfig()})
 }
 
-// defaultLogger is the logger of a Communicator given none: JSON lines on standard error from
-// level (log-level: debug, info, warn or error) up.
-func defaultLogger(level string) *zap.Logger {
-	var l zapcore.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = zapcore.InfoLevel
+// effectiveConfig is the configuration with each servant's table as it applies
+// (conf.ForServant): the communicator's values for the keys it leaves unset, and the defaults
+// of keys whose 0 means one (backup-budget), so that the debug page shows what is in force.
+func (c *Communicator) effectiveConfig() conf.Config {
+	cfg := c.cfg
+	if len(c.cfg.Servants) > 0 {
+		cfg.Servants = make(map[string]conf.Servant, len(c.cfg.Servants))
+		for name := range c.cfg.Servants {
+			cfg.Servants[name] = c.cfg.ForServant(name)
+		}
 	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(os.Stderr), l)).Named("tarscomm")
+	return cfg
 }

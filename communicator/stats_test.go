@@ -101,10 +101,12 @@ func TestStatsCountCalls(t *testing.T) {
 	}
 }
 
-// TestDebugHandlerServesStats mounts the debug page and reads its JSON and HTML over HTTP.
+// TestDebugHandlerServesStats mounts the debug page and reads its JSON and HTML over HTTP. The
+// servant has a table that sets retries only: the configuration shown gives its other keys the
+// values in force (the communicator's timeouts, backup-budget's default), not zeros.
 func TestDebugHandlerServesStats(t *testing.T) {
 	g := startGreeter(t, "a", serverOpt{})
-	comm := newComm(t, nil)
+	comm := newComm(t, func(c *conf.Config) { c.Servants = map[string]conf.Servant{servant: {Retries: 1}} })
 	sp := proxyTo(t, comm, g)
 	if _, err := sayHello(testCtx(t), sp, "x", 1); err != nil {
 		t.Fatal(err)
@@ -124,9 +126,20 @@ func TestDebugHandlerServesStats(t *testing.T) {
 		return string(b)
 	}
 	js := get("/?format=json")
-	var v map[string]any
+	var v struct {
+		Config []struct{ Key, Value string } `json:"config"`
+	}
 	if err := json.Unmarshal([]byte(js), &v); err != nil {
 		t.Fatalf("JSON: %v", err)
+	}
+	shown := map[string]string{}
+	for _, s := range v.Config {
+		shown[s.Key] = s.Value
+	}
+	for k, want := range map[string]string{"retries": "1", "backup-budget": "0.1", "sync-invoke-timeout": "3s", "load-balance": `"roundrobin"`} {
+		if got := shown["servant."+servant+"."+k]; got != want {
+			t.Errorf("config shows servant.%s.%s = %q, want %q", servant, k, got, want)
+		}
 	}
 	if !strings.Contains(js, `"SayHello"`) || !strings.Contains(js, g.addr) {
 		t.Fatalf("JSON snapshot does not show the call and its endpoint %s: %s", g.addr, js)

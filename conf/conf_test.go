@@ -27,7 +27,7 @@ func TestDefault(t *testing.T) {
 		QueueCap:                100000,
 		MaxPacketSize:           10 << 20,
 		SendBufferLimit:         32 << 20,
-		LogLevel:                "info",
+		LogLevel:                "warn",
 		LoadBalance:             "roundrobin",
 		Health: Health{
 			MinTimeoutInvoke:     1,
@@ -323,7 +323,7 @@ func TestForServant(t *testing.T) {
 	c.SyncInvokeTimeout = 2 * time.Second
 	c.LoadBalance = "random"
 	c.Servants = map[string]Servant{
-		"Full":    {SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2},
+		"Full":    {SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2, BackupBudget: 0.3},
 		"Partial": {AsyncInvokeTimeout: 9 * time.Second, Retries: 1},
 		"Empty":   {},
 	}
@@ -331,10 +331,10 @@ func TestForServant(t *testing.T) {
 		name string
 		want Servant
 	}{
-		{name: "Full", want: Servant{SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2}},
-		{name: "Partial", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 9 * time.Second, LoadBalance: "random", Retries: 1}},
-		{name: "Empty", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random"}},
-		{name: "Unlisted", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random"}},
+		{name: "Full", want: Servant{SyncInvokeTimeout: time.Second, AsyncInvokeTimeout: 7 * time.Second, LoadBalance: "hash", Retries: 2, BackupBudget: 0.3}},
+		{name: "Partial", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 9 * time.Second, LoadBalance: "random", Retries: 1, BackupBudget: DefaultBackupBudget}},
+		{name: "Empty", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random", BackupBudget: DefaultBackupBudget}},
+		{name: "Unlisted", want: Servant{SyncInvokeTimeout: 2 * time.Second, AsyncInvokeTimeout: 5 * time.Second, LoadBalance: "random", BackupBudget: DefaultBackupBudget}},
 	}
 	for _, tt := range tests {
 		if got := c.ForServant(tt.name); !reflect.DeepEqual(got, tt.want) {

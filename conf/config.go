@@ -68,7 +68,9 @@ type Config struct {
 	// memory. Default 32 MiB; at least 64 KiB.
 	SendBufferLimit int `toml:"send-buffer-limit"`
 
-	// LogLevel is the lowest level logged: debug, info, warn or error. Default "info".
+	// LogLevel is the lowest level logged by the logger a Communicator builds when given none
+	// (see package logging): debug, info, warn or error. Default "warn": the library says nothing
+	// until something is wrong.
 	LogLevel string `toml:"log-level"`
 
 	// LoadBalance is the default balancer choosing among a servant's endpoints: roundrobin,
@@ -120,7 +122,7 @@ func Default() Config {
 		QueueCap:                100000,
 		MaxPacketSize:           defaultMaxPacketSize,
 		SendBufferLimit:         32 << 20,
-		LogLevel:                "info",
+		LogLevel:                "warn",
 		LoadBalance:             defaultLoadBalance,
 		Health:                  defaultHealth(),
 		Report:                  DefaultReport(),

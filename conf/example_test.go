@@ -28,7 +28,7 @@ retries = 1
 	fmt.Println(err)
 	// Output:
 	// 2 3 1.5s
-	// {SyncInvokeTimeout:1.5s AsyncInvokeTimeout:5s LoadBalance:consistenthash Retries:1 MaxInflight:0 BackupRequest:0s BackupBudget:0 Idempotent:[] RetryBudget:0 RetryBudgetMin:0 CircuitBreaker:false TLS:{CA: Cert: Key: ServerName: TLSVersions:{MinVersion: Ciphers:}} Auth:{AccessKey: SecretKey:}}
+	// {SyncInvokeTimeout:1.5s AsyncInvokeTimeout:5s LoadBalance:consistenthash Retries:1 MaxInflight:0 BackupRequest:0s BackupBudget:0.1 Idempotent:[] RetryBudget:0 RetryBudgetMin:0 CircuitBreaker:false TLS:{CA: Cert: Key: ServerName: TLSVersions:{MinVersion: Ciphers:}} Auth:{AccessKey: SecretKey:}}
 	// conf: toml: line 3 (last key "health.try-interval"): invalid duration: "1x"
 	// conf: unknown key netthreads
 }

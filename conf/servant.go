@@ -31,7 +31,7 @@ type Servant struct {
 	BackupRequest time.Duration `toml:"backup-request"`
 
 	// BackupBudget caps backup requests at this fraction of the calls that may have one,
-	// 0..1; 0 means 0.1.
+	// 0..1; 0 means DefaultBackupBudget (0.1).
 	BackupBudget float64 `toml:"backup-budget"`
 
 	// Idempotent lists the functions that may be sent twice (backup requests).
@@ -53,9 +53,13 @@ type Servant struct {
 	Auth
 }
 
+// DefaultBackupBudget is the backup-budget of a servant that sets none (or sets 0).
+const DefaultBackupBudget = 0.1
+
 // ForServant returns the settings that apply to the servant named name (the object name, without
 // "#tag" or "@endpoints"): its overrides merged over the communicator's values, so every field
-// is set. A servant without a table gets the communicator's values and no retries.
+// is set (a backup-budget left at 0 is DefaultBackupBudget). A servant without a table gets the
+// communicator's values and no retries.
 func (c *Config) ForServant(name string) Servant {
 	s := c.Servants[name]
 	if s.SyncInvokeTimeout == 0 {
@@ -66,6 +70,9 @@ func (c *Config) ForServant(name string) Servant {
 	}
 	if s.LoadBalance == "" {
 		s.LoadBalance = c.LoadBalance
+	}
+	if s.BackupBudget == 0 {
+		s.BackupBudget = DefaultBackupBudget
 	}
 	s.TLS = s.TLS.Or(c.TLS)
 	s.Auth = s.Auth.Or(c.Auth)

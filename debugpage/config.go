@@ -13,7 +13,8 @@ import (
 // are its parent's) and its value, durations
 // written as durations.
 type Setting struct {
-	Key, Value string
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // settings flattens cfg, a struct (or a pointer to one), into its settings in field order;

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -85,13 +86,44 @@ func TestJSON(t *testing.T) {
 		if v.Calls[0].P50Ms < 1 || v.Calls[0].P50Ms > 3 || len(v.Calls[0].Buckets) != stats.NumBuckets {
 			t.Errorf("p50 %v ms, %d buckets", v.Calls[0].P50Ms, len(v.Calls[0].Buckets))
 		}
-		if len(v.Endpoints) != 2 || v.Endpoints[1].StateName != "connected" || v.Endpoints[1].Active {
+		if len(v.Endpoints) != 2 || v.Endpoints[1].State != stats.StateConnected || v.Endpoints[1].Active {
 			t.Errorf("endpoints %+v", v.Endpoints)
 		}
-		if !strings.Contains(body, `"SyncInvokeTimeout"`) {
-			t.Error("no configuration in the JSON")
+		if !strings.Contains(body, `"key": "sync-invoke-timeout",
+      "value": "3s"`) {
+			t.Error("no configuration, by its file's keys, in the JSON")
+		}
+		var raw any
+		if err := json.Unmarshal([]byte(body), &raw); err != nil {
+			t.Fatal(err)
+		}
+		if bad := notSnake(raw, nil); len(bad) > 0 {
+			t.Errorf("JSON keys not in snake_case: %v", bad)
+		}
+		if !strings.Contains(body, `"queue_depth": 2`) || !strings.Contains(body, `"state": "connected"`) {
+			t.Error("the JSON lacks the net thread's queue_depth or an endpoint's state by name")
 		}
 	}
+}
+
+var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+// notSnake appends to bad the object keys of v, at any depth, that are not snake_case.
+func notSnake(v any, bad []string) []string {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if !snakeKey.MatchString(k) {
+				bad = append(bad, k)
+			}
+			bad = notSnake(e, bad)
+		}
+	case []any:
+		for _, e := range v {
+			bad = notSnake(e, bad)
+		}
+	}
+	return bad
 }
 
 func TestHTML(t *testing.T) {

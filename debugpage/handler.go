@@ -15,7 +15,8 @@ import (
 type Options struct {
 	// Title heads the page. Default "tarscomm".
 	Title string
-	// Config, if set, is shown as JSON under "Configuration" (e.g. Communicator.Config()).
+	// Config, if set, is shown under "Configuration" (e.g. Communicator.Config()): a struct key by
+	// key as its file names them (toml tags), anything else as JSON.
 	Config any
 }
 

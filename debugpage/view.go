@@ -8,16 +8,18 @@ import (
 )
 
 // View is what the page shows and the JSON holds: a Snapshot with durations in milliseconds and
-// results by name.
+// results by name. Every JSON key is snake_case; the configuration, when it is a struct, is a
+// list of {"key", "value"} with the keys as its file names them.
 type View struct {
 	Title     string            `json:"title"`
 	Taken     time.Time         `json:"taken"`
 	Totals    Totals            `json:"totals"`
 	Threads   []stats.NetThread `json:"threads"`
-	Endpoints []Endpoint        `json:"endpoints"`
+	Endpoints []stats.Endpoint  `json:"endpoints"`
 	Calls     []Call            `json:"calls"`
-	Config    any               `json:"config,omitempty"`
-	// Settings is Config line by line for the page (nil when it is not a struct).
+	// Config is the configuration: its Settings when it is a struct, else as given.
+	Config any `json:"config,omitempty"`
+	// Settings is Config line by line (nil when it is not a struct).
 	Settings []Setting `json:"-"`
 }
 
@@ -28,12 +30,6 @@ type Totals struct {
 	Failures  uint64 `json:"failures"`
 	Endpoints int    `json:"endpoints"`
 	Inactive  int    `json:"inactive"`
-}
-
-// Endpoint is a stats.Endpoint with its state by name.
-type Endpoint struct {
-	stats.Endpoint
-	StateName string `json:"state_name"`
 }
 
 // Call is one (servant, function, endpoint) row.
@@ -79,12 +75,14 @@ type Bucket struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func newView(s stats.Snapshot, o Options) View {
-	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Config: o.Config, Settings: settings(o.Config)}
+	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Endpoints: s.Endpoints, Config: o.Config, Settings: settings(o.Config)}
+	if v.Settings != nil {
+		v.Config = v.Settings
+	}
 	if v.Title == "" {
 		v.Title = "tarscomm"
 	}
 	for _, e := range s.Endpoints {
-		v.Endpoints = append(v.Endpoints, Endpoint{Endpoint: e, StateName: e.State.String()})
 		v.Totals.Endpoints++
 		if !e.Active {
 			v.Totals.Inactive++

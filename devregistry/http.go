@@ -34,7 +34,7 @@ func (r *Registry) Handler() http.Handler {
 			ttl = d
 		}
 		r.Register(obj, ep, ttl)
-		r.log.Info("registered", zap.String("obj", obj), zap.Stringer("endpoint", ep), zap.Duration("ttl", ttl))
+		r.log.Info("registered", zap.String("servant", obj), zap.Stringer("endpoint", ep), zap.Duration("ttl", ttl))
 		fmt.Fprintf(w, "registered %s@%s\n", obj, ep)
 	})
 	mux.HandleFunc("POST /deregister", func(w http.ResponseWriter, req *http.Request) {
@@ -46,7 +46,7 @@ func (r *Registry) Handler() http.Handler {
 			http.Error(w, fmt.Sprintf("%s@%s is not registered", obj, ep), http.StatusNotFound)
 			return
 		}
-		r.log.Info("deregistered", zap.String("obj", obj), zap.Stringer("endpoint", ep))
+		r.log.Info("deregistered", zap.String("servant", obj), zap.Stringer("endpoint", ep))
 		fmt.Fprintf(w, "deregistered %s@%s\n", obj, ep)
 	})
 	mux.HandleFunc("GET /objects", func(w http.ResponseWriter, _ *http.Request) {

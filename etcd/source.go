@@ -91,7 +91,7 @@ func (w *watch) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		w.s.log.Warn("etcd naming: watch ended, reading again", zap.String("object", w.q.Object), zap.Error(err), zap.Duration("after", backoff))
+		w.s.log.Warn("etcd naming: watch ended, reading again", zap.String("servant", w.q.Object), zap.Error(err), zap.Duration("retry_in", backoff))
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():

@@ -15,9 +15,9 @@
 // short-lived goroutines (one per connection attempt, never per call) and enroll the connection
 // with the loop.
 //
-//	t, err := netthread.New(netthread.Options{Index: 0})
-//	defer t.Close()
-//	obj, err := t.NewObjectProxy(target, "roundrobin")
-//	c.Dest = obj; c.ID = t.NextID()
-//	err = t.Submit(c)
+// The thread's public face is for callers on any goroutine (New, NewObjectProxy, Submit, Execute,
+// Snapshot, Close). What the AdapterProxies and ObjectProxies need from their loop
+// (adapterproxy.Loop: flush scheduling, the clock, the timing wheel, dials) is an unexported type
+// whose methods run on the loop only; Loop hands it to whoever builds ObjectProxies for the
+// thread. Example (example_test.go) submits one hand-encoded call.
 package netthread

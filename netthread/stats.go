@@ -7,23 +7,8 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
-	"github.com/tarscomm/tarscomm/adapterproxy"
-	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/stats"
 )
-
-// Recorder implements adapterproxy.Loop: the loop's call counter, nil with NoStats.
-func (t *Thread) Recorder() *stats.Recorder { return t.rec }
-
-// RecordCall implements call.Recorder for calls that end before an endpoint took them (no
-// endpoint, closed): they are counted with endpoint "". Called on the loop goroutine.
-func (t *Thread) RecordCall(c *call.Call, err error) {
-	if c.Func == "" {
-		return
-	}
-	res, code := adapterproxy.Result(c, err)
-	t.rec.Record(c.Servant, c.Func, "", res, code, time.Duration(t.now-c.Start))
-}
 
 // ErrStatsUnavailable is returned by Snapshot when the loop did not answer in time (or has
 // stopped).

@@ -23,7 +23,6 @@ import (
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
 	"github.com/tarscomm/tarscomm/objectproxy"
 	"github.com/tarscomm/tarscomm/stats"
-	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
 // Options configure a Thread.
@@ -71,8 +70,7 @@ type Thread struct {
 	notified atomic.Bool  // a wakeup is on its way to the loop
 	tickDue  atomic.Bool  // the ticker asked for a sweep
 	gate     atomic.Int64 // closedBit | Submits in progress
-	nextID   atomic.Int32
-	broken   atomic.Bool // the anchor socket failed: the loop can no longer be woken
+	broken   atomic.Bool  // the anchor socket failed: the loop can no longer be woken
 
 	objsMu sync.Mutex
 	objs   []*objectproxy.ObjectProxy // every ObjectProxy built on this thread
@@ -185,24 +183,11 @@ func (t *Thread) enrollAnchor() error {
 // anchorCtx marks the anchor connection in gnet callbacks.
 type anchorCtx struct{}
 
-// NextID returns a fresh request id for a call on this thread: unique among the thread's
-// pending calls, never 0 (reserved for server push). Safe for concurrent use.
-func (t *Thread) NextID() int32 {
-	for {
-		id := t.nextID.Add(1)
-		if id > 0 {
-			return id
-		}
-		// Wrapped past MaxInt32: restart at 1. Concurrent callers may race here; CAS keeps one.
-		t.nextID.CompareAndSwap(id, 0)
-	}
-}
-
 // NewObjectProxy builds the ObjectProxy of target's servant on this thread, using the named
 // balancer and allowing retries other endpoints for calls that could not be written. Safe for concurrent use; the ObjectProxy belongs to the loop afterwards and is
 // reached only through calls submitted with Dest set to it.
 func (t *Thread) NewObjectProxy(target endpoint.Target, balancer string, retries int) (*objectproxy.ObjectProxy, error) {
-	o, err := objectproxy.New(target, balancer, retries, t, t.apOptions)
+	o, err := objectproxy.New(target, balancer, retries, t.onLoop(), t.apOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +214,7 @@ func (t *Thread) objects() []*objectproxy.ObjectProxy {
 	return t.objs
 }
 
-// Submit hands c (with Dest, ID and Frame set) to the loop. It fails with call.ErrQueueFull
+// Submit hands c (with Dest and Frame set) to the loop. It fails with call.ErrQueueFull
 // when QueueCap calls are already waiting, and with call.ErrClosed after Close; on error the
 // caller still owns c. Safe for concurrent use.
 func (t *Thread) Submit(c *call.Call) error {
@@ -313,7 +298,7 @@ func (t *Thread) run() {
 		next := c.Next()
 		n++
 		if rec {
-			c.Rec = t // the endpoint's AdapterProxy takes over once one is chosen
+			c.Rec = t.onLoop() // the endpoint's AdapterProxy takes over once one is chosen
 		}
 		if c.Abandoned() {
 			c.Complete(nil) // counted as cancelled, and recycled
@@ -368,82 +353,6 @@ func (t *Thread) flush() {
 	}
 	t.dirty = t.dirty[:0]
 	t.flushing = false
-}
-
-// Dirty implements adapterproxy.Loop.
-func (t *Thread) Dirty(a *adapterproxy.AdapterProxy) { t.dirty = append(t.dirty, a) }
-
-// Resume implements adapterproxy.Loop: a flushes again on the next turn, which a wakeup makes
-// sure of.
-func (t *Thread) Resume(a *adapterproxy.AdapterProxy) {
-	t.later = append(t.later, a)
-	if t.notified.CompareAndSwap(false, true) {
-		t.wake()
-	}
-}
-
-// Go implements adapterproxy.Loop: fn runs on its own goroutine, which Close waits for after
-// cancelling ctx.
-func (t *Thread) Go(fn func(ctx context.Context)) {
-	t.dials.Add(1)
-	go func() {
-		defer t.dials.Done()
-		fn(t.ctx)
-	}()
-}
-
-// Post implements adapterproxy.Loop.
-func (t *Thread) Post(fn func()) { t.post(fn) }
-
-// Wheel implements adapterproxy.Loop.
-func (t *Thread) Wheel() *call.Wheel { return t.wheel }
-
-// Now implements adapterproxy.Loop.
-func (t *Thread) Now() int64 { return t.now }
-
-// Dial implements adapterproxy.Loop: it connects off the loop and enrolls the connection. An ssl
-// endpoint's connection is handshaken here too, within the same connect timeout, and its records
-// are then encrypted and decrypted on the loop (tls.go).
-func (t *Thread) Dial(a *adapterproxy.AdapterProxy, gen uint32) {
-	t.dials.Add(1)
-	go func() {
-		defer t.dials.Done()
-		var (
-			nc  net.Conn
-			ctx any = adapterproxy.Dialed{A: a, Gen: gen}
-			err error
-		)
-		if a.Endpoint().Proto == endpoint.SSL {
-			var sess *tlsconn.Session
-			nc, sess, err = t.dialTLS(a)
-			ctx = tlsDialed{Dialed: adapterproxy.Dialed{A: a, Gen: gen}, sess: sess}
-		} else {
-			start := time.Now()
-			d := net.Dialer{Timeout: a.ConnectTimeout()}
-			nc, err = d.DialContext(t.ctx, "tcp", a.Addr())
-			if err == nil && a.Endpoint().AuthType == endpoint.AuthLocal {
-				if err = t.authenticate(nc, a, start.Add(a.ConnectTimeout())); err != nil {
-					_ = nc.Close()
-				}
-			}
-		}
-		if err == nil {
-			t.dialMu.RLock()
-			if t.dialClosed {
-				err = call.ErrClosed
-				_ = nc.Close()
-			} else {
-				_, err = t.client.EnrollContext(nc, ctx) // OnOpen runs on the loop
-			}
-			t.dialMu.RUnlock()
-		}
-		if err != nil {
-			if t.ctx.Err() != nil {
-				err = call.ErrClosed // Close cancelled the dial: not a failed connect
-			}
-			t.post(func() { a.DialFailed(gen, err) })
-		}
-	}()
 }
 
 // post runs fn on the loop; after shutdown it is dropped (Close has failed every call).

@@ -47,7 +47,6 @@ func TestSubmitRaceWithClose(t *testing.T) {
 				default:
 				}
 				c := call.Get()
-				c.ID = th.NextID()
 				c.Dest = r
 				if err := th.Submit(c); err != nil {
 					if !errors.Is(err, call.ErrClosed) {
@@ -98,20 +97,4 @@ func TestQueueFull(t *testing.T) {
 		t.Fatalf("Submit after the queue drained: %v", err)
 	}
 	<-c.Done()
-}
-
-func TestNextIDSkipsZeroAndWraps(t *testing.T) {
-	th := &Thread{}
-	th.nextID.Store(1<<31 - 3)
-	seen := map[int32]bool{}
-	for range 6 {
-		id := th.NextID()
-		if id <= 0 {
-			t.Fatalf("NextID() = %d, want > 0", id)
-		}
-		if seen[id] {
-			t.Fatalf("NextID() repeated %d", id)
-		}
-		seen[id] = true
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
@@ -171,10 +170,11 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	case <-timer.C:
 	}
 	now := call.Now()
-	if c.Deadline-now < int64(time.Millisecond) || !b.take() || !p.prepareBackup(c, c2, t, h, now) {
+	if c.Deadline-now < int64(time.Millisecond) || !b.take() {
 		call.Put(c2)
 		return c, p.waitSubmitted(ctx, c)
 	}
+	p.prepareBackup(c, c2, h, now)
 	if err := t.Submit(c2); err != nil {
 		call.Put(c2)
 		return c, p.waitSubmitted(ctx, c)
@@ -183,21 +183,13 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	return p.race(ctx, c, c2)
 }
 
-// prepareBackup makes c2 (holding a copy of c's frame) the backup of c: a request id of its own
-// (the only difference on the wire), the same deadline, and Dest h.
-func (p *proxy) prepareBackup(c, c2 *call.Call, t *netthread.Thread, h *objectproxy.Hedge, now int64) bool {
-	var pkt codec.RequestPacket
-	if err := codec.DecodeRequest(c2.Frame, &pkt); err != nil {
-		return false
-	}
-	c2.ID = t.NextID()
-	pkt.RequestID = c2.ID
-	// pkt.Buffer is a view into c2.Frame: encode into a new buffer.
-	c2.Frame = codec.AppendRequest(make([]byte, 0, len(c2.Frame)+8), &pkt)
+// prepareBackup makes c2 (holding a copy of c's frame) the backup of c: the same deadline, and
+// Dest h. The AdapterProxy that sends it gives it a request id of its own, written over the
+// copied one (adapterproxy/pending.go): the only difference on the wire.
+func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Hedge, now int64) {
 	c2.Deadline, c2.Dest = c.Deadline, h
 	c2.Servant, c2.Func, c2.Start = c.Servant, c.Func, now
 	c2.Hashed, c2.Hash = c.Hashed, c.Hash
-	return true
 }
 
 // race waits for the first useful outcome of c and its backup c2: a reply (a server error is a

@@ -96,10 +96,11 @@ func (a *asyncBackup) fire() {
 	c, c2 := a.c, a.spare
 	a.spare = nil
 	now := call.Now()
-	if c.Deadline-now < int64(time.Millisecond) || !a.b.take() || !a.p.prepareBackup(c, c2, a.t, a.h, now) {
+	if c.Deadline-now < int64(time.Millisecond) || !a.b.take() {
 		call.Put(c2)
 		return
 	}
+	a.p.prepareBackup(c, c2, a.h, now)
 	c2.Rsp, c2.Callback, c2.RawCallback = c.Rsp, c.Callback, c.RawCallback
 	c2.CtxDst, c2.StDst = c.CtxDst, c.StDst
 	c2.Finish, c2.OnEnd, c2.StopCancel = c.Finish, c.OnEnd, c.StopCancel

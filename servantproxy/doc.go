@@ -18,6 +18,12 @@
 // ErrTimeout (also context.DeadlineExceeded), ErrQueueFull, ErrNoEndpoint, ErrClosed,
 // ErrConnection, and *ServerError for a non-zero TARS return code.
 //
+// Server push (TarsCpp's tars_set_push_callback): a server may send a packet with request id 0
+// on any connection at any time. SetPushCallback makes a PushCallback receive those packets, and
+// the opening and closing of the proxy's connections, on an async worker (push.go). Without a
+// callback a pushed packet is logged and dropped and the connection stays up. A generated proxy
+// reaches it through its ServantProxy method.
+//
 //	var sp servantproxy.ServantProxy
 //	err := comm.StringToProxy("Hello.Server.GreeterObj@tcp -h 127.0.0.1 -p 18015", &sp)
 //	rsp := new(hellopb.HelloReply)

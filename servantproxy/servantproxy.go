@@ -78,6 +78,7 @@ type proxy struct {
 	limit   limiter           // max-inflight (limit.go)
 	backup  *backup           // backup requests (backup.go); nil: none
 	finish  func(*call.Call)  // Finish of async calls: finishAsync, or with the limit's release
+	push    *pushSink         // server pushes and connection events (push.go)
 
 	rr atomic.Uint32 // first-layer round-robin over threads
 }
@@ -121,6 +122,7 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 		}
 		p.objs = append(p.objs, obj)
 	}
+	p.initPush()
 	return &ServantProxy{p: p}, nil
 }
 
@@ -532,7 +534,6 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	t := p.threads[i]
 
 	c := call.Get()
-	c.ID = t.NextID()
 	c.Deadline = deadline
 	c.Dest = p.objs[i]
 	c.Servant, c.Func, c.Start = p.name, fn, now
@@ -551,7 +552,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		Version:     codec.VersionTars,
 		PacketType:  pt,
 		MessageType: mt,
-		RequestID:   c.ID,
+		RequestID:   codec.RequestIDUnassigned, // the connection's AdapterProxy assigns it
 		ServantName: p.name,
 		FuncName:    fn,
 		Buffer:      body,

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,7 @@ type conn struct {
 	authed bool                     // the connection may be served: authenticated, or WithAuth is off
 	big    *bigwrite.Writer         // a writer goroutine finishes a large reply: write nothing else
 	held   [][]byte                 // replies waiting, in order, for big to finish
+	gone   atomic.Bool              // OnClose ran: pushes fail (push.go)
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    []byte
@@ -170,6 +172,7 @@ func cloneAddr(a net.Addr) net.Addr {
 // OnClose forgets the gnet.Conn: replies that arrive later are dropped.
 func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 	if cs, ok := c.Context().(*conn); ok {
+		cs.gone.Store(true)
 		cs.c = nil
 		if cs.big != nil {
 			cs.big.Stop() // its goroutine ends and gives the buffer back (bigDone)
@@ -295,6 +298,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	}
 	cur := &l.cur
 	fillCurrent(cur, req, cs.remote)
+	cur.conn = cs
 	body, ret, desc := s.invoke(h, cur, req.Buffer, l.rsp[:0])
 	if !oneway {
 		l.out = appendReply(l.out, &l.resp, req, ret, desc, body, cur)
@@ -358,6 +362,7 @@ func (l *loop) dispatch(cs *conn, frame []byte, owned bool) bool {
 		} else {
 			j.h, j.cs = h, cs
 			fillCurrent(&j.cur, req, cs.remote)
+			j.cur.conn = cs
 			select {
 			case s.jobs <- j:
 				return true

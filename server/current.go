@@ -36,6 +36,8 @@ type Current struct {
 	// the handler makes with it are dyed too.
 	Dyed      bool
 	DyeingKey string
+
+	conn *conn // the request's connection, for Pusher (push.go)
 }
 
 // HandlerFunc serves one function of a servant. req is the request body, valid only during the

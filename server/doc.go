@@ -33,6 +33,15 @@
 //
 // The Current and the request body handed to a handler are valid only during the call.
 //
+// # Server push
+//
+// A handler may push packets the client did not ask for on the request's connection
+// (Current.Push), now or later from any goroutine through the handle Current.Pusher returns: a
+// ResponsePacket with request id 0 whose status TARS_FUNC names the function, as TarsCpp's
+// Current::sendPushResponse sends it. It is written with the connection's replies; once the
+// connection has closed, Push fails with ErrConnClosed. A tarscomm client hands it to the
+// proxy's push callback (servantproxy.SetPushCallback).
+//
 // # Stopping
 //
 // Stop refuses new connections (closed on accept) and new requests (answered with RetOverload

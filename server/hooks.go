@@ -10,20 +10,6 @@ import (
 	"github.com/tarscomm/tarscomm/stats"
 )
 
-// WithInterceptor adds server interceptors: each runs around every handler call, the first
-// given outermost, on the goroutine that runs the handler (tracing: see the otel module). The
-// handler gets the ctx the innermost one passes on.
-func WithInterceptor(ss ...interceptor.Server) Option {
-	return optionFunc(func(o *options) { o.icpt = append(o.icpt, ss...) })
-}
-
-// WithStats makes the server count the requests it serves, by (servant, function, the address
-// served) and TARS return code with their latency: read them with Stats, report them to TARS's
-// stat service with report/stat (FromClient false).
-func WithStats() Option {
-	return optionFunc(func(o *options) { o.stats = true })
-}
-
 // Stats returns what the server counted (WithStats; empty without it). Safe for concurrent use.
 func (s *Server) Stats() stats.Snapshot {
 	if s.stats == nil {

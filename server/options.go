@@ -1,24 +1,18 @@
 package server
 
 import (
-	"github.com/tarscomm/tarscomm/interceptor"
-
 	"crypto/tls"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/interceptor"
+	"github.com/tarscomm/tarscomm/logging"
 )
 
-// Option configures a Server; pass options to New.
-type Option interface {
-	apply(*options)
-}
-
-type optionFunc func(*options)
-
-func (f optionFunc) apply(o *options) { f(o) }
+// Option configures a Server; pass options to New (the option style: docs/ARCHITECTURE.md).
+type Option func(*options)
 
 // options holds the knobs of a Server; immutable after New.
 type options struct {
@@ -44,40 +38,42 @@ const (
 
 func defaultOptions() options {
 	return options{
-		logger:        zap.NewNop(),
+		logger:        logging.Default(""),
 		maxPacketSize: codec.DefaultMaxPacketSize,
 		queueCap:      DefaultQueueCap,
 		handshake:     DefaultHandshakeTimeout,
 	}
 }
 
-// WithLogger sets the logger of the server and of its gnet engine. The default is zap.NewNop().
-// Nothing is logged at Info or below on the per-request path.
+// WithLogger sets the logger of the server and of its gnet engine (logging.FromSlog turns a
+// *slog.Logger into one; zap.NewNop() silences the server). The default, logging.Default, writes
+// JSON lines to standard error from warn up: the server says nothing until something is wrong (a
+// handler panicked). Nothing is logged at Info or below on the per-request path.
 func WithLogger(l *zap.Logger) Option {
-	return optionFunc(func(o *options) {
+	return func(o *options) {
 		if l != nil {
 			o.logger = l
 		}
-	})
+	}
 }
 
 // WithMaxPacketSize sets the largest frame, length prefix included, the server accepts; a
 // connection that announces a longer frame is closed. Values <= 0 keep the default
 // (codec.DefaultMaxPacketSize, 10 MiB).
 func WithMaxPacketSize(n int) Option {
-	return optionFunc(func(o *options) {
+	return func(o *options) {
 		if n > 0 {
 			o.maxPacketSize = n
 		}
-	})
+	}
 }
 
 // WithNumEventLoop sets the number of gnet event loops that own the accepted connections.
 // Values <= 0 keep the default, runtime.GOMAXPROCS(0) at Start.
 func WithNumEventLoop(n int) Option {
-	return optionFunc(func(o *options) {
+	return func(o *options) {
 		o.numEventLoop = max(n, 0)
-	})
+	}
 }
 
 // WithWorkers selects where handlers run. n == 0 (the default) runs every handler inline on the
@@ -86,20 +82,20 @@ func WithNumEventLoop(n int) Option {
 // so handlers may block or sleep without stalling the loop; the loop writes their replies back
 // in batches. Negative values are treated as 0.
 func WithWorkers(n int) Option {
-	return optionFunc(func(o *options) {
+	return func(o *options) {
 		o.workers = max(n, 0)
-	})
+	}
 }
 
 // WithQueueCap sets the capacity of the worker queue in worker mode (default DefaultQueueCap).
 // A request that finds the queue full is answered at once with codec.RetServerOverload.
 // Values <= 0 keep the default.
 func WithQueueCap(n int) Option {
-	return optionFunc(func(o *options) {
+	return func(o *options) {
 		if n > 0 {
 			o.queueCap = n
 		}
-	})
+	}
 }
 
 // WithTLS makes the server's adapter an ssl one: every connection is TLS, with cfg's
@@ -112,17 +108,17 @@ func WithQueueCap(n int) Option {
 // records encrypted and decrypted there (package tlsconn). cfg must not be changed afterwards.
 // nil keeps plain TCP.
 func WithTLS(cfg *tls.Config) Option {
-	return optionFunc(func(o *options) { o.tls = cfg })
+	return func(o *options) { o.tls = cfg }
 }
 
 // WithHandshakeTimeout sets the limit of a client's TLS handshake with a WithTLS server
 // (default DefaultHandshakeTimeout). Values <= 0 keep the default.
 func WithHandshakeTimeout(d time.Duration) Option {
-	return optionFunc(func(o *options) {
+	return func(o *options) {
 		if d > 0 {
 			o.handshake = d
 		}
-	})
+	}
 }
 
 // WithAuth makes every connection authenticate before it is served: TARS local authentication,
@@ -133,5 +129,19 @@ func WithHandshakeTimeout(d time.Duration) Option {
 // the failure logged at info level. keys must be safe for concurrent use. nil turns
 // authentication off (the default).
 func WithAuth(keys func(accessKey string) (secretKey string, ok bool)) Option {
-	return optionFunc(func(o *options) { o.authKeys = keys })
+	return func(o *options) { o.authKeys = keys }
+}
+
+// WithInterceptor adds server interceptors: each runs around every handler call, the first
+// given outermost, on the goroutine that runs the handler (tracing: see the otel module). The
+// handler gets the ctx the innermost one passes on.
+func WithInterceptor(ss ...interceptor.Server) Option {
+	return func(o *options) { o.icpt = append(o.icpt, ss...) }
+}
+
+// WithStats makes the server count the requests it serves, by (servant, function, the address
+// served) and TARS return code with their latency: read them with Stats, report them to TARS's
+// stat service with report/stat (FromClient false).
+func WithStats() Option {
+	return func(o *options) { o.stats = true }
 }

@@ -112,7 +112,7 @@ type Server struct {
 func New(opts ...Option) *Server {
 	o := defaultOptions()
 	for _, opt := range opts {
-		opt.apply(&o)
+		opt(&o)
 	}
 	s := &Server{
 		opts:        o,
@@ -222,7 +222,7 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	case err = <-booted:
 		if err == nil {
 			s.booted = true
-			s.log.Debug("listening", zap.Stringer("addr", s.addr), zap.Int("loops", loops),
+			s.log.Debug("listening", zap.Stringer("endpoint", s.addr), zap.Int("loops", loops),
 				zap.Int("workers", s.opts.workers))
 			return s.addr, nil
 		}

@@ -48,8 +48,8 @@ func Results() []Result {
 
 // CodeCount is the number of replies that carried one TARS return code.
 type CodeCount struct {
-	Code  int32
-	Count uint64
+	Code  int32  `json:"code"`
+	Count uint64 `json:"count"`
 }
 
 // Counters are the counts of one (servant, function, endpoint).

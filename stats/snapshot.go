@@ -31,17 +31,17 @@ type Call struct {
 
 // NetThread is what one net thread counts about itself. The communicator fills it on the loop.
 type NetThread struct {
-	Index       int    // the net thread's number, from 0
-	QueueDepth  int    // requests waiting in its submission queue when the snapshot was taken
-	QueueCap    int    // the bound of that queue (queue-cap)
-	Connections int    // connections open
-	Wakeups     uint64 // times the loop was woken to drain its queue
-	Batches     uint64 // drains of the queue that found requests
-	Requests    uint64 // requests taken from the queue
-	Writes      uint64 // writes to connections
-	BytesOut    uint64 // bytes written to connections
-	BytesIn     uint64 // bytes read from connections
-	LateReplies uint64 // replies for no pending call (timed out, abandoned, unknown id): dropped
+	Index       int    `json:"index"`        // the net thread's number, from 0
+	QueueDepth  int    `json:"queue_depth"`  // requests waiting in its submission queue when the snapshot was taken
+	QueueCap    int    `json:"queue_cap"`    // the bound of that queue (queue-cap)
+	Connections int    `json:"connections"`  // connections open
+	Wakeups     uint64 `json:"wakeups"`      // times the loop was woken to drain its queue
+	Batches     uint64 `json:"batches"`      // drains of the queue that found requests
+	Requests    uint64 `json:"requests"`     // requests taken from the queue
+	Writes      uint64 `json:"writes"`       // writes to connections
+	BytesOut    uint64 `json:"bytes_out"`    // bytes written to connections
+	BytesIn     uint64 `json:"bytes_in"`     // bytes read from connections
+	LateReplies uint64 `json:"late_replies"` // replies for no pending call (timed out, abandoned, unknown id): dropped
 }
 
 // ConnState is the state of an endpoint's connection on one net thread.
@@ -72,26 +72,27 @@ func (s ConnState) MarshalText() ([]byte, error) { return []byte(s.String()), ni
 // Endpoint is the state of one endpoint of a servant on one net thread (an AdapterProxy). The
 // communicator fills it on the loop.
 type Endpoint struct {
-	Thread   int       // the net thread
-	Servant  string    // the object name
-	Endpoint string    // host:port
-	State    ConnState // the connection's state
-	Pending  int       // two-way calls sent and waiting for their reply
+	Thread   int       `json:"thread"`   // the net thread
+	Servant  string    `json:"servant"`  // the object name
+	Endpoint string    `json:"endpoint"` // host:port
+	State    ConnState `json:"state"`    // the connection's state
+	Pending  int       `json:"pending"`  // two-way calls sent and waiting for their reply
 	// Active is false while the health rules keep the endpoint out of rotation.
-	Active bool
+	Active bool `json:"active"`
 	// WindowCalls and WindowFailures are the counts of the health check's current window.
-	WindowCalls, WindowFailures int
+	WindowCalls    int `json:"window_calls"`
+	WindowFailures int `json:"window_failures"`
 	// ConsecutiveFailures is the current run of failed calls.
-	ConsecutiveFailures int
+	ConsecutiveFailures int `json:"consecutive_failures"`
 
-	Sent        uint64 // calls handed to this endpoint (one-way included)
-	Replies     uint64 // replies matched to a pending call
-	Late        uint64 // replies for no pending call: dropped
-	Timeouts    uint64 // calls expired waiting for a reply
-	ConnFails   uint64 // dials that failed
-	ConnLosses  uint64 // established connections that closed
-	Reconnects  uint64 // dials after the first
-	Deactivated uint64 // times the health rules took the endpoint out of rotation
+	Sent        uint64 `json:"sent"`        // calls handed to this endpoint (one-way included)
+	Replies     uint64 `json:"replies"`     // replies matched to a pending call
+	Late        uint64 `json:"late"`        // replies for no pending call: dropped
+	Timeouts    uint64 `json:"timeouts"`    // calls expired waiting for a reply
+	ConnFails   uint64 `json:"conn_fails"`  // dials that failed
+	ConnLosses  uint64 `json:"conn_losses"` // established connections that closed
+	Reconnects  uint64 `json:"reconnects"`  // dials after the first
+	Deactivated uint64 `json:"deactivated"` // times the health rules took the endpoint out of rotation
 }
 
 // Snapshot is the state of the counters at one moment: what Communicator.Stats returns, and what

@@ -48,17 +48,19 @@ const (
 
 // Call is one request in flight. Get one with Get, give it back with Put.
 type Call struct {
-	// Set by the caller before it submits the call; read-only afterwards.
-	ID       int32
+	// Set by the caller before it submits the call; read-only afterwards, but for the request
+	// id inside Frame.
 	Oneway   bool
 	Hashed   bool
 	Hash     uint64
-	Deadline int64  // monotonic nanoseconds (see Now); 0 means none
-	Frame    []byte // the whole encoded request frame
-	Dest     Router // the ObjectProxy that routes this call on its net thread
-	Servant  string // the servant and function called, for errors
-	Func     string
-	Start    int64 // when the call began (Now clock), for errors
+	Deadline int64 // monotonic nanoseconds (see Now); 0 means none
+	// Frame is the whole encoded request frame, encoded with codec.RequestIDUnassigned as its
+	// request id: the AdapterProxy that sends the call writes the real id over it, in place.
+	Frame   []byte
+	Dest    Router // the ObjectProxy that routes this call on its net thread
+	Servant string // the servant and function called, for errors
+	Func    string
+	Start   int64 // when the call began (Now clock), for errors
 
 	// Finish, when set, makes this an asynchronous call: Complete hands the call to Notify (an
 	// asyncproc pool), whose worker runs Finish(c). Finish owns c from then on and must Put it.
@@ -77,6 +79,7 @@ type Call struct {
 	OnEnd func(c *Call, err error)
 
 	// Owned by the loop goroutine while the call is pending.
+	ID     int32 // the request id its AdapterProxy gave it (adapterproxy/pending.go); 0 before
 	Owner  Owner
 	Rec    Recorder // counts the call when it ends; nil: not counted
 	next   *Call    // Stack link

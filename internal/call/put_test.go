@@ -9,8 +9,8 @@ import (
 // TestPutResetsEveryField guards Put, which resets the fields one by one (it may not assign the
 // whole struct, see Put): a field added to Call must be added to Put, and to this list.
 func TestPutResetsEveryField(t *testing.T) {
-	want := []string{"ID", "Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Servant", "Func", "Start", "Finish", "Notify",
-		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
+	want := []string{"Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Servant", "Func", "Start", "Finish", "Notify",
+		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "ID", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
 		"Tries", "Tried", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
 		"CtxDst", "StDst", "state", "done"}
 	typ := reflect.TypeFor[Call]()

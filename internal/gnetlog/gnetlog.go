@@ -10,7 +10,9 @@ import (
 // New returns a gnet logger writing to log (named "gnet"). gnet's Info lines (an engine or
 // client starting, a loop exiting) are its own bookkeeping and go to Debug, so that a
 // Communicator at the default log-level says nothing while all is well; gnet's Fatalf is
-// logged at error level: library code never exits the process.
+// logged at error level: library code never exits the process. gnet's "default logging level is
+// INFO" line, which it writes at every engine or client start, is dropped: it names the level of
+// gnet's own built-in logger, which is not in use, and would contradict a log-level of debug.
 func New(log *zap.Logger) logging.Logger {
 	if log == nil {
 		log = zap.NewNop()
@@ -20,7 +22,15 @@ func New(log *zap.Logger) logging.Logger {
 
 type logger struct{ s *zap.SugaredLogger }
 
-func (l logger) Debugf(format string, args ...any) { l.s.Debugf(format, args...) }
+// gnetLevelLine is the format of gnet's line about its built-in logger's level.
+const gnetLevelLine = "default logging level is %s"
+
+func (l logger) Debugf(format string, args ...any) {
+	if format == gnetLevelLine {
+		return
+	}
+	l.s.Debugf(format, args...)
+}
 func (l logger) Infof(format string, args ...any)  { l.s.Debugf(format, args...) }
 func (l logger) Warnf(format string, args ...any)  { l.s.Warnf(format, args...) }
 func (l logger) Errorf(format string, args ...any) { l.s.Errorf(format, args...) }

@@ -182,7 +182,7 @@ func (s *Source) WatchReporting(q naming.Query, push func(naming.List), fail fun
 func (s *Source) follow(ctx context.Context, q naming.Query, push func(naming.List), fail func(error)) {
 	name, err := s.nameOf(q.Object)
 	if err != nil {
-		s.o.Log.Warn("dns naming: cannot resolve", zap.String("object", q.Object), zap.Error(err))
+		s.o.Log.Warn("dns naming: cannot resolve", zap.String("servant", q.Object), zap.Error(err))
 		if fail != nil {
 			fail(err)
 		}
@@ -214,15 +214,15 @@ func (s *Source) follow(ctx context.Context, q naming.Query, push func(naming.Li
 			err = fmt.Errorf("dns %s: %w", name, err)
 			if err.Error() != problem {
 				problem = err.Error()
-				s.o.Log.Warn("dns naming: resolution failed, keeping the last list", zap.String("object", q.Object),
-					zap.String("name", name), zap.Bool("have_list", have), zap.Error(err))
+				s.o.Log.Warn("dns naming: resolution failed, keeping the last list", zap.String("servant", q.Object),
+					zap.String("host", name), zap.Error(err))
 			}
 			if fail != nil {
 				fail(err)
 			}
 		default:
 			if problem != "" {
-				s.o.Log.Info("dns naming: resolving again", zap.String("object", q.Object), zap.String("name", name), zap.Int("failures", failures))
+				s.o.Log.Info("dns naming: resolving again", zap.String("servant", q.Object), zap.String("host", name), zap.Int("consecutive", failures))
 				problem, failures = "", 0
 			}
 			l := naming.List{Active: naming.SelectSet(eps, q.Set)}
@@ -277,7 +277,7 @@ func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint,
 			return nil, fmt.Errorf("no SRV target resolves: %w", errors.Join(errs...))
 		}
 		if len(errs) > 0 {
-			s.o.Log.Warn("dns naming: SRV targets skipped", zap.String("name", name), zap.Error(errors.Join(errs...)))
+			s.o.Log.Warn("dns naming: SRV targets skipped", zap.String("host", name), zap.Error(errors.Join(errs...)))
 		}
 	}
 	slices.SortFunc(out, func(a, b endpoint.Endpoint) int {

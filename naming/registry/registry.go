@@ -132,13 +132,13 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 		case err != nil:
 			fails++
 			wait = r.opts.wait(failed, fails)
-			r.log.Warn("registry query failed; keeping the last list", zap.String("obj", q.Object), zap.Int("consecutive", fails), zap.Duration("retry-in", wait), zap.Error(err))
+			r.log.Warn("registry query failed; keeping the last list", zap.String("servant", q.Object), zap.Int("consecutive", fails), zap.Duration("retry_in", wait), zap.Error(err))
 			if fail != nil {
 				fail(fmt.Errorf("registry query failed (%d in a row): %w", fails, err))
 			}
 			if !have && r.cache != nil {
 				if cl, ok := r.cache.load(q); ok {
-					r.log.Info("using the endpoint cache", zap.String("obj", q.Object), zap.Int("active", len(cl.Active)))
+					r.log.Info("using the endpoint cache", zap.String("servant", q.Object), zap.Int("active", len(cl.Active)))
 					push(cl)
 					have = true
 				}
@@ -201,13 +201,13 @@ func (r *Registry) convert(q naming.Query, in []endpointf.EndpointF) []endpoint.
 		case skipUDP:
 			r.udpOnce.Do(func() {
 				r.log.Warn("registry lists a udp endpoint; udp is not supported, skipping it (and the next ones, not logged)",
-					zap.String("obj", q.Object), zap.String("endpoint", FromEndpointF(f).String()))
+					zap.String("servant", q.Object), zap.String("endpoint", FromEndpointF(f).String()))
 			})
 			continue
 		case skipBad:
 			r.badOnce.Do(func() {
 				r.log.Warn("registry lists an endpoint with no usable address; skipping it (and the next ones, not logged)",
-					zap.String("obj", q.Object), zap.String("host", f.Host), zap.Int32("port", f.Port), zap.Int32("istcp", f.Istcp))
+					zap.String("servant", q.Object), zap.String("host", f.Host), zap.Int32("port", f.Port), zap.Int32("istcp", f.Istcp))
 			})
 			continue
 		}

@@ -1,0 +1,134 @@
+package servantproxy
+
+import (
+	"sync/atomic"
+
+	"github.com/tarscomm/tarscomm/adapterproxy"
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/call"
+)
+
+// Push is a packet a server sent to this client unasked, on one of the proxy's connections
+// (TARS server push: a ResponsePacket with request id 0, TarsCpp's Current::sendPushResponse,
+// tarscomm's server.Current.Push).
+type Push struct {
+	Endpoint string // the connection's endpoint, "host:port"
+	Func     string // the function the server named (status TARS_FUNC); "" if it named none
+	Ret      int32  // the packet's return code
+	Body     []byte // the packet's body; the callback owns it
+	// Context and Status are the packet's maps (nil when empty).
+	Context, Status map[string]string
+}
+
+// PushCallback receives what the servers of a ServantProxy push, and the opening and closing of
+// the proxy's connections (one per endpoint per net thread), which tell a client of pushes when
+// to subscribe again: a server pushes on a connection, and what it pushed on a closed one is
+// gone. Each function runs on an async worker (asyncthread), never on a net thread; with more
+// than one worker, two may run at once. A nil function is skipped.
+type PushCallback struct {
+	OnPush    func(p *Push)
+	OnConnect func(endpoint string)
+	OnClose   func(endpoint string, err error)
+}
+
+// SetPushCallback makes cb receive the pushes and connection events of the proxy's connections
+// from now on, on every net thread; nil stops them. Every ServantProxy handle of the same proxy
+// (Communicator.StringToProxy returns one proxy per proxy string and set) shares the callback,
+// as TarsCpp's tars_set_push_callback does. Without a callback a pushed packet is logged and
+// dropped, and the connection stays up (TarsCpp's client closes it). Safe for concurrent use.
+func (s *ServantProxy) SetPushCallback(cb *PushCallback) {
+	if s == nil || s.p == nil {
+		return
+	}
+	s.p.push.cb.Store(cb)
+}
+
+// pushSink is a proxy's adapterproxy.PushSink: on the loop it copies what arrived into a pooled
+// call and hands it to an async worker, where the callback of the moment runs.
+type pushSink struct {
+	p  *proxy
+	cb atomic.Pointer[PushCallback]
+	// The carriers' Finish functions, bound once.
+	onPush, onConnect, onClose func(*call.Call)
+}
+
+// initPush gives p its push sink and hands it to every ObjectProxy of p (before any call).
+func (p *proxy) initPush() {
+	s := &pushSink{p: p}
+	s.onPush, s.onConnect, s.onClose = s.finishPush, s.finishConnect, s.finishClose
+	p.push = s
+	for _, o := range p.objs {
+		o.SetPush(s)
+	}
+}
+
+// Push implements adapterproxy.PushSink (on the loop).
+func (s *pushSink) Push(a *adapterproxy.AdapterProxy, r *codec.ResponsePacket) bool {
+	cb := s.cb.Load()
+	if cb == nil || cb.OnPush == nil {
+		return false
+	}
+	c := s.carrier(a, s.onPush)
+	if c == nil {
+		return false
+	}
+	c.Func, c.Ret = r.Status[adapterproxy.PushFuncKey], r.Ret
+	c.RspCtx, c.RspSt = r.Context, r.Status // decoded afresh for each packet
+	c.SetBody(r.Buffer)
+	s.p.async.Deliver(c)
+	return true
+}
+
+// Connected implements adapterproxy.PushSink (on the loop).
+func (s *pushSink) Connected(a *adapterproxy.AdapterProxy) {
+	if cb := s.cb.Load(); cb != nil && cb.OnConnect != nil {
+		if c := s.carrier(a, s.onConnect); c != nil {
+			s.p.async.Deliver(c)
+		}
+	}
+}
+
+// Closed implements adapterproxy.PushSink (on the loop).
+func (s *pushSink) Closed(a *adapterproxy.AdapterProxy, err error) {
+	if cb := s.cb.Load(); cb != nil && cb.OnClose != nil {
+		if c := s.carrier(a, s.onClose); c != nil {
+			c.Err = err
+			s.p.async.Deliver(c)
+		}
+	}
+}
+
+// carrier returns a call that carries an event of a's connection to an async worker, or nil
+// when the pool refuses it (its queue is full, or it is closing): the event is dropped.
+func (s *pushSink) carrier(a *adapterproxy.AdapterProxy, finish func(*call.Call)) *call.Call {
+	if s.p.async.Reserve() != nil {
+		return nil
+	}
+	c := call.Get()
+	c.Servant, c.Addr, c.Finish = s.p.name, a.Addr(), finish
+	return c
+}
+
+func (s *pushSink) finishPush(c *call.Call) {
+	p := &Push{Endpoint: c.Addr, Func: c.Func, Ret: c.Ret, Body: c.TakeBody(), Context: c.RspCtx, Status: c.RspSt}
+	call.Put(c)
+	if cb := s.cb.Load(); cb != nil && cb.OnPush != nil {
+		cb.OnPush(p)
+	}
+}
+
+func (s *pushSink) finishConnect(c *call.Call) {
+	ep := c.Addr
+	call.Put(c)
+	if cb := s.cb.Load(); cb != nil && cb.OnConnect != nil {
+		cb.OnConnect(ep)
+	}
+}
+
+func (s *pushSink) finishClose(c *call.Call) {
+	ep, err := c.Addr, c.Err
+	call.Put(c)
+	if cb := s.cb.Load(); cb != nil && cb.OnClose != nil {
+		cb.OnClose(ep, err)
+	}
+}

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"errors"
+	"net"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+// ErrConnClosed is what Push returns once the client's connection has closed: what was pushed on
+// it is gone, and the client, told of the close, subscribes again on a new one.
+var ErrConnClosed = errors.New("server: connection closed")
+
+// pushFuncKey is the status key naming a push's function, as TarsCpp's
+// Current::sendPushResponse writes it.
+const pushFuncKey = "TARS_FUNC"
+
+// Pusher sends packets the client did not ask for on one client connection (TARS server push): a
+// ResponsePacket with request id 0 (codec.PushRequestID) whose status names the function, which a
+// tarscomm client hands to the proxy's push callback (servantproxy.SetPushCallback) and a TarsCpp
+// client to its tars_set_push_callback. Get one from Current.Pusher during a call and keep it as
+// long as needed. Safe for concurrent use.
+type Pusher struct{ cs *conn }
+
+// Pusher returns a handle on the connection of the request being served, for pushing to its
+// client now or later.
+func (cur *Current) Pusher() *Pusher { return &Pusher{cs: cur.conn} }
+
+// Push sends fn and body to the client of the request being served (see Pusher.Push).
+func (cur *Current) Push(fn string, body []byte) error { return cur.Pusher().Push(fn, body) }
+
+// Push sends one packet naming fn, with body, to the client: it is queued with the connection's
+// replies and written by its event loop soon after. body may be reused once Push returns. It
+// fails with ErrConnClosed once the connection has closed; a packet queued just before the
+// close may be lost with it.
+func (p *Pusher) Push(fn string, body []byte) error {
+	cs := p.cs
+	if cs == nil || cs.gone.Load() {
+		return ErrConnClosed
+	}
+	rp := codec.ResponsePacket{
+		Version:    codec.VersionTars,
+		PacketType: codec.PacketNormal,
+		RequestID:  codec.PushRequestID,
+		Buffer:     body,
+		Status:     map[string]string{pushFuncKey: fn},
+	}
+	cs.mu.Lock()
+	cs.out = codec.AppendResponse(cs.out, &rp)
+	wake := !cs.queued
+	cs.queued = true
+	cs.mu.Unlock()
+	if wake {
+		cs.loop.enqueue(cs)
+	}
+	return nil
+}
+
+// Closed reports whether the connection has closed.
+func (p *Pusher) Closed() bool { return p.cs == nil || p.cs.gone.Load() }
+
+// RemoteAddr returns the client's address.
+func (p *Pusher) RemoteAddr() net.Addr {
+	if p.cs == nil {
+		return nil
+	}
+	return p.cs.remote
+}
