@@ -13,6 +13,7 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/servantproxy"
 )
 
@@ -69,13 +70,13 @@ func (o *asyncOutcomes) async(t *testing.T, ctx context.Context, sp *servantprox
 // checks that none was called back twice.
 func (o *asyncOutcomes) wait(t *testing.T) {
 	t.Helper()
-	tm := time.NewTimer(closeLimit)
+	tm := time.NewTimer(closetest.Limit)
 	defer tm.Stop()
 	for got := 0; got < o.n; got++ {
 		select {
 		case <-o.done:
 		case <-tm.C:
-			t.Fatalf("%d of %d callbacks after %v; goroutines:\n%s", got, o.n, closeLimit, allStacks())
+			t.Fatalf("%d of %d callbacks after %v; goroutines:\n%s", got, o.n, closetest.Limit, allStacks())
 		}
 	}
 	for i := range o.n {
@@ -136,7 +137,7 @@ func TestAsyncBackupCancelAndClose(t *testing.T) {
 	for i := range n {
 		o.async(t, ctx, sp, i, i%2 == 1)
 	}
-	deadline := time.Now().Add(closeLimit)
+	deadline := time.Now().Add(closetest.Limit)
 	for sp.BackupStats().Sent < n/2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -340,12 +340,12 @@ func TestBadInput(t *testing.T) {
 	if err := comm.StringToProxy("Obj@tcp -h 127.0.0.1 -p 1", 42); err == nil {
 		t.Error("StringToProxy into an int succeeded")
 	}
-	sp, err := comm.Proxy("Bare.Obj")
+	if _, err := comm.Proxy("Bare.Obj"); !errors.Is(err, communicator.ErrNoEndpoint) {
+		t.Fatalf("Proxy of a bare object without naming: err = %v, want ErrNoEndpoint", err)
+	}
+	sp, err := comm.Proxy("Bare.Obj@tcp -h 127.0.0.1 -p 1")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := sp.InvokeRaw(ctx, "f", nil); !errors.Is(err, communicator.ErrNoEndpoint) {
-		t.Fatalf("call without endpoints: err = %v, want ErrNoEndpoint", err)
 	}
 	if err := sp.AsyncInvoke(ctx, "f", nil, nil, nil); err == nil {
 		t.Fatal("AsyncInvoke with a nil callback succeeded")

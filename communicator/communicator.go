@@ -217,13 +217,6 @@ func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	default:
 		return fmt.Errorf("communicator: StringToProxy: %T is neither a *servantproxy.ServantProxy nor a servantproxy.Setter", prx)
 	}
-	target, err := endpoint.Parse(proxy)
-	if err != nil {
-		return fmt.Errorf("communicator: StringToProxy: %w", err)
-	}
-	if len(target.Endpoints) == 0 && c.naming == nil {
-		return fmt.Errorf("communicator: StringToProxy(%q): %w", proxy, c.noNaming(target.Object))
-	}
 	sp, err := c.proxy(proxy, c.clientSet(), false, internal)
 	if err != nil {
 		return err
@@ -238,9 +231,9 @@ func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 }
 
 // Proxy returns the ServantProxy for proxy, creating it on first use. With set routing on
-// (enableset), a bare "Obj" is looked up in the client's set and its calls carry it. Unlike
-// StringToProxy, it accepts a bare "Obj" without a naming source: its calls then fail with an
-// error matching ErrNoEndpoint that names the missing locator key.
+// (enableset), a bare "Obj" is looked up in the client's set and its calls carry it. A bare
+// "Obj" without a naming source (no naming, locator or naming-file key, no WithNaming) is
+// refused, as by StringToProxy, with an error matching ErrNoEndpoint that names those keys.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 	return c.proxy(proxy, c.clientSet(), false, false)
 }
@@ -269,7 +262,10 @@ func (c *Communicator) ProxyWithSet(proxy, set string) (*servantproxy.ServantPro
 func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*servantproxy.ServantProxy, error) {
 	target, err := endpoint.Parse(proxy)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("communicator: %w", err)
+	}
+	if len(target.Endpoints) == 0 && c.naming == nil {
+		return nil, fmt.Errorf("communicator: %w", c.noNaming(target.Object))
 	}
 	for _, ep := range target.Endpoints {
 		if ep.Proto == endpoint.UDP {

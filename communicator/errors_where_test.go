@@ -14,6 +14,7 @@ import (
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
+	"github.com/tarscomm/tarscomm/naming"
 	"github.com/tarscomm/tarscomm/servantproxy"
 )
 
@@ -133,9 +134,10 @@ func TestErrorsWhereQueueFull(t *testing.T) {
 	wg.Wait()
 }
 
-// TestErrorsWhereNoEndpoint: a call to an object without endpoints.
+// TestErrorsWhereNoEndpoint: a call to an object without endpoints (its naming source has
+// none for it).
 func TestErrorsWhereNoEndpoint(t *testing.T) {
-	comm := newComm(t, faultConf(nil))
+	comm := newCommWith(t, faultConf(nil), communicator.WithNaming(naming.Static{}))
 	sp, err := comm.Proxy("Bare.Server.Obj")
 	if err != nil {
 		t.Fatal(err)

@@ -30,8 +30,8 @@ const (
 	slack = 250 * time.Millisecond // scheduling slack on top of deadline + tick (2 busy cores, -race)
 )
 
-// fgreeter is a greeter for fault tests: it counts SayHello executions and tars_ping requests,
-// and can be told to answer late or with an error.
+// fgreeter is a greeter for fault tests: it counts SayHello executions and tars_ping requests
+// (of this process's clients: ownCaller), and can be told to answer late or with an error.
 type fgreeter struct {
 	*greeter
 	calls    atomic.Int64 // SayHello executions (one-way included)
@@ -50,9 +50,11 @@ func startFGreeter(t *testing.T, id string) *fgreeter {
 	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server-"+id)),
 		server.WithNumEventLoop(1), server.WithWorkers(128), server.WithQueueCap(1<<16))
 	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
-		g.calls.Add(1)
-		if cur.PacketType == codec.PacketOneway {
-			g.oneways.Add(1)
+		if ownCaller(cur) {
+			g.calls.Add(1)
+			if cur.PacketType == codec.PacketOneway {
+				g.oneways.Add(1)
+			}
 		}
 		d := time.Duration(g.delay.Load())
 		if g.seqDelay.Load() {
@@ -78,7 +80,9 @@ func startFGreeter(t *testing.T, id string) *fgreeter {
 		t.Fatal(err)
 	}
 	err = s.Handle(servant, codec.FuncPing, func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
-		g.pings.Add(1)
+		if ownCaller(cur) {
+			g.pings.Add(1)
+		}
 		return rsp, nil
 	})
 	if err != nil {

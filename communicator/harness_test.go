@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/server"
 )
 
@@ -21,40 +21,21 @@ import (
 // to a slow endpoint) are figures: every run logs them (timingFigure), and make test-timing, which
 // runs the tests that have them without -race on an idle machine, fails on a gross miss.
 
-// closeLimit bounds every Close of a Communicator and Stop of a server in these tests: far above
-// what a Close takes even on a busy machine under -race, far below the suite's timeout, so a hang
-// is a failure with the goroutines' stacks instead of a package timeout.
-var closeLimit = func() time.Duration {
-	if raceEnabled {
-		return 20 * time.Second
-	}
-	return 10 * time.Second
-}()
-
 // closeWithin runs close (what names it) and returns its error; if it has not returned within
-// closeLimit, t fails at once with the stacks of every goroutine. It may be called from a Cleanup.
+// closetest.Limit, t fails at once with the stacks of every goroutine. It may be called from a
+// Cleanup.
 func closeWithin(t testing.TB, what string, close func() error) error {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- close() }()
-	tm := time.NewTimer(closeLimit)
-	defer tm.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-tm.C:
-		t.Fatalf("%s did not return within %v; goroutines:\n%s", what, closeLimit, allStacks())
-		return nil
-	}
+	return closetest.Within(t, what, close)
 }
 
-// closeComm closes c within closeLimit (see closeWithin) and returns Close's error.
+// closeComm closes c within closetest.Limit (see closeWithin) and returns Close's error.
 func closeComm(t testing.TB, c *communicator.Communicator) error {
 	t.Helper()
 	return closeWithin(t, "Communicator.Close", c.Close)
 }
 
-// stopServer stops s, waiting up to 5s for handlers in flight, within closeLimit (see
+// stopServer stops s, waiting up to 5s for handlers in flight, within closetest.Limit (see
 // closeWithin); it returns Stop's error.
 func stopServer(t testing.TB, what string, s *server.Server) error {
 	t.Helper()
@@ -66,16 +47,7 @@ func stopServer(t testing.TB, what string, s *server.Server) error {
 }
 
 // allStacks returns the stacks of every goroutine.
-func allStacks() []byte {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return buf[:n]
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
+func allStacks() []byte { return closetest.Stacks() }
 
 // endToEnd skips t under go test -short: it starts servers and Communicators over loopback, the
 // end-to-end suite this package is. Every helper that starts one calls it.

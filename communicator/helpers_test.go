@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/internal/faultproxy"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
@@ -26,6 +28,29 @@ type greeter struct {
 	srv     *server.Server
 	addr    string // host:port
 	release chan struct{}
+}
+
+// ownClients holds the client addresses of connections to the tests' servers found to be this
+// process's (a connection keeps its address while it lives).
+var ownClients sync.Map // string (host:port) -> struct{}
+
+// ownCaller reports whether cur's call came over a connection this test process opened. Tests
+// of several packages, and other engineers' runs, share the machine: a client of another process
+// may dial a port it used before, which a server of this test now listens on, and call it. A
+// test server counts (or hands the test) only its own process's calls.
+func ownCaller(cur *server.Current) bool {
+	if cur.RemoteAddr == nil {
+		return true
+	}
+	addr := cur.RemoteAddr.String()
+	if _, ok := ownClients.Load(addr); ok {
+		return true
+	}
+	if !faultproxy.FromThisProcess(addr, "") {
+		return false
+	}
+	ownClients.Store(addr, struct{}{})
+	return true
 }
 
 // endpoint returns the greeter's address as a TARS endpoint string.
@@ -52,7 +77,7 @@ func startGreeter(t *testing.T, id string, o serverOpt) *greeter {
 	}
 	s := server.New(opts...)
 	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
-		if o.seen != nil {
+		if o.seen != nil && ownCaller(cur) {
 			// The server reuses cur after the handler returns: send a copy.
 			cp := *cur
 			cp.Context, cp.Status = maps.Clone(cur.Context), maps.Clone(cur.Status)
@@ -129,12 +154,18 @@ func ctxDone(ctx context.Context, ignore bool) <-chan struct{} {
 // closeComm).
 func newComm(t *testing.T, edit func(*conf.Config)) *communicator.Communicator {
 	t.Helper()
+	return newCommWith(t, edit)
+}
+
+// newCommWith is newComm with options beside the test's logger.
+func newCommWith(t *testing.T, edit func(*conf.Config), opts ...communicator.Option) *communicator.Communicator {
+	t.Helper()
 	endToEnd(t)
 	cfg := conf.Default()
 	if edit != nil {
 		edit(&cfg)
 	}
-	c, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)))
+	c, err := communicator.New(cfg, append([]communicator.Option{communicator.WithLogger(zaptest.NewLogger(t))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

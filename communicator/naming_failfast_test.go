@@ -60,10 +60,9 @@ func ffClose(t *testing.T, c *communicator.Communicator) {
 }
 
 // TestStringToProxyBareObjectWithoutNaming: a bare object with no locator and no naming source
-// is refused by StringToProxy with an error naming the locator key (and matching
-// ErrNoEndpoint), and nothing is bound; through Proxy, its calls fail saying the same. Before
-// the fix StringToProxy returned nil and every call failed with a bare "no endpoint for
-// servant".
+// is refused by StringToProxy and by Proxy with an error naming the locator key (and matching
+// ErrNoEndpoint), and nothing is bound. Before the fix StringToProxy returned nil and every
+// call failed with a bare "no endpoint for servant"; Proxy returned a proxy whose calls failed.
 func TestStringToProxyBareObjectWithoutNaming(t *testing.T) {
 	comm := ffComm(t, nil)
 	var gp hellopb.GreeterProxy
@@ -85,14 +84,23 @@ func TestStringToProxyBareObjectWithoutNaming(t *testing.T) {
 		t.Errorf("a refused StringToProxy bound the proxy to %q", sp.Target().Object)
 	}
 
-	// Proxy keeps returning a proxy (its contract), whose calls say why they have no endpoint.
+	// Proxy refuses it the same way.
 	bare, err := comm.Proxy(servant)
+	if bare != nil || !errors.Is(err, communicator.ErrNoEndpoint) || !strings.Contains(err.Error(), `"locator"`) {
+		t.Fatalf("Proxy of a bare object without naming: %v, %v; want ErrNoEndpoint naming the locator key", bare, err)
+	}
+	// With a naming source that has nothing for it, the bare proxy is made and its calls say so.
+	named, err := communicator.New(conf.Default(), communicator.WithLogger(zaptest.NewLogger(t)), communicator.WithNaming(naming.Static{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = sayHello(testCtx(t), bare, "x", 1)
-	if !errors.Is(err, communicator.ErrNoEndpoint) || !strings.Contains(err.Error(), `"locator"`) {
-		t.Fatalf("call through a bare Proxy without naming: %v; want ErrNoEndpoint naming the locator key", err)
+	t.Cleanup(func() { ffClose(t, named) })
+	bare, err = named.Proxy(servant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sayHello(testCtx(t), bare, "x", 1); !errors.Is(err, communicator.ErrNoEndpoint) {
+		t.Fatalf("call through a bare Proxy whose naming has no endpoint: %v; want ErrNoEndpoint", err)
 	}
 }
 

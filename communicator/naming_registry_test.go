@@ -81,9 +81,11 @@ func (r *testRegistry) set(active []*greeter, inactive ...*greeter) {
 	r.mu.Unlock()
 }
 
-func (r *testRegistry) answer(what string) (int32, []endpointf.EndpointF, []endpointf.EndpointF, error) {
+func (r *testRegistry) answer(cur *server.Current, what string) (int32, []endpointf.EndpointF, []endpointf.EndpointF, error) {
 	r.mu.Lock()
-	r.asked = append(r.asked, what)
+	if ownCaller(cur) {
+		r.asked = append(r.asked, what)
+	}
 	hold, fail := r.hold, r.fail
 	a, in := r.active, r.inactive
 	r.mu.Unlock()
@@ -96,12 +98,12 @@ func (r *testRegistry) answer(what string) (int32, []endpointf.EndpointF, []endp
 	return 0, a, in, nil
 }
 
-func (r *testRegistry) FindObjectByIdInSameGroup(_ context.Context, _ *server.Current, id string) (int32, []endpointf.EndpointF, []endpointf.EndpointF, error) {
-	return r.answer("group " + id)
+func (r *testRegistry) FindObjectByIdInSameGroup(_ context.Context, cur *server.Current, id string) (int32, []endpointf.EndpointF, []endpointf.EndpointF, error) {
+	return r.answer(cur, "group "+id)
 }
 
-func (r *testRegistry) FindObjectByIdInSameSet(_ context.Context, _ *server.Current, id, set string) (int32, []endpointf.EndpointF, []endpointf.EndpointF, error) {
-	return r.answer("set " + id + " " + set)
+func (r *testRegistry) FindObjectByIdInSameSet(_ context.Context, cur *server.Current, id, set string) (int32, []endpointf.EndpointF, []endpointf.EndpointF, error) {
+	return r.answer(cur, "set "+id+" "+set)
 }
 
 func (r *testRegistry) queries() []string {

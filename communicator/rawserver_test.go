@@ -5,15 +5,19 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tarscomm/tarscomm/internal/faultproxy"
 )
 
 // rawServer is a plain TCP listener on loopback for the tests that need a peer the project's
 // server cannot play (one that reads slowly, answers garbage or HTTP, or forwards): it serves
 // each accepted connection on a goroutine of its own, and t.Cleanup closes the listener and
-// every connection it tracked and waits for its goroutines.
+// every connection it tracked and waits for its goroutines. It serves only connections of this
+// process: another process's client that dials its port is closed at once, and not counted.
 type rawServer struct {
 	ln      net.Listener
-	accepts atomic.Int64
+	accepts atomic.Int64 // connections of this process
+	foreign atomic.Int64 // connections of another process, closed at once
 
 	mu    sync.Mutex
 	conns []net.Conn
@@ -40,6 +44,12 @@ func (s *rawServer) serve(t testing.TB, ln net.Listener, serve func(n int64, c n
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if !faultproxy.FromThisProcess(c.RemoteAddr().String(), c.LocalAddr().String()) {
+				// A client of another process dialled a port it used before: not this test's.
+				s.foreign.Add(1)
+				_ = c.Close()
+				continue
 			}
 			n := s.accepts.Add(1)
 			s.track(c)

@@ -13,6 +13,7 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
+	"github.com/tarscomm/tarscomm/naming"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -22,7 +23,9 @@ import (
 // with latencies, and that the net threads and endpoints are described.
 func TestStatsCountCalls(t *testing.T) {
 	ep := startFaultEP(t, "a")
-	comm := newComm(t, func(c *conf.Config) { c.NetThread = 2; c.TimeoutCheckInterval = tick })
+	// The naming source has no endpoint for Bare.Server.Obj: its call is a no-endpoint call.
+	comm := newCommWith(t, func(c *conf.Config) { c.NetThread = 2; c.TimeoutCheckInterval = tick },
+		communicator.WithNaming(naming.Static{}))
 	sp := proxyToEPs(t, comm, ep)
 	ctx := testCtx(t)
 	const oks = 20

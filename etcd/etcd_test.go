@@ -18,6 +18,7 @@ import (
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/etcd"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/naming"
 	"github.com/tarscomm/tarscomm/servantproxy"
 )
@@ -103,7 +104,7 @@ func TestFollowsEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer comm.Close()
+	defer func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) }()
 	sp, err := comm.Proxy(servant)
 	if err != nil {
 		t.Fatal(err)

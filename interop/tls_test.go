@@ -19,6 +19,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/internal/tlstest"
 	"github.com/tarscomm/tarscomm/interop/echopb"
 	"github.com/tarscomm/tarscomm/interop/internal/job"
@@ -206,7 +207,7 @@ func tlsComm(t *testing.T, toml string) *communicator.Communicator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
+	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", c.Close) })
 	return c
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	tarsotel "github.com/tarscomm/tarscomm/otel"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
@@ -74,7 +75,7 @@ func newComm(t *testing.T, o tarsotel.Options) *communicator.Communicator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
+	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", c.Close) })
 	return c
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	tarsprom "github.com/tarscomm/tarscomm/prometheus"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
@@ -135,7 +136,7 @@ func TestLiveScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = comm.Close() })
+	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
 	host, port, _ := net.SplitHostPort(addr)
 	var sp servantproxy.ServantProxy
 	if err := comm.StringToProxy(fmt.Sprintf("%s@tcp -h %s -p %s", liveObj, host, port), &sp); err != nil {

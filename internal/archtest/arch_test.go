@@ -40,6 +40,7 @@ var allowed = map[string][]string{
 	"tlsconn":             {},
 	"auth":                {"codec"},
 	"internal/tlstest":    {},
+	"internal/closetest":  {},
 	"internal/archtest":   {},
 	"future":              {},
 	"protocol/endpointf":  {"codec"},

@@ -23,7 +23,8 @@
 // before, is reset and counted apart (Stats.Foreign), so a test counts only its own traffic.
 // ListenStalled gives an address whose connects hang (a full accept queue), for tests of connect
 // timeouts; ListenHeld gives one whose connects hang until Release and are then
-// forwarded, for tests of calls queued while a connect is under way.
+// forwarded (those of this process only, as by a Proxy), for tests of calls queued while a
+// connect is under way.
 //
 // # Goroutines
 //

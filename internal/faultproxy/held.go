@@ -47,7 +47,8 @@ func ListenHeld(upstream string) (*Held, error) {
 // Addr returns the address whose connects hang until Release, "127.0.0.1:port".
 func (h *Held) Addr() string { return h.st.Addr() }
 
-// Accepts returns how many client connections were accepted since Release.
+// Accepts returns how many client connections of this process were accepted since Release
+// (another process's are reset at once, as by a Proxy).
 func (h *Held) Accepts() int64 { return h.accepts.Load() }
 
 // Release frees the accept queue and starts accepting and forwarding: hanging connects complete
@@ -87,6 +88,10 @@ func (h *Held) serve(ln net.Listener) {
 		}
 		if h.fillers[nc.RemoteAddr().String()] {
 			_ = nc.Close()
+			continue
+		}
+		if !FromThisProcess(nc.RemoteAddr().String(), nc.LocalAddr().String()) {
+			reset(nc) // another process's client: not this test's traffic, not counted
 			continue
 		}
 		h.accepts.Add(1)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -135,5 +137,40 @@ func TestHeld(t *testing.T) {
 	}
 	if n := h.Accepts(); n != 2 {
 		t.Fatalf("Accepts() = %d, want 2", n)
+	}
+}
+
+// TestHeldForeignNotForwarded: once a Held address is released, a client of another process
+// that dials it is reset, not counted and not forwarded (before, it was forwarded to the
+// upstream, which counted its bytes as this process's); a client of this process is.
+func TestHeldForeignNotForwarded(t *testing.T) {
+	e := startEcho(t)
+	h, err := faultproxy.ListenHeld(e.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), foreignDialEnv+"="+h.Addr())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("foreign client: %v\n%s", err, out)
+	}
+	t.Logf("foreign client: %s", bytes.TrimSpace(out))
+	if bytes.Contains(out, []byte("read 2")) { // "read 20 bytes": the echo came back
+		t.Errorf("the foreign client got its bytes echoed: %s", out)
+	}
+	if n, got := h.Accepts(), e.received.Load(); n != 0 || got != 0 {
+		t.Fatalf("after a foreign client: %d accepts, the upstream received %d bytes; want 0 and 0", n, got)
+	}
+	c := dial(t, h.Addr())
+	if got, err := roundTrip(c, []byte("own"), 5*time.Second); err != nil || string(got) != "own" {
+		t.Fatalf("own client: got %q, %v", got, err)
+	}
+	if n := h.Accepts(); n != 1 {
+		t.Fatalf("Accepts() = %d after this process's client, want 1", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/protocol/statf"
 	"github.com/tarscomm/tarscomm/report/stat"
 	"github.com/tarscomm/tarscomm/server"
@@ -70,7 +71,7 @@ func start(t *testing.T) (*statServer, *statf.StatFProxy) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		comm.Close()
+		_ = closetest.Within(t, "Communicator.Close", comm.Close)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := srv.Stop(ctx); err != nil {

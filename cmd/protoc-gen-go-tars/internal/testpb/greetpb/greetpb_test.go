@@ -22,6 +22,7 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
@@ -106,7 +107,7 @@ func start(t testing.TB, g *greeter, log *zap.Logger) (*greetpb.GreeterProxy, *g
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = comm.Close() })
+	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
 	_, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/future"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
@@ -238,7 +239,7 @@ func TestProxyAndServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer comm.Close()
+	defer func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) }()
 	_, port, _ := net.SplitHostPort(addr.String())
 	p := new(all.StoreProxy)
 	if err := comm.StringToProxy(obj+"@tcp -h 127.0.0.1 -p "+port, p); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -226,5 +227,43 @@ func TestStructDepthLimit(t *testing.T) {
 	}
 	if depth != 200 {
 		t.Fatalf("decoded %d levels, want 200", depth)
+	}
+}
+
+// TestHeavyValidInputAllocation decodes valid inputs whose Go form outweighs their wire form
+// (an empty Tree is 2 bytes on the wire and 48 in Go; a map<string,Empty> entry of a 4-byte
+// key is 8 bytes on the wire and weighs 42 in Go, its slot at the map's load and rounding and
+// the key's bytes): no bound on input bytes alone holds for them, and they are held to
+// allocBound, what the decoded value weighs grown by append and map growth on top of
+// maxAllocPerByte per input byte. Measured: 107 bytes per input byte for the trees (4.5 times
+// their Go form, grown by a quarter at a time past the Decoder's allowance), 4.9 for the map.
+func TestHeavyValidInputAllocation(t *testing.T) {
+	const n = 100000
+	marks := make(map[string]all.Empty, n)
+	for i := range n {
+		marks[fmt.Sprintf("%03x", i%4096)+string(rune('a'+i/4096))] = all.Empty{}
+	}
+	trees := map[string]all.Tree{
+		"vector<Tree> of empty trees": {Children: make([]all.Tree, n)},
+		"map<string,Empty>":           {Marks: marks},
+	}
+	for name, tr := range trees {
+		t.Run(name, func(t *testing.T) {
+			input := tr.MarshalTars(nil)
+			var got all.Tree
+			perByte, err := allocPerByte(input, func(b []byte) error { got = all.Tree{}; return got.UnmarshalTars(b) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Children) != len(tr.Children) || len(got.Marks) != len(tr.Marks) {
+				t.Fatalf("decoded %d children and %d marks, want %d and %d", len(got.Children), len(got.Marks), len(tr.Children), len(tr.Marks))
+			}
+			weight := goWeight(reflect.ValueOf(got))
+			bound := float64(allocBound(len(input), weight)) / float64(len(input))
+			if perByte > bound {
+				t.Errorf("%.1f bytes allocated per input byte, want at most %.1f", perByte, bound)
+			}
+			t.Logf("%d input bytes, Go form %d bytes: %.2f bytes allocated per input byte (bound %.1f)", len(input), weight, perByte, bound)
+		})
 	}
 }
