@@ -2,7 +2,6 @@ package communicator_test
 
 import (
 	"context"
-	"os"
 	"sync"
 	"testing"
 
@@ -11,13 +10,14 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/internal/benchcpu"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
 
-// benchSetup starts an inline echo server and a Communicator with one net thread on loopback.
-// TARSCOMM_BENCH_NOSTATS=1 turns the Communicator's call counting off, to measure its cost.
-func benchSetup(b *testing.B) *servantproxy.ServantProxy {
+// benchSetup starts an inline echo server and a Communicator with one net thread on loopback;
+// stats false turns the Communicator's call counting off (communicator.WithoutStats).
+func benchSetup(b *testing.B, stats bool) *servantproxy.ServantProxy {
 	b.Helper()
 	s := server.New(server.WithNumEventLoop(1))
 	err := server.HandleProto(s, servant, "SayHello", func(_ context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
@@ -32,7 +32,7 @@ func benchSetup(b *testing.B) *servantproxy.ServantProxy {
 	}
 	b.Cleanup(func() { _ = s.Stop(context.Background()) })
 	opts := []communicator.Option{communicator.WithLogger(zap.NewNop())}
-	if os.Getenv("TARSCOMM_BENCH_NOSTATS") == "1" {
+	if !stats {
 		opts = append(opts, communicator.WithoutStats())
 	}
 	comm, err := communicator.New(conf.Default(), opts...)
@@ -48,10 +48,34 @@ func benchSetup(b *testing.B) *servantproxy.ServantProxy {
 	return &sp
 }
 
+// withStats runs bench twice, as sub-benchmarks stats=on and stats=off, the Communicator
+// counting calls or not (communicator.WithoutStats), so that one run shows what counting costs.
+// On a busy machine compare them over runs of one each in its own process, alternating which
+// runs first (the first of a process pays for its warm-up), e.g. ten rounds of
+// go test -bench 'SyncCall/stats=on$' -count 1 and the same with off, into one file for
+// benchstat -col /stats; cpu-ns/op is steadier there than ns/op.
+func withStats(b *testing.B, bench func(b *testing.B, sp *servantproxy.ServantProxy)) {
+	for _, on := range []bool{true, false} {
+		name := "stats=on"
+		if !on {
+			name = "stats=off"
+		}
+		b.Run(name, func(b *testing.B) {
+			sp := benchSetup(b, on)
+			cpu0 := benchcpu.Used(b)
+			bench(b, sp)
+			// The process's CPU time (callers, net thread, server) per call.
+			benchcpu.Report(b, cpu0)
+		})
+	}
+}
+
 // BenchmarkSyncCall measures one sync call end to end over loopback from many goroutines
-// (b.RunParallel, GOMAXPROCS×16 callers), including the protobuf marshal and unmarshal.
-func BenchmarkSyncCall(b *testing.B) {
-	sp := benchSetup(b)
+// (b.RunParallel, GOMAXPROCS×16 callers), including the protobuf marshal and unmarshal, with
+// call counting on and off (see withStats).
+func BenchmarkSyncCall(b *testing.B) { withStats(b, benchSyncCall) }
+
+func benchSyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
 	b.SetParallelism(16)
 	b.ReportAllocs()
@@ -70,7 +94,7 @@ func BenchmarkSyncCall(b *testing.B) {
 
 // BenchmarkSyncCallSerial measures the latency of one sync call with a single caller.
 func BenchmarkSyncCallSerial(b *testing.B) {
-	sp := benchSetup(b)
+	sp := benchSetup(b, true)
 	ctx := context.Background()
 	req := &hellopb.HelloRequest{Name: "bench"}
 	rsp := new(hellopb.HelloReply)
@@ -84,9 +108,10 @@ func BenchmarkSyncCallSerial(b *testing.B) {
 }
 
 // BenchmarkAsyncCall measures async calls end to end: each op is one AsyncInvoke whose callback
-// has run, with up to 1024 calls in flight.
-func BenchmarkAsyncCall(b *testing.B) {
-	sp := benchSetup(b)
+// has run, with up to 1024 calls in flight, with call counting on and off (see withStats).
+func BenchmarkAsyncCall(b *testing.B) { withStats(b, benchAsyncCall) }
+
+func benchAsyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
 	req := &hellopb.HelloRequest{Name: "bench"}
 	var wg sync.WaitGroup
