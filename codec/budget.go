@@ -48,8 +48,10 @@ func MakeList[T any](d *Decoder, n int) []T {
 	n = d.reserve(n, size)
 	switch any((*T)(nil)).(type) {
 	case *bool, *int8, *int16, *int32, *int64, *float32, *float64:
-		// Numbers hold no pointers: a short list of them is carved out of the arena.
+		// Numbers hold no pointers: a short list of them is carved out of the arena, whose
+		// chunk was charged to the allowance whole, so the list is not charged again.
 		if p := d.arenaAlloc(n*size, size); p != nil {
+			d.reserved -= n * size
 			return unsafe.Slice((*T)(p), n)[:0:n]
 		}
 	}
