@@ -1,6 +1,9 @@
 package codec
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // The strings that generated code decodes (ReadStringKeep), and its short lists of numbers
 // (MakeList), do not each get an allocation of their own: a Decoder copies them into a chunk of
@@ -8,9 +11,14 @@ import "unsafe"
 // (or a few for a large input). Strings are made over their bytes in the chunk, lists are
 // slices of it. This is sound because of these rules:
 //
-//   - the arena only ever grows: every string or list gets a region of the chunk no other one
-//     gets, past the regions already given out (a chunk without room is abandoned for a new
-//     one, never reallocated or reused), and the Decoder never writes a region once given out;
+//   - a chunk only ever fills up: every string or list gets a region no other one gets, past
+//     the regions already given out, and the Decoder never writes a region once given out. How
+//     far a chunk is given out is kept in the chunk itself (its first 2 bytes), not in the
+//     Decoder, so that a Decoder restored from a copy made earlier (d2 := *d ... *d = d2)
+//     cannot give a region out again; and a chunk is added to only by the Decoder at the
+//     address that made it, so that a copy of a Decoder used beside it (even on another
+//     goroutine) makes chunks of its own. (A Decoder on a goroutine's stack that the stack's
+//     growth moves starts a new chunk too: it costs an allocation, never a string.)
 //   - the arena never escapes as a []byte. A list is a slice of numbers whose capacity ends
 //     where its region ends, so that its owner can write only its own region (appending past
 //     the capacity moves the list elsewhere): no string can change;
@@ -23,13 +31,18 @@ import "unsafe"
 // alive keeps its whole chunk alive: at most arenaChunk bytes, or the input's size if smaller.
 
 const (
-	// arenaChunk is the most a chunk sets aside at once; a chunk is smaller when the input
-	// left (which no string can outgrow) is.
+	// arenaChunk is the most a chunk sets aside at once for strings and lists; a chunk is
+	// smaller when the input left (which no string can outgrow) is.
 	arenaChunk = 1024
 	// arenaMaxString is the largest string or list put in the arena; a larger one gets its
 	// own allocation, which costs little next to filling it. It bounds the room a chunk can
 	// leave unused, when the next string does not fit, to a quarter of it.
 	arenaMaxString = arenaChunk / 4
+	// arenaHead is the size of a chunk's head, how many of its bytes are given out (the head
+	// included; a chunk is at most arenaHead+arenaChunk bytes). A chunk is at least 16 bytes,
+	// so not from the allocator's tiny blocks: it starts 8-aligned, and regions are aligned
+	// by their offset in it.
+	arenaHead = 2
 )
 
 // arenaAlloc returns a region of n bytes of the arena aligned to align (a power of two at most
@@ -38,20 +51,23 @@ func (d *Decoder) arenaAlloc(n, align int) unsafe.Pointer {
 	if n <= 0 || n > arenaMaxString {
 		return nil
 	}
-	// Bytes to skip so that the region starts aligned.
-	end := uintptr(unsafe.Pointer(unsafe.SliceData(d.arena))) + uintptr(len(d.arena))
-	pad := int(-end & uintptr(align-1))
-	if pad+n > cap(d.arena)-len(d.arena) {
-		// No string read from here on is longer than the input left, so this chunk holds
-		// them all unless lists take its room. A fresh chunk is 8-aligned (it is at least
-		// 16 bytes, so not from the tiny allocator).
-		size := max(min(len(d.buf)-d.off+n, arenaChunk), n, 16)
-		d.charge(size)
-		d.arena = make([]byte, 0, size)
-		pad = 0
+	self := uintptr(unsafe.Pointer(d))
+	used, pad := 0, 0
+	if d.arenaAt == self && len(d.arena) >= arenaHead {
+		used = int(binary.LittleEndian.Uint16(d.arena))
+		pad = -used & (align - 1) // the chunk starts 8-aligned
 	}
-	start := len(d.arena) + pad
-	d.arena = d.arena[:start+n]
+	if used == 0 || pad+n > len(d.arena)-used {
+		// No string read from here on is longer than the input left, so this chunk holds
+		// them all unless lists take its room.
+		size := arenaHead + max(min(len(d.buf)-d.off+n, arenaChunk), n, 16-arenaHead)
+		d.charge(size)
+		d.arena = make([]byte, size)
+		d.arenaAt = self
+		used, pad = arenaHead, 0
+	}
+	start := used + pad
+	binary.LittleEndian.PutUint16(d.arena, uint16(start+n))
 	return unsafe.Pointer(&d.arena[start])
 }
 

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 	"unsafe"
@@ -124,10 +125,60 @@ func TestArenaLargeAndEmpty(t *testing.T) {
 	if gotS[0] != "" || gotS[1] != long || gotS[2] != "s" || len(gotN) != arenaMaxString/8+1 {
 		t.Fatalf("decoded %q, %d numbers", gotS, len(gotN))
 	}
-	if cap(d.arena) == 0 || cap(d.arena) > len(in) {
-		t.Fatalf("arena chunk of %d bytes for an input of %d", cap(d.arena), len(in))
+	if len(d.arena) == 0 || len(d.arena) > arenaHead+len(in) {
+		t.Fatalf("arena chunk of %d bytes for an input of %d", len(d.arena), len(in))
 	}
-	if len(d.arena) != 1 {
-		t.Fatalf("arena holds %d bytes; want only the short string", len(d.arena))
+	if used := binary.LittleEndian.Uint16(d.arena); used != arenaHead+1 {
+		t.Fatalf("arena gave out %d bytes; want only the short string's", used-arenaHead)
+	}
+}
+
+// TestArenaCopiedDecoder: copying a Decoder in the middle of a decode never lets a region be
+// given out twice: not when the copy and the original both go on (the copy makes its own
+// chunk), not when the Decoder is restored from a copy made earlier and decodes again.
+func TestArenaCopiedDecoder(t *testing.T) {
+	in := arenaInput([]string{"one", "two", "three"}, nil)
+	var d Decoder
+	d.Reset(in)
+	one, err := d.ReadStringKeep(0, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := d
+	two, err := d.ReadStringKeep(1, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The copy reads tag 1 again, and then the original goes on with tag 2.
+	copied := saved
+	twoAgain, err := copied.ReadStringKeep(1, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := d.ReadStringKeep(2, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Restored to before tag 1, the Decoder reads it again.
+	d = saved
+	twoThird, err := d.ReadStringKeep(1, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{one, two, twoAgain, three, twoThird}
+	want := []string{"one", "two", "two", "three", "two"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("strings %q, want %q", got, want)
+		}
+	}
+	// No two of them share bytes.
+	for i := range got {
+		for j := range i {
+			pi, pj := uintptr(unsafe.Pointer(unsafe.StringData(got[i]))), uintptr(unsafe.Pointer(unsafe.StringData(got[j])))
+			if pi < pj+uintptr(len(got[j])) && pj < pi+uintptr(len(got[i])) {
+				t.Fatalf("%q and %q share memory", got[i], got[j])
+			}
+		}
 	}
 }

@@ -37,9 +37,10 @@ const maxDepth = 256
 type Decoder struct {
 	buf      []byte
 	off      int
-	reserved int    // bytes of the allowance given out (see reserve)
-	depth    int    // structs begun and not ended
-	arena    []byte // where strings are made (see arenaString); append-only
+	reserved int     // bytes of the allowance given out (see reserve)
+	depth    int     // structs begun and not ended
+	arena    []byte  // the chunk strings are made in (see arenaAlloc), whole
+	arenaAt  uintptr // the address of the Decoder that made it: a copy does not add to it
 }
 
 // NewDecoder returns a Decoder reading b. A Decoder can also be declared as
