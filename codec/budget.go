@@ -41,7 +41,7 @@ func (d *Decoder) charge(n int) { d.reserved += n }
 // memory than the input justifies (see the allowance above); append the elements past its
 // capacity as they are read. Code generated from .tars files uses it. A short list of bool,
 // int8, int16, int32, int64, float32 or float64 shares its memory with the strings of the decode
-// (see arenaString): its capacity is exact, so that appending past it moves it elsewhere.
+// (see ReadStringKeep): its capacity is exact, so that appending past it moves it elsewhere.
 func MakeList[T any](d *Decoder, n int) []T {
 	var z T
 	size := int(unsafe.Sizeof(z))
