@@ -11,7 +11,9 @@ import (
 
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/internal/bigwrite"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/datagram"
 	"github.com/tarscomm/tarscomm/internal/inbound"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -90,6 +92,7 @@ type AdapterProxy struct {
 	loop    Loop
 	opts    Options
 	log     *zap.Logger
+	udp     bool // a udp endpoint: one datagram per call (udp.go)
 
 	// Owned by the loop goroutine.
 	state     connState
@@ -103,7 +106,7 @@ type AdapterProxy struct {
 	scratch   []*call.Call         // scratch for failing or retrying calls
 	written   []*call.Call         // scratch for the calls of a written batch
 	dirty     bool                 // registered with the loop for a Flush
-	big       *bigWriter           // a writer goroutine finishes a large frame: write nothing else
+	big       *bigwrite.Writer     // a writer goroutine finishes a large frame: write nothing else
 	dialFails int                  // consecutive failed dials (or connections reset before use)
 	proven    bool                 // the current connection has delivered a reply
 	heard     bool                 // the current connection has received a byte
@@ -146,6 +149,9 @@ type Stats struct {
 	Pushes      uint64 // packets the server pushed (request id 0)
 	// PushesDropped counts pushes nobody took (no push callback, or its queue refused them).
 	PushesDropped uint64
+	// BadDatagrams counts datagrams of a udp endpoint dropped because they were not exactly one
+	// decodable reply frame.
+	BadDatagrams uint64
 }
 
 // New returns the AdapterProxy of servant's endpoint ep, owned by loop. It does not connect
@@ -175,6 +181,7 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		in:      inbound.Assembler{Max: opts.MaxPacketSize},
 		health:  health{policy: opts.Health},
 		recOn:   loop.Recorder() != nil,
+		udp:     ep.Proto == endpoint.UDP,
 	}
 }
 
@@ -216,6 +223,9 @@ func (a *AdapterProxy) Send(c *call.Call) { a.send(c) }
 // send is Send, reporting whether c was queued (false: it was completed or retried elsewhere
 // already, and may have been recycled).
 func (a *AdapterProxy) send(c *call.Call) bool {
+	if a.udp && len(c.Frame) > datagram.MaxSize {
+		return a.refuseDatagram(c)
+	}
 	now := a.loop.Now()
 	c.Addr = a.addr
 	queued := a.q.bytes
@@ -283,19 +293,16 @@ const maxBatch = 256 << 10
 // stops and continues on the loop's next turn. Must be called on the loop goroutine.
 func (a *AdapterProxy) Flush() {
 	a.dirty = false
+	if a.udp {
+		a.flushDatagrams()
+		return
+	}
 	var start int64
 	for batches := 0; a.state == stateConnected && a.q.live > 0 && a.big == nil; batches++ {
-		if batches&15 == 15 {
-			if start == 0 {
-				start = a.loop.Now()
-			}
-			if call.Now()-start > int64(a.opts.FlushBudget) {
-				a.dirty = true
-				a.loop.Resume(a)
-				return
-			}
+		if batches&15 == 15 && a.overBudget(&start) {
+			return
 		}
-		if c := a.q.front(); c != nil && len(c.Frame) >= bigWriteMin && !c.Abandoned() && a.writeBig(c) {
+		if c := a.q.front(); c != nil && len(c.Frame) >= bigwrite.Min && !c.Abandoned() && a.writeBig(c) {
 			continue
 		}
 		// Gather a batch from the front of the queue, dropping abandoned calls. The calls stay
@@ -366,6 +373,20 @@ func (a *AdapterProxy) Flush() {
 	if cap(a.wbuf) > 4*maxBatch {
 		a.wbuf = nil
 	}
+}
+
+// overBudget reports whether the Flush that began at *start (0: not read yet) has used up its
+// time budget; if so, it has the loop resume the Flush on its next turn.
+func (a *AdapterProxy) overBudget(start *int64) bool {
+	if *start == 0 {
+		*start = a.loop.Now()
+	}
+	if call.Now()-*start <= int64(a.opts.FlushBudget) {
+		return false
+	}
+	a.dirty = true
+	a.loop.Resume(a)
+	return true
 }
 
 // abandon drops c, queued but not written, whose caller gave up on it: it is never sent.

@@ -88,6 +88,9 @@ func (a *AdapterProxy) OnClose(c gnet.Conn, err error) {
 	if c != a.conn {
 		return // a connection this proxy already detached (idle, keepalive, protocol error)
 	}
+	if a.udp {
+		err = udpCloseCause(err)
+	}
 	a.closed(err)
 }
 
@@ -109,7 +112,7 @@ func (a *AdapterProxy) closed(err error) {
 	a.stopBig()
 	a.in.Reset()
 	a.stats.ConnLosses++
-	if !a.heard && a.calls.len() > 0 && a.ep.Proto != endpoint.SSL && !isLocalClose(err) {
+	if !a.heard && a.calls.len() > 0 && a.ep.Proto == endpoint.TCP && !isLocalClose(err) {
 		err = &silentPeerError{err: err}
 	}
 	switch {
@@ -162,6 +165,9 @@ func (a *AdapterProxy) detach(cause error) {
 // decoding error closes the connection (failing its calls). Must be called on the loop
 // goroutine.
 func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
+	if a.udp {
+		return a.onDatagram(c)
+	}
 	a.lastIO = a.loop.Now()
 	a.lastRead, a.lastMoved = a.lastIO, a.lastIO
 	if c.InboundBuffered() > 0 {

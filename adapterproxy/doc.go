@@ -1,5 +1,6 @@
 // Package adapterproxy owns one endpoint of one servant on one net thread: a single multiplexed
-// TCP connection, connected on first use and reconnected after failure with backoff, the table of
+// TCP connection (or a connected UDP socket for a udp endpoint, one datagram per call: udp.go),
+// connected on first use and reconnected after failure with backoff, the table of
 // requests waiting for their reply, their deadlines (in the net thread's timing wheel), and the
 // batch of encoded requests to write on the next flush.
 //

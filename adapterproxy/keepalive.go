@@ -47,7 +47,7 @@ func (a *AdapterProxy) Tick(now int64) {
 		return
 	}
 	idle := now - a.lastIO
-	if ka := int64(a.opts.KeepAlive); ka > 0 {
+	if ka := int64(a.opts.KeepAlive); ka > 0 && !a.udp { // no keepalive on udp (udp.go)
 		a.sample(now) // progress is the keepalive's alone: without it, no syscall per tick
 		// A connection whose socket is taking waiting bytes is not idle: no ping is due.
 		if a.ping == nil && idle >= ka && now-a.lastMoved >= ka {

@@ -2,14 +2,6 @@
 
 package adapterproxy
 
-import "time"
-
-// waitWritable waits a little before the next write attempt (no ppoll here).
-func waitWritable(fd int, d time.Duration) error {
-	time.Sleep(min(d, time.Millisecond))
-	return nil
-}
-
 // unsent returns 0: the kernel's send queue is not read here.
 func unsent(fd int) int64 { return 0 }
 

@@ -79,5 +79,6 @@ func (a *AdapterProxy) EndpointStats(thread int) stats.Endpoint {
 		ConnLosses:          s.ConnLosses,
 		Reconnects:          uint64(max(int(a.dialGen)-1, 0)),
 		Deactivated:         s.Deactivated,
+		BadDatagrams:        s.BadDatagrams,
 	}
 }

@@ -5,8 +5,9 @@
 // (WriteProto, ReadProto, AppendRequestProto), and the protocol's constants
 // and return codes.
 //
-// codec is a leaf: it imports only the standard library and
-// google.golang.org/protobuf, and starts no goroutine. Its types hold no
+// codec imports, besides the standard library and google.golang.org/protobuf,
+// only internal/bufpool (the pool its large frame buffers come from), and
+// starts no goroutine. Its types hold no
 // shared state; an Encoder, Decoder or FrameReader belongs to the goroutine
 // using it, typically a net thread's event loop.
 //

@@ -2,6 +2,7 @@ package communicator_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,9 +16,12 @@ import (
 	"github.com/tarscomm/tarscomm/server"
 )
 
-// benchSetup starts an inline echo server and a Communicator with one net thread on loopback;
-// stats false turns the Communicator's call counting off (communicator.WithoutStats).
-func benchSetup(b *testing.B, stats bool) *servantproxy.ServantProxy {
+// benchSetup starts an inline echo server and a Communicator with one net thread on loopback.
+func benchSetup(b *testing.B) *servantproxy.ServantProxy { return benchSetupOn(b, "tcp", true) }
+
+// benchSetupOn is benchSetup over network, "tcp" or "udp"; stats false turns the
+// Communicator's call counting off (communicator.WithoutStats).
+func benchSetupOn(b *testing.B, network string, stats bool) *servantproxy.ServantProxy {
 	b.Helper()
 	s := server.New(server.WithNumEventLoop(1))
 	err := server.HandleProto(s, servant, "SayHello", func(_ context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
@@ -26,7 +30,7 @@ func benchSetup(b *testing.B, stats bool) *servantproxy.ServantProxy {
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr, err := s.Start("127.0.0.1:0")
+	addr, err := s.Start(network + "://127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,8 +45,12 @@ func benchSetup(b *testing.B, stats bool) *servantproxy.ServantProxy {
 	}
 	b.Cleanup(func() { _ = comm.Close() })
 	g := &greeter{addr: addr.String()}
+	ep := g.endpoint()
+	if network == "udp" {
+		ep = "udp" + strings.TrimPrefix(ep, "tcp")
+	}
 	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(servant+"@"+g.endpoint(), &sp); err != nil {
+	if err := comm.StringToProxy(servant+"@"+ep, &sp); err != nil {
 		b.Fatal(err)
 	}
 	return &sp
@@ -61,7 +69,7 @@ func withStats(b *testing.B, bench func(b *testing.B, sp *servantproxy.ServantPr
 			name = "stats=off"
 		}
 		b.Run(name, func(b *testing.B) {
-			sp := benchSetup(b, on)
+			sp := benchSetupOn(b, "tcp", on)
 			cpu0 := benchcpu.Used(b)
 			bench(b, sp)
 			// The process's CPU time (callers, net thread, server) per call.
@@ -74,6 +82,10 @@ func withStats(b *testing.B, bench func(b *testing.B, sp *servantproxy.ServantPr
 // (b.RunParallel, GOMAXPROCS×16 callers), including the protobuf marshal and unmarshal, with
 // call counting on and off (see withStats).
 func BenchmarkSyncCall(b *testing.B) { withStats(b, benchSyncCall) }
+
+// BenchmarkSyncCallUDP is BenchmarkSyncCall (counting calls) to a udp endpoint: one datagram
+// per request and per reply.
+func BenchmarkSyncCallUDP(b *testing.B) { benchSyncCall(b, benchSetupOn(b, "udp", true)) }
 
 func benchSyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
@@ -93,8 +105,14 @@ func benchSyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 }
 
 // BenchmarkSyncCallSerial measures the latency of one sync call with a single caller.
-func BenchmarkSyncCallSerial(b *testing.B) {
-	sp := benchSetup(b, true)
+func BenchmarkSyncCallSerial(b *testing.B) { benchSyncCallSerial(b, benchSetup(b)) }
+
+// BenchmarkSyncCallSerialUDP is BenchmarkSyncCallSerial to a udp endpoint.
+func BenchmarkSyncCallSerialUDP(b *testing.B) {
+	benchSyncCallSerial(b, benchSetupOn(b, "udp", true))
+}
+
+func benchSyncCallSerial(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
 	req := &hellopb.HelloRequest{Name: "bench"}
 	rsp := new(hellopb.HelloReply)

@@ -334,8 +334,8 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("Proxy(%q) succeeded, want an error", s)
 		}
 	}
-	if _, err := comm.Proxy("Obj@udp -h 127.0.0.1 -p 1"); err == nil {
-		t.Error("udp endpoint accepted, want a clear refusal")
+	if _, err := comm.Proxy("Obj@udp -h 127.0.0.1 -p 1 -e 1"); err == nil || !strings.Contains(err.Error(), "udp has no connection to authenticate") {
+		t.Errorf("udp endpoint with -e 1: %v, want a clear refusal", err)
 	}
 	if err := comm.StringToProxy("Obj@tcp -h 127.0.0.1 -p 1", 42); err == nil {
 		t.Error("StringToProxy into an int succeeded")

@@ -33,6 +33,9 @@ var (
 	ErrClosed     = call.ErrClosed
 	ErrConnection = call.ErrConnection
 	ErrOverload   = call.ErrOverload
+	// ErrDatagramTooLarge matches a call to a udp endpoint whose request is larger than one
+	// datagram carries (65507 bytes): it was not sent.
+	ErrDatagramTooLarge = adapterproxy.ErrDatagramTooLarge
 	// ErrTLS matches a TLS failure of an ssl endpoint (also ErrConnection).
 	ErrTLS = tlsconn.ErrTLS
 	// ErrAuth matches a refused TARS authentication of a -e 1 endpoint (also ErrConnection).
@@ -268,8 +271,8 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		return nil, fmt.Errorf("communicator: %w", c.noNaming(target.Object))
 	}
 	for _, ep := range target.Endpoints {
-		if ep.Proto == endpoint.UDP {
-			return nil, fmt.Errorf("communicator: %s: endpoint %q: udp is not supported (tcp and ssl are)", target.Object, ep.String())
+		if ep.Proto == endpoint.UDP && ep.AuthType == endpoint.AuthLocal {
+			return nil, fmt.Errorf("communicator: %s: endpoint %q: udp has no connection to authenticate (-e 1 needs tcp or ssl)", target.Object, ep.String())
 		}
 	}
 	direct := len(target.Endpoints) > 0
@@ -294,55 +297,48 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 	if sp, ok := c.proxies[key]; ok {
 		return sp, nil
 	}
-	before := make([]int, len(c.threads))
-	for i, t := range c.threads {
-		before[i] = len(t.ObjectProxies())
-	}
 	s := c.cfg.ForServant(target.Object)
-	sp, err := servantproxy.New(target, servantproxy.Options{
-		Threads:      c.threads,
-		Async:        c.async,
-		SyncTimeout:  s.SyncInvokeTimeout,
-		AsyncTimeout: s.AsyncInvokeTimeout,
-		Balancer:     s.LoadBalance,
-		Retries:      s.Retries,
-		Stats:        c.shared,
-		Interceptor:  icpt,
-		SetName:      set,
-		// Tail latency and failing endpoints (tail.go).
-		MaxInflight:   s.MaxInflight,
-		BackupRequest: s.BackupRequest,
-		BackupRatio:   s.BackupBudget,
-		Idempotent:    s.Idempotent,
-		Tail:          tailOf(s),
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The ObjectProxies just built, one per thread: Proxy is their only builder, under c.mu.
+	opts := objectproxy.Options{Balancer: s.LoadBalance, Retries: s.Retries, Tail: tailOf(s)}
+	var m *naming.Manager
 	objs := make([]*objectproxy.ObjectProxy, len(c.threads))
-	for i, t := range c.threads {
-		objs[i] = t.ObjectProxies()[before[i]]
-	}
-	if !direct && c.naming == nil {
-		why := c.noNaming(target.Object)
-		for _, o := range objs {
-			o.NoEndpointReason(why)
-		}
-	}
-	if !direct && c.naming != nil {
+	switch {
+	case direct: // (a bare object without naming was refused above)
+	default:
 		threads := c.threads
-		m := naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
+		m = naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
 			list := objectproxy.NewList(l.Active, l.Inactive) // sorted once, off the loops
 			for i, t := range threads {
 				o := objs[i]
 				t.Execute(func() { o.Install(list) })
 			}
 		})
-		for _, o := range objs {
-			o.Await(m.Start)
-			o.WaitReason(m.Err)
+		opts.Await, opts.Demand, opts.WaitReason = true, m.Start, m.Err
+	}
+	for i, t := range c.threads {
+		o, err := t.NewObjectProxy(target, opts)
+		if err != nil {
+			return nil, err
 		}
+		objs[i] = o
+	}
+	sp, err := servantproxy.New(target, objs, servantproxy.Options{
+		Threads:      c.threads,
+		Async:        c.async,
+		SyncTimeout:  s.SyncInvokeTimeout,
+		AsyncTimeout: s.AsyncInvokeTimeout,
+		Stats:        c.shared,
+		Interceptor:  icpt,
+		SetName:      set,
+		// Tail latency and overload (tail.go).
+		MaxInflight:   s.MaxInflight,
+		BackupRequest: s.BackupRequest,
+		BackupRatio:   s.BackupBudget,
+		Idempotent:    s.Idempotent,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
 		c.managers = append(c.managers, m)
 	}
 	c.proxies[key] = sp

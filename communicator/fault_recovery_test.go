@@ -198,7 +198,10 @@ func TestRecoveryOneEndpoint(t *testing.T) {
 					return countEnded(r2.snapshot(), 0, time.Hour, isOK) > 0
 				})
 				r2.finish()
-				t.Fatalf("no call succeeded in the %v after the fault ended, but one did later: recovery is slow, check make test-timing", until-passAt)
+				// Calls do succeed again (the outcome make test asserts); how soon is a figure for
+				// make test-timing, which fails on it.
+				timingFigure(t, false, true, "no call succeeded in the %v after the fault ended, but one did later: recovery is slow", until-passAt)
+				return
 			}
 			back := backAt(recs, passAt, until, max(before/2, 1), isOK)
 			t.Logf("%d ok calls per %v before; after the fault the first success %v and half the old rate %v after the proxy passed again", before, recWindow, first-passAt, back-passAt)

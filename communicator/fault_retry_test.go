@@ -110,23 +110,35 @@ func TestRetriesTryEachEndpointOnce(t *testing.T) {
 }
 
 // TestRetriesNeverAfterTimeout makes every endpoint answer after the call's deadline with
-// retries = 2: the call ends with ErrTimeout and ran exactly once on the servers.
+// retries = 2: each call ends with ErrTimeout and runs at most once on the servers (a call that
+// timed out before it was written ran nowhere, which a busy machine may do).
 func TestRetriesNeverAfterTimeout(t *testing.T) {
 	eps := []*faultEP{startFaultEP(t, "a"), startFaultEP(t, "b"), startFaultEP(t, "c")}
-	for _, e := range eps {
-		e.g.delay.Store(int64(200 * time.Millisecond))
-	}
 	comm := newComm(t, retryConf(2, nil))
 	sp := proxyToEPs(t, comm, eps...)
 	ctx := testCtx(t)
-	for i := range 3 {
-		if _, err := sayHello(ctx, sp, "x", uint64(i), servantproxy.WithTimeout(50*time.Millisecond)); !errors.Is(err, communicator.ErrTimeout) {
+	for i := range 3 { // connect all three: the timed calls are written at once
+		if _, err := sayHello(ctx, sp, "warm", uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	warm := eps[0].g.calls.Load() + eps[1].g.calls.Load() + eps[2].g.calls.Load()
+	for _, e := range eps {
+		e.g.delay.Store(int64(time.Second))
+	}
+	const n = 3
+	for i := range n {
+		if _, err := sayHello(ctx, sp, "x", uint64(i), servantproxy.WithTimeout(100*time.Millisecond)); !errors.Is(err, communicator.ErrTimeout) {
 			t.Fatalf("call %d: err = %v, want ErrTimeout", i, err)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // any retry would have reached a server by now
-	if got := eps[0].g.calls.Load() + eps[1].g.calls.Load() + eps[2].g.calls.Load(); got != 3 {
-		t.Fatalf("3 timed-out calls ran %d times on the servers, want 3 (never retried)", got)
+	time.Sleep(1200 * time.Millisecond) // any retry would have reached a server by now
+	got := eps[0].g.calls.Load() + eps[1].g.calls.Load() + eps[2].g.calls.Load() - warm
+	if got > n {
+		t.Fatalf("%d timed-out calls ran %d times on the servers, want at most %d (never retried)", n, got, n)
+	}
+	if got == 0 {
+		t.Fatalf("none of the %d timed-out calls reached a server (written within 100ms on warm connections): the test saw no retry decision", n)
 	}
 }
 

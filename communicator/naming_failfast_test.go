@@ -264,9 +264,9 @@ func TestRegistrySlowAnswerSaysNaming(t *testing.T) {
 	}
 }
 
-// TestRegistrySSLEndpoints: the registry lists a TLS server as ssl (istcp 2) beside a udp
-// endpoint: calls go over TLS to the ssl one, none to the udp one. Before the fix the registry
-// source kept only istcp 1 and the call timed out waiting for an endpoint.
+// TestRegistrySSLEndpoints: the registry lists a TLS server as ssl (istcp 2) beside an endpoint
+// of an unknown transport (istcp 3): calls go over TLS to the ssl one, none to the other. Before
+// the fix the registry source kept only istcp 1 and the call timed out waiting for an endpoint.
 func TestRegistrySSLEndpoints(t *testing.T) {
 	p := newTLSPKI(t)
 	g := startTLSGreeter(t, p, "tls", tlsServerOpt{pair: p.server})
@@ -275,10 +275,10 @@ func TestRegistrySSLEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	udp := registry.ToEndpointF(ssl)
-	udp.Istcp = 0
+	unknown := registry.ToEndpointF(ssl)
+	unknown.Istcp = 3
 	reg.mu.Lock()
-	reg.active = []endpointf.EndpointF{udp, registry.ToEndpointF(ssl)}
+	reg.active = []endpointf.EndpointF{unknown, registry.ToEndpointF(ssl)}
 	reg.mu.Unlock()
 	comm := ffComm(t, registryConf(reg, func(c *conf.Config) { c.TLS.CA = p.ca.File }))
 	var gp hellopb.GreeterProxy

@@ -50,7 +50,7 @@ func (c *Communicator) Stats() stats.Snapshot {
 // as JSON with ?format=json. The library starts no HTTP server: mount the handler on yours,
 // e.g. http.Handle("/debug/tarscomm/", comm.DebugHandler()).
 func (c *Communicator) DebugHandler() http.Handler {
-	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.effectiveConfig()})
+	return debugpage.Handler(c.Stats, debugpage.Options{Title: "tarscomm", Config: c.effectiveConfig(), Balancers: balancerSettings()})
 }
 
 // effectiveConfig is the configuration with each servant's table as it applies

@@ -14,6 +14,7 @@ import (
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
 	"github.com/tarscomm/tarscomm/naming"
+	"github.com/tarscomm/tarscomm/objectproxy"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -147,8 +148,16 @@ func TestDebugHandlerServesStats(t *testing.T) {
 	if !strings.Contains(js, `"SayHello"`) || !strings.Contains(js, g.addr) {
 		t.Fatalf("JSON snapshot does not show the call and its endpoint %s: %s", g.addr, js)
 	}
-	if page := get("/"); !strings.Contains(page, "SayHello") || !strings.Contains(page, g.addr) {
+	page := get("/")
+	if !strings.Contains(page, "SayHello") || !strings.Contains(page, g.addr) {
 		t.Fatalf("HTML page does not show the call and its endpoint %s", g.addr)
+	}
+	_, list, _ := strings.Cut(page, `id="balancers"`)
+	names, _ := objectproxy.Balancers()
+	for _, n := range names {
+		if !strings.Contains(list, "<td class=\"l\">"+n+"</td>") {
+			t.Errorf("the page's balancer list does not show %q", n)
+		}
 	}
 	http.DefaultClient.CloseIdleConnections()
 }

@@ -74,7 +74,8 @@ type Config struct {
 	LogLevel string `toml:"log-level"`
 
 	// LoadBalance is the default balancer choosing among a servant's endpoints: roundrobin,
-	// weighted, random, hash, consistenthash, least-inflight or p2c (package endpoint's Names).
+	// weighted, random, hash, consistenthash, least-inflight or p2c (objectproxy's registry,
+	// objectproxy.Balancers).
 	// Default "roundrobin".
 	LoadBalance string `toml:"load-balance"`
 

@@ -1,5 +1,5 @@
 package conf
 
 // BalancerNames exposes conf's copy of the balancer names to the external test that compares it
-// with endpoint.Names.
+// with objectproxy.Balancers.
 var BalancerNames = balancerNames

@@ -23,10 +23,6 @@ const (
 	maxCount           = 1000000 // health counts
 )
 
-// balancerNames are the accepted values of load-balance: package endpoint's Names, which conf may
-// not import (it is a leaf). A test in conf_test keeps the two lists equal.
-var balancerNames = []string{"roundrobin", "weighted", "random", "hash", "consistenthash", "least-inflight", "p2c"}
-
 // logLevels are the accepted values of log-level.
 var logLevels = []string{"debug", "info", "warn", "error"}
 

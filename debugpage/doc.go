@@ -1,7 +1,7 @@
 // Package debugpage renders a stats.Snapshot for people: an http.Handler serving one HTML page
 // (net threads, endpoints with their connection and health, per-function calls, errors by class
-// and code, latency quantiles and a histogram chart per function, and the effective
-// configuration), drawn on the server with html/template and inline SVG, needing nothing from
+// and code, latency quantiles and a histogram chart per function, the effective configuration,
+// and the balancers load-balance accepts), drawn on the server with html/template and inline SVG, needing nothing from
 // the internet and no script; and the same data as JSON at "?format=json" (or a path ending in
 // ".json").
 //

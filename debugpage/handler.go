@@ -18,6 +18,9 @@ type Options struct {
 	// Config, if set, is shown under "Configuration" (e.g. Communicator.Config()): a struct key by
 	// key as its file names them (toml tags), anything else as JSON.
 	Config any
+	// Balancers, if set, lists the values load-balance accepts, each with what it does (Key:
+	// the name, Value: the description), under "Balancers".
+	Balancers []Setting
 }
 
 //go:embed page.html

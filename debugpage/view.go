@@ -21,6 +21,8 @@ type View struct {
 	Config any `json:"config,omitempty"`
 	// Settings is Config line by line (nil when it is not a struct).
 	Settings []Setting `json:"-"`
+	// Balancers are the registered balancers: name and description.
+	Balancers []Setting `json:"balancers,omitempty"`
 }
 
 // Totals add up every call.
@@ -75,7 +77,7 @@ type Bucket struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func newView(s stats.Snapshot, o Options) View {
-	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Endpoints: s.Endpoints, Config: o.Config, Settings: settings(o.Config)}
+	v := View{Title: o.Title, Taken: s.Taken, Threads: s.Threads, Endpoints: s.Endpoints, Config: o.Config, Settings: settings(o.Config), Balancers: o.Balancers}
 	if v.Settings != nil {
 		v.Config = v.Settings
 	}

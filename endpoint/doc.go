@@ -1,6 +1,9 @@
-// Package endpoint holds the addresses of TARS servants and the choice among them: endpoint
-// values, the parser for TARS proxy strings ("Obj@tcp -h H -p P -t T:..."), and the balancing
-// algorithms an ObjectProxy's EndpointManager uses for the second layer of TARS load balancing.
+// Package endpoint holds the addresses of TARS servants: endpoint values, the parser for TARS
+// proxy strings ("Obj@tcp -h H -p P -t T:..."), and the TarsCpp parity helpers the balancers of
+// package objectproxy build on: TarsCpp's endpoint order (SortTars, TarsKey), its static-weight
+// list (StaticWeightList) and its ketama ring (Ketama), each checked against TarsCpp's vectors.
+// The balancers themselves (the pickers, their registry of names) are objectproxy's: they run
+// on the net thread, beside the connections whose health they read.
 //
 // It is a leaf: it imports only the standard library, so objectproxy, server, communicator and
 // tools can all use it.
@@ -8,8 +11,8 @@
 // # Who calls what
 //
 // Parse, ParseEndpoint and the Endpoint and Target values are safe for concurrent use; the values
-// are plain data. A Balancer is not: NewBalancer returns a fresh one for each ObjectProxy, and
-// that ObjectProxy's net thread alone calls its Pick, without locks and without allocation.
+// are plain data. StaticWeightList and NewKetama build new values; a Ketama is immutable and safe
+// for concurrent use.
 //
 // # Grammar
 //
@@ -26,7 +29,5 @@
 //
 //	t, err := endpoint.Parse("Hello.Server.GreeterObj@tcp -h 127.0.0.1 -p 18015")
 //	if err != nil { ... }                 // *endpoint.SyntaxError naming the bad part
-//	b, err := endpoint.NewBalancer(cfg.LoadBalance)
-//	nodes := []endpoint.Node{{Endpoint: t.Endpoints[0], Active: true}}
-//	i := b.Pick(nodes, 0)                 // on the net thread
+//	endpoint.SortTars(t.Endpoints)        // the order TarsCpp's mod hash indexes into
 package endpoint

@@ -11,6 +11,7 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/netthread"
+	"github.com/tarscomm/tarscomm/objectproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
 
@@ -45,7 +46,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	o, err := t.NewObjectProxy(target, "roundrobin", 0)
+	o, err := t.NewObjectProxy(target, objectproxy.Options{Balancer: "roundrobin"})
 	if err != nil {
 		panic(err)
 	}

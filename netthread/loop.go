@@ -95,8 +95,12 @@ func (l *loopSide) Dial(a *adapterproxy.AdapterProxy, gen uint32) {
 		} else {
 			start := time.Now()
 			d := net.Dialer{Timeout: a.ConnectTimeout()}
-			nc, err = d.DialContext(t.ctx, "tcp", a.Addr())
-			if err == nil && a.Endpoint().AuthType == endpoint.AuthLocal {
+			network := "tcp"
+			if a.Endpoint().Proto == endpoint.UDP {
+				network = "udp" // a connected socket: gnet reads it one datagram at a time
+			}
+			nc, err = d.DialContext(t.ctx, network, a.Addr())
+			if err == nil && a.Endpoint().AuthType == endpoint.AuthLocal && network == "tcp" { // no connection to authenticate on udp
 				if err = t.authenticate(nc, a, start.Add(a.ConnectTimeout())); err != nil {
 					_ = nc.Close()
 				}

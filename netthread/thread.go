@@ -183,11 +183,12 @@ func (t *Thread) enrollAnchor() error {
 // anchorCtx marks the anchor connection in gnet callbacks.
 type anchorCtx struct{}
 
-// NewObjectProxy builds the ObjectProxy of target's servant on this thread, using the named
-// balancer and allowing retries other endpoints for calls that could not be written. Safe for concurrent use; the ObjectProxy belongs to the loop afterwards and is
-// reached only through calls submitted with Dest set to it.
-func (t *Thread) NewObjectProxy(target endpoint.Target, balancer string, retries int) (*objectproxy.ObjectProxy, error) {
-	o, err := objectproxy.New(target, balancer, retries, t.onLoop(), t.apOptions)
+// NewObjectProxy builds the ObjectProxy of target's servant on this thread with opts, its
+// AdapterProxies taking the thread's connection options. Safe for concurrent use; the
+// ObjectProxy belongs to the loop afterwards and is reached only through calls submitted with
+// Dest set to it.
+func (t *Thread) NewObjectProxy(target endpoint.Target, opts objectproxy.Options) (*objectproxy.ObjectProxy, error) {
+	o, err := objectproxy.New(target, t.onLoop(), t.apOptions, opts)
 	if err != nil {
 		return nil, err
 	}

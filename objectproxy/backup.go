@@ -42,8 +42,8 @@ func (h *Hedge) Route(c *call.Call) {
 func (h *Hedge) Retry(c *call.Call, err error) { h.o.Retry(c, err) }
 
 // pickOther picks the endpoint of a backup request: a healthy active endpoint other than avoid
-// (the first request's), the one of the lowest cost under the load-aware modes and the next in
-// turn otherwise; -1 when there is no other endpoint. avoid may be -1 (the first call's endpoint
+// (the first request's), the one the balancer's picker chooses for backups (the lowest cost, for
+// the load-aware ones) and the next in turn otherwise; -1 when there is no other endpoint. avoid may be -1 (the first call's endpoint
 // is unknown): any endpoint will do then.
 func (o *ObjectProxy) pickOther(c *call.Call, avoid int32) int {
 	n := len(o.adapters)
@@ -56,29 +56,16 @@ func (o *ObjectProxy) pickOther(c *call.Call, avoid int32) int {
 	if n == 0 || (n == 1 && avoid == 0) {
 		return -1
 	}
-	if o.mode != modeP2C && o.mode != modeLeastInflight {
-		i := o.pickUntried(c)
-		if i == int(avoid) {
-			return -1
+	if b := o.pickers.backup; b != nil {
+		o.view.now = o.loop.Now()
+		if i := b.pickOther(&o.view, avoid); i >= 0 {
+			return i
 		}
-		return i
-	}
-	now := o.loop.Now()
-	s := &o.sel
-	if s.stale {
-		s.refresh(o, now)
-	}
-	best, bestCost := int32(-1), 0.0
-	for _, i := range s.up {
-		if i == avoid || !o.ok(i, now) {
-			continue
-		}
-		if cost := o.cost(i, now); best < 0 || cost < bestCost {
-			best, bestCost = i, cost
-		}
-	}
-	if best < 0 {
 		return o.pickUntried(c)
 	}
-	return int(best)
+	i := o.pickUntried(c)
+	if i == int(avoid) {
+		return -1
+	}
+	return i
 }

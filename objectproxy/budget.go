@@ -19,22 +19,15 @@ type Tail struct {
 	RetryMin float64
 }
 
-// SetTail applies t. It must be called before any call is routed here, by whoever built the
-// ObjectProxy.
-func (o *ObjectProxy) SetTail(t Tail) {
-	o.opts.Breaker = t.Breaker
-	for _, a := range o.adapters {
-		if a != nil {
-			a.SetBreaker(t.Breaker)
-		}
+// newRetryBudget returns t's retry budget (off when t.RetryRatio is 0).
+func newRetryBudget(t Tail) retryBudget {
+	if t.RetryRatio <= 0 {
+		return retryBudget{}
 	}
-	o.budget = retryBudget{}
-	if t.RetryRatio > 0 {
-		o.budget = retryBudget{
-			on: true, ratio: t.RetryRatio, perSec: t.RetryMin,
-			max:    max(t.RetryMin, 1) + 100*t.RetryRatio,
-			tokens: max(t.RetryMin, 1),
-		}
+	return retryBudget{
+		on: true, ratio: t.RetryRatio, perSec: t.RetryMin,
+		max:    max(t.RetryMin, 1) + 100*t.RetryRatio,
+		tokens: max(t.RetryMin, 1),
 	}
 }
 

@@ -1,28 +1,59 @@
 // Package objectproxy owns one servant on one net thread: its AdapterProxies (one per endpoint)
 // and the second layer of load balancing, which picks the AdapterProxy for each call. TarsCpp
-// calls the picking part the EndpointManager; here it is the ObjectProxy's selection plus the
-// endpoint list it selects from.
+// calls the picking part the EndpointManager; here it is the ObjectProxy's pickers and the
+// endpoint list they pick from.
 //
-// An ObjectProxy is built off the loop by its net thread and used only on that loop goroutine
-// afterwards: Route is the net thread's entry point for a call, and needs no lock.
+// An ObjectProxy is built off the loop (New, with Options; the Communicator builds one per net
+// thread through Thread.NewObjectProxy and hands them to servantproxy.New) and used only on that
+// loop goroutine afterwards: Route is the net thread's entry point for a call, and needs no
+// lock.
 //
-// The endpoint list changes while calls run: Update, run on the loop, replaces it. Selection
-// structures (the round-robin list, TarsCpp's static-weight list, the mod-hash order, the
-// ketama ring) are built once per change, so a pick costs the same for ten endpoints as for ten
-// thousand. An endpoint that leaves gets no new call from then on; the calls it holds complete
-// (reply or deadline), and its connection is closed after them. An endpoint that joins connects
-// on its first call. An unchanged list changes nothing.
+// The endpoint list changes while calls run: Install (or Update), run on the loop, replaces it.
+// An endpoint that leaves gets no new call from then on; the calls it holds complete (reply or
+// deadline), and its connection is closed after them. An endpoint that joins connects on its
+// first call. An unchanged list changes nothing.
 //
-// Selection agrees with TarsCpp on the same list: endpoints are ordered by TarsCpp's key
-// ("istcp:host:port"); calls with a hash code go to list[code % n] over every listed endpoint,
-// active or not in the registry, with TarsCpp's fallback over the active ones, or to the ketama
-// ring with consistent hashing; calls without one go round robin over the active endpoints, or
-// along TarsCpp's static-weight list when every endpoint says -v 1 (or the servant's balancer is
-// "weighted"). Health (the AdapterProxy's rules) is checked for the endpoint picked, and the set
-// of healthy endpoints is refreshed on the thread's chores, not per pick.
+// # Balancers
+//
+// A balancer is a Picker (picker.go): Build when the list changes, Pick per call on the loop,
+// reading the list, the endpoints' health and load through a View, without allocating. Each
+// algorithm is one file, and the registry in picker.go names them; conf's validation of
+// load-balance (generated from it), the debug page and the docs read that registry
+// (Balancers). Adding a balancer is a new file with its Picker and one registry line.
+//
+//   - roundrobin (roundrobin.go, the default): the healthy endpoints in turn, TarsCpp's
+//     getNextValidProxy.
+//   - weighted (staticweight.go): TarsCpp's static-weight list by -w. It is also the pick of
+//     every call without a hash code when every endpoint says -v 1, whatever the balancer, as in
+//     TarsCpp.
+//   - random (random.go): uniform among the healthy endpoints.
+//   - hash (modhash.go): TarsCpp's mod hash, list[code % n] over every listed endpoint, active
+//     or not in the registry, so that indices survive an endpoint going inactive; when every
+//     endpoint says -v 1, TarsCpp's getHashProxyForWeight: the code indexes the weighted list
+//     (router[code % len], five equal weights giving 50 entries).
+//   - consistenthash (ketama.go): TarsCpp's ketama ring over the active hosts, weighted by -w
+//     under -v 1.
+//   - least-inflight (leastinflight.go): the healthy endpoint with the fewest calls in flight.
+//   - p2c (p2c.go): of two healthy endpoints drawn at random, the one of the lower peak-EWMA
+//     latency x load cost.
+//
+// A call with a hash code (WithHash) goes to the servant's hash picker: consistenthash's ring if
+// that is its balancer, the mod hash otherwise; a hash balancer spreads calls without a hash code
+// round robin. Endpoints are ordered by TarsCpp's key ("istcp:host:port") for both.
+//
+// Health (the AdapterProxy's rules, a reconnect backoff) is checked for the endpoint picked, and
+// the set of healthy endpoints (View.Up) is refreshed on the thread's chores, not per pick. A
+// hashed call whose endpoint is inactive or unhealthy is re-hashed over the healthy active ones
+// (TarsCpp's fallback code): with one endpoint stopped, its codes move to the others as soon as
+// this side sees it fail, and come back when it recovers. A real TarsCpp client keeps sending
+// them to the stopped endpoint until each call fails its connect timeout; tarscomm deliberately
+// does not. With no healthy endpoint, calls still go to one, in turn: that is how a blocked
+// endpoint gets its retry.
+//
+// # Before the first list
 //
 // A servant whose list is not known yet (a registry query under way) parks its calls until the
-// first list arrives, each within its own deadline; Await turns that on, and WaitReason says why
-// a parked call whose deadline passed is still waiting (the naming source's failure), so that
-// its ErrTimeout carries the cause.
+// first list arrives, each within its own deadline; Options.Await turns that on, and
+// Options.WaitReason says why a parked call whose deadline passed is still waiting (the naming
+// source's failure), so that its ErrTimeout carries the cause.
 package objectproxy

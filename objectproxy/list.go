@@ -22,14 +22,6 @@ type addrKey struct {
 
 func keyOf(e endpoint.Endpoint) addrKey { return addrKey{e.Proto, e.Host, e.Port} }
 
-// weightOf is an endpoint's static weight: -w, or 100 (TarsCpp's default) when absent.
-func weightOf(e endpoint.Endpoint) int {
-	if e.Weight < 0 {
-		return 100
-	}
-	return e.Weight
-}
-
 // buildList merges active and inactive (an endpoint in both counts as active; repeats count
 // once), drops endpoints of weight 0 under static weighting as TarsCpp does, and sorts the
 // result in TarsCpp order.
@@ -132,7 +124,8 @@ func (o *ObjectProxy) install(next endpoints) {
 		}
 	}
 	o.list, o.adapters = next, adapters
-	o.sel.build(o)
+	o.view.build()
+	o.pickers.build(&o.view)
 }
 
 // tickRetiring runs the chores of endpoints that left the list and forgets those done.

@@ -7,6 +7,7 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/netthread"
+	"github.com/tarscomm/tarscomm/objectproxy"
 )
 
 // loadThread is a net thread for the pick tests; t.Cleanup closes it.
@@ -36,12 +37,10 @@ func runOn(th *netthread.Thread, fn func()) {
 	<-done
 }
 
-// TestLoadModesOnLiveLists is the objectproxy side of the balancer table (endpoint's
-// TestLoadBalancers holds the load-aware choices themselves): least-inflight and p2c read their
-// load from the live AdapterProxies, which endpoint.Balancer's Node list cannot give, so their
-// picks are checked here on lists that change: every pick lands on a listed, healthy endpoint,
-// idle endpoints share the calls, a pick allocates nothing, and a backup never goes where the
-// first call went.
+// TestLoadModesOnLiveLists adds to the shared table (TestPickers) what only the load-aware
+// pickers do: least-inflight and p2c read their load from the live AdapterProxies; on lists that
+// change, every pick lands on a listed endpoint, idle endpoints share the calls, a pick allocates
+// nothing, and a backup never goes where the first call went.
 func TestLoadModesOnLiveLists(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -57,7 +56,7 @@ func TestLoadModesOnLiveLists(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(lb+"/"+tt.name, func(t *testing.T) {
 				th := loadThread(t)
-				o, err := th.NewObjectProxy(endpoint.Target{Object: "Test.Server.Obj", Endpoints: tt.lists[0]}, lb, 0)
+				o, err := th.NewObjectProxy(endpoint.Target{Object: "Test.Server.Obj", Endpoints: tt.lists[0]}, objectproxy.Options{Balancer: lb})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -115,22 +114,7 @@ func BenchmarkPickLoad(b *testing.B) {
 	for _, lb := range []string{"p2c", "least-inflight"} {
 		for _, n := range []int{3, 100, 10000} {
 			b.Run(fmt.Sprintf("%s/n=%d", lb, n), func(b *testing.B) {
-				th := loadThread(b)
-				o, err := th.NewObjectProxy(endpoint.Target{Object: "Bench.Server.Obj", Endpoints: tailEndpoints(0, n)}, lb, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				c := call.Get()
-				runOn(th, func() { o.PickNow(c) })
-				b.ReportAllocs()
-				b.ResetTimer()
-				runOn(th, func() {
-					for range b.N {
-						if o.PickNow(c) < 0 {
-							b.Fatal("no pick")
-						}
-					}
-				})
+				benchPick(b, lb, tailEndpoints(0, n), false)
 			})
 		}
 	}

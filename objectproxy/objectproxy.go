@@ -2,112 +2,85 @@ package objectproxy
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
 )
 
-// Selection modes, from the servant's balancer name.
-const (
-	modeRoundRobin = iota
-	modeWeighted
-	modeRandom
-	modeHash
-	modeConsistentHash
-	modeLeastInflight // load.go
-	modeP2C           // load.go
-)
+// Options are what an ObjectProxy is built with; the Communicator fills them from the servant's
+// config and naming.
+type Options struct {
+	// Balancer names the picker of the registry (Balancers) for the servant's calls; "" is
+	// roundrobin. A hash balancer ("hash", "consistenthash") picks the calls that carry a hash
+	// code and leaves the others to round robin; any other leaves hashed calls to the mod hash.
+	Balancer string
+	// Retries is how many other endpoints a call may try after failing before any of it was
+	// written (a refused connection, a failed write); 0 turns retries off, as in TARS.
+	Retries int
+	// Tail is the endpoints' circuit breaker and the retry budget; zero: neither.
+	Tail Tail
+	// Await makes the ObjectProxy wait for its first list: calls routed before the first Install
+	// are parked, each until that Install or its deadline, and the first of them runs Demand (on
+	// the loop; it must not block; nil: nothing), which is how a lazy naming source learns it is
+	// needed.
+	Await  bool
+	Demand func()
+	// WaitReason gives a parked call's expiry its cause: when a call's deadline passes before the
+	// first list, it fails with an error matching call.ErrTimeout and wrapping WaitReason()
+	// (when not nil), e.g. the naming source's last failure. It runs on the loop and must not
+	// block. nil: plain call.ErrTimeout.
+	WaitReason func() error
+	// NoEndpoint is what a call that finds no endpoint fails with: an error wrapping
+	// call.ErrNoEndpoint that says why the list is empty. nil: call.ErrNoEndpoint itself.
+	NoEndpoint error
+}
 
 // ObjectProxy routes the calls of one servant on one net thread.
 type ObjectProxy struct {
 	// Immutable after New.
-	name    string
-	loop    adapterproxy.Loop
-	opts    adapterproxy.Options
-	retries int
-	mode    int
-
-	// Set by Await and WaitReason before the first call; read on the loop.
-	awaiting bool
-	demand   func()
-	why      func() error // why the first list is missing (WaitReason); nil: unknown
-
-	// Set by NoEndpointReason before the first call: what a call without endpoint fails with.
-	noEndpoint error
+	name       string
+	loop       adapterproxy.Loop
+	opts       adapterproxy.Options // with the Tail's breaker
+	retries    int
+	why        func() error // why the first list is missing; nil: unknown
+	noEndpoint error        // what a call without endpoint fails with; nil: call.ErrNoEndpoint
 
 	// Owned by the loop goroutine.
+	awaiting bool                         // no list installed yet: park calls
+	demand   func()                       // run by the first parked call
 	list     endpoints                    // the current list, TarsCpp order
 	adapters []*adapterproxy.AdapterProxy // adapters[i] serves list.eps[i]
-	sel      selection
+	view     View                         // what the pickers pick from (select.go)
+	pickers  pickers                      // the servant's balancer (picker.go)
 	retiring []*adapterproxy.AdapterProxy // left the list, finishing their calls
 	parked   map[*call.Call]struct{}      // calls waiting for the first list
-	rng      *rand.Rand
-	scratch  []int32
-	budget   retryBudget // budget.go
+	budget   retryBudget                  // budget.go
 }
 
 // New returns the ObjectProxy of target's servant on loop, with one AdapterProxy per endpoint of
-// target. balancer names the load-balancing algorithm for calls without a hash code ("" is
-// round-robin); hashed calls use the ketama ring when balancer is "consistenthash", and TarsCpp's
-// mod hash otherwise. Safe to call off the loop; the ObjectProxy belongs to the loop afterwards.
-//
-// retries is how many other endpoints a call may try after failing before any of it was
-// written (a refused connection, a failed write); 0 turns retries off, as in TARS.
-func New(target endpoint.Target, balancer string, retries int, loop adapterproxy.Loop, opts adapterproxy.Options) (*ObjectProxy, error) {
-	mode := modeRoundRobin
-	switch balancer {
-	case "", "roundrobin":
-	case "weighted":
-		mode = modeWeighted
-	case "random":
-		mode = modeRandom
-	case "hash":
-		mode = modeHash
-	case "consistenthash":
-		mode = modeConsistentHash
-	case "least-inflight":
-		mode = modeLeastInflight
-	case "p2c":
-		mode = modeP2C
-	default:
-		_, err := endpoint.NewBalancer(balancer) // its error names the accepted ones
-		if err == nil {
-			err = fmt.Errorf("balancer %q not supported by objectproxy", balancer)
-		}
+// target, each built with ap (and the breaker of o.Tail). Safe to call off the loop; the
+// ObjectProxy belongs to the loop afterwards. An unknown o.Balancer is an error naming the
+// registered ones.
+func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options, o Options) (*ObjectProxy, error) {
+	p, err := newPickers(o.Balancer)
+	if err != nil {
 		return nil, fmt.Errorf("objectproxy %s: %w", target.Object, err)
 	}
-	o := &ObjectProxy{
-		name: target.Object, loop: loop, opts: opts, retries: retries, mode: mode,
-		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	ap.Breaker = o.Tail.Breaker
+	op := &ObjectProxy{
+		name: target.Object, loop: loop, opts: ap, retries: o.Retries,
+		why: o.WaitReason, noEndpoint: o.NoEndpoint,
+		awaiting: o.Await, demand: o.Demand,
+		pickers: p, budget: newRetryBudget(o.Tail),
 	}
-	o.update(target.Endpoints, nil)
-	return o, nil
+	op.view.o = op
+	op.update(target.Endpoints, nil)
+	return op, nil
 }
 
 // Name returns the servant name. Safe for concurrent use.
 func (o *ObjectProxy) Name() string { return o.name }
-
-// Await makes the ObjectProxy wait for its first list: calls routed before the first Update are
-// parked, each until that Update or its deadline, and the first of them runs demand (on the
-// loop; it must not block), which is how a lazy naming source learns it is needed. It must be
-// called before any call is routed here and before the first Update, by whoever built the
-// ObjectProxy.
-func (o *ObjectProxy) Await(demand func()) {
-	o.awaiting, o.demand = true, demand
-}
-
-// WaitReason gives a parked call's expiry its cause: when a call's deadline passes before the
-// first list, it fails with an error matching call.ErrTimeout and wrapping why() (when not nil),
-// e.g. the naming source's last failure. why runs on the loop and must not block. Like Await, it
-// must be called before any call is routed here.
-func (o *ObjectProxy) WaitReason(why func() error) { o.why = why }
-
-// NoEndpointReason makes a call that finds no endpoint fail with err, which should wrap
-// call.ErrNoEndpoint and say why the list is empty, in place of call.ErrNoEndpoint itself. It
-// must be called before any call is routed here.
-func (o *ObjectProxy) NoEndpointReason(err error) { o.noEndpoint = err }
 
 // Adapters returns the AdapterProxies of the current list, in TarsCpp order (see the package
 // documentation). Must be called on the loop goroutine.
@@ -126,7 +99,7 @@ func (o *ObjectProxy) Adapters() []*adapterproxy.AdapterProxy {
 func (o *ObjectProxy) at(i int32) *adapterproxy.AdapterProxy {
 	a := o.adapters[i]
 	if a == nil {
-		a = adapterproxy.New(o.list.eps[i], o.name, o.loop, o.opts) // o.opts carries SetTail's breaker
+		a = adapterproxy.New(o.list.eps[i], o.name, o.loop, o.opts)
 		o.adapters[i] = a
 	}
 	return a
@@ -208,7 +181,7 @@ func (o *ObjectProxy) park(c *call.Call) {
 }
 
 // Expire implements call.Owner for parked calls: c's deadline passed before the first list. It
-// fails with call.ErrTimeout, wrapping the reason WaitReason gives.
+// fails with call.ErrTimeout, wrapping the reason Options.WaitReason gives.
 func (o *ObjectProxy) Expire(c *call.Call) {
 	delete(o.parked, c)
 	c.Owner = nil
@@ -223,7 +196,7 @@ func (o *ObjectProxy) Expire(c *call.Call) {
 
 // Retry implements call.Router: c failed with err before any byte of it was written. It goes to
 // an endpoint it has not tried yet if retries remain, its deadline has not passed and the retry
-// budget (SetTail) has a token; otherwise it fails with err. Must be called on the loop goroutine.
+// budget (Options.Tail) has a token; otherwise it fails with err. Must be called on the loop goroutine.
 func (o *ObjectProxy) Retry(c *call.Call, err error) {
 	if int(c.Tries) > o.retries || len(o.adapters) < 2 || (c.Deadline != 0 && c.Deadline <= o.loop.Now()) || !o.budget.withdraw(o.loop.Now()) {
 		c.Complete(err)
@@ -255,7 +228,7 @@ func (o *ObjectProxy) Tick(now int64) {
 			a.Tick(now)
 		}
 	}
-	o.sel.checkHealth(o, now)
+	o.view.checkHealth(now)
 	o.tickRetiring(now)
 	for c := range o.parked {
 		if c.Abandoned() {

@@ -8,11 +8,12 @@ import (
 
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/objectproxy"
 )
 
 // TestReasons: a call that cannot be routed ends with the reason its ObjectProxy was given.
-// A parked call whose deadline passes fails with ErrTimeout wrapping WaitReason's error (or
-// ErrTimeout alone without one); a call finding no endpoint fails with NoEndpointReason's error
+// A parked call whose deadline passes fails with ErrTimeout wrapping Options.WaitReason's error (or
+// ErrTimeout alone without one); a call finding no endpoint fails with Options.NoEndpoint
 // (or ErrNoEndpoint alone).
 func TestReasons(t *testing.T) {
 	why := errors.New("registry query failed: connection refused")
@@ -21,7 +22,7 @@ func TestReasons(t *testing.T) {
 		name     string
 		await    bool         // park calls until the first list
 		reason   func() error // WaitReason; nil: not set
-		noEP     error        // NoEndpointReason; nil: not set
+		noEP     error        // Options.NoEndpoint; nil: not set
 		wantIs   []error
 		wantSame error // when set, the error must be exactly this
 	}{
@@ -34,18 +35,11 @@ func TestReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			th := loadThread(t)
-			o, err := th.NewObjectProxy(endpoint.Target{Object: "Test.Server.Obj"}, "", 0)
+			o, err := th.NewObjectProxy(endpoint.Target{Object: "Test.Server.Obj"}, objectproxy.Options{
+				Await: tt.await, Demand: func() {}, WaitReason: tt.reason, NoEndpoint: tt.noEP,
+			})
 			if err != nil {
 				t.Fatal(err)
-			}
-			if tt.await {
-				o.Await(func() {})
-			}
-			if tt.reason != nil {
-				o.WaitReason(tt.reason)
-			}
-			if tt.noEP != nil {
-				o.NoEndpointReason(tt.noEP)
 			}
 			c := call.Get()
 			c.Dest, c.Servant, c.Func = o, "Test.Server.Obj", "f"

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tarscomm/tarscomm/endpoint"
-	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
 )
@@ -42,24 +41,7 @@ func BenchmarkPick(b *testing.B) {
 	for _, lb := range []string{"roundrobin", "hash", "consistenthash"} {
 		for _, n := range []int{10, 1000, 10000} {
 			b.Run(fmt.Sprintf("%s/n=%d", lb, n), func(b *testing.B) {
-				th := newThread(b)
-				o, err := th.NewObjectProxy(endpoint.Target{Object: "Bench.Server.Obj", Endpoints: endpointsFrom(0, n)}, lb, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				c := call.Get()
-				c.Hashed = lb != "roundrobin"
-				onLoop(th, func() { o.Pick(c) }) // builds the ring once
-				b.ReportAllocs()
-				b.ResetTimer()
-				onLoop(th, func() {
-					for i := range b.N {
-						c.Hash = uint64(i) * 0x9e3779b97f4a7c15
-						if o.Pick(c) < 0 {
-							b.Fatal("no pick")
-						}
-					}
-				})
+				benchPick(b, lb, endpointsFrom(0, n), lb != "roundrobin")
 			})
 		}
 	}
@@ -79,7 +61,7 @@ func BenchmarkScale10k(b *testing.B) {
 	base := endpointsFrom(0, n)
 	objs := make([]*objectproxy.ObjectProxy, threads)
 	for i, th := range ths {
-		o, err := th.NewObjectProxy(endpoint.Target{Object: "Bench.Server.Obj", Endpoints: base}, "roundrobin", 0)
+		o, err := th.NewObjectProxy(endpoint.Target{Object: "Bench.Server.Obj", Endpoints: base}, objectproxy.Options{Balancer: "roundrobin"})
 		if err != nil {
 			b.Fatal(err)
 		}

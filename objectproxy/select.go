@@ -8,72 +8,131 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 )
 
-// selection holds what picking needs, built when the list changes; only the healthy subset is
-// refreshed between changes (on chores, or when a pick meets an endpoint that went unhealthy).
-type selection struct {
+// View is what a Picker picks from: a servant's endpoint list on one net thread, in TarsCpp
+// order (index i is endpoint i of the list), with the endpoints' health as the ObjectProxy
+// sees it. It is built when the list changes; only the healthy subset (Up) is refreshed between
+// changes (on the thread's chores, or when a pick meets an endpoint that went unhealthy). Its
+// methods run on the loop goroutine.
+type View struct {
+	o   *ObjectProxy
+	now int64 // the clock of the pick under way
+
 	active []int32 // indices of the endpoints in the registry's active list, in list order
-	up     []int32 // the active ones that were available at the last refresh
-	upSnap []bool  // upSnap[k]: whether active[k] was available at the last refresh
+	up     []int32 // the active ones that were healthy at the last refresh
+	upSnap []bool  // upSnap[k]: whether active[k] was healthy at the last refresh
 	stale  bool    // up must be refreshed before use
-	rr     uint32  // round-robin position, pre-incremented as in TarsCpp
+	rr     uint32  // the turn: round-robin position, pre-incremented as in TarsCpp
 
-	weights []int32 // TarsCpp's static-weight list (indices into the list), if weighting is on
-	wpos    uint32
-
-	ring      *endpoint.Ketama // consistent-hash ring over the active hosts, built on first use
-	ringNode  []int32          // ring node -> list index
-	ringDirty bool
+	scratch []int32 // the hash pickers' degraded loop
 }
 
-// build prepares the selection for o's new list.
-func (s *selection) build(o *ObjectProxy) {
-	s.active = s.active[:0]
+// Len returns the number of endpoints in the list, active and inactive.
+func (v *View) Len() int { return len(v.o.adapters) }
+
+// Endpoint returns endpoint i of the list.
+func (v *View) Endpoint(i int32) endpoint.Endpoint { return v.o.list.eps[i] }
+
+// Listed reports whether endpoint i is in the registry's active list (not only registered).
+func (v *View) Listed(i int32) bool { return v.o.list.inReg[i] }
+
+// Static reports whether every endpoint says -v 1: TarsCpp's static weighting.
+func (v *View) Static() bool { return v.o.list.static }
+
+// Active returns the indices of the registry's active endpoints, in list order. Read only.
+func (v *View) Active() []int32 { return v.active }
+
+// Up returns the active endpoints that are healthy, as of the last refresh (refreshing first
+// if a health change was noticed). Read only; an entry may have gone unhealthy since: check
+// the one picked with Ok.
+func (v *View) Up() []int32 {
+	if v.stale {
+		v.refresh()
+	}
+	return v.up
+}
+
+// Ok reports whether endpoint i is healthy now: the health rules have not taken it out (or a
+// probe is due) and no reconnect backoff is running.
+func (v *View) Ok(i int32) bool { return v.o.at(i).Active(v.now) }
+
+// Noticed tells the view that an endpoint of Up was found unhealthy: Up is refreshed on its
+// next use.
+func (v *View) Noticed() { v.stale = true }
+
+// Load returns endpoint i's peak-EWMA reply latency (nanoseconds) and its calls in flight.
+func (v *View) Load(i int32) (latency float64, inflight int) { return v.o.at(i).Load(v.now) }
+
+// Inflight returns endpoint i's calls in flight.
+func (v *View) Inflight(i int32) int { return v.o.at(i).Pending() }
+
+// AnyOne is the pick when no endpoint is healthy: calls still go to one, in turn (that is how a
+// blocked endpoint gets its retry), among the active ones if there are any.
+func (v *View) AnyOne() int {
+	v.rr++
+	if n := uint32(len(v.active)); n > 0 {
+		return int(v.active[v.rr%n])
+	}
+	return int(v.rr % uint32(len(v.o.adapters)))
+}
+
+// chooser is a picker that chooses among the healthy active endpoints only (fromUp runs it).
+type chooser interface {
+	choose(v *View, up []int32) int32
+}
+
+// fromUp is the pick of a chooser: it chooses among Up (len(up) > 0); if the one chosen went
+// unhealthy since the last refresh it refreshes once and chooses again; with no healthy endpoint
+// it is AnyOne.
+func (v *View) fromUp(c chooser) int {
+	for range 2 {
+		up := v.Up()
+		if len(up) == 0 {
+			break
+		}
+		if i := c.choose(v, up); v.Ok(i) {
+			return int(i)
+		}
+		v.stale = true
+	}
+	return v.AnyOne()
+}
+
+// build prepares the view for o's new list.
+func (v *View) build() {
+	o := v.o
+	v.active = v.active[:0]
 	for i, in := range o.list.inReg {
 		if in {
-			s.active = append(s.active, int32(i))
+			v.active = append(v.active, int32(i))
 		}
 	}
-	s.upSnap = slices.Grow(s.upSnap[:0], len(s.active))[:len(s.active)]
-	s.stale = true
-	s.weights, s.wpos = nil, 0
-	if o.list.static || o.mode == modeWeighted {
-		var idx []int32
-		var ws []int
-		for _, i := range s.active {
-			if w := weightOf(o.list.eps[i]); w > 0 {
-				idx = append(idx, i)
-				ws = append(ws, w)
-			}
-		}
-		for _, k := range endpoint.StaticWeightList(ws) {
-			s.weights = append(s.weights, idx[k])
-		}
-	}
-	s.ring, s.ringNode, s.ringDirty = nil, nil, true
+	v.upSnap = slices.Grow(v.upSnap[:0], len(v.active))[:len(v.active)]
+	v.stale = true
 }
 
-// refresh rebuilds up from the endpoints' current availability.
-func (s *selection) refresh(o *ObjectProxy, now int64) {
-	s.up = s.up[:0]
-	for k, i := range s.active {
-		ok := o.at(i).Active(now)
-		s.upSnap[k] = ok
+// refresh rebuilds up from the endpoints' current health.
+func (v *View) refresh() {
+	v.up = v.up[:0]
+	for k, i := range v.active {
+		ok := v.Ok(i)
+		v.upSnap[k] = ok
 		if ok {
-			s.up = append(s.up, i)
+			v.up = append(v.up, i)
 		}
 	}
-	s.stale = false
+	v.stale = false
 }
 
-// checkHealth marks up stale if some endpoint's availability changed since the last refresh.
-// It runs on the thread's chores, not per pick.
-func (s *selection) checkHealth(o *ObjectProxy, now int64) {
-	if s.stale {
+// checkHealth marks up stale if some endpoint's health changed since the last refresh. It runs
+// on the thread's chores, not per pick.
+func (v *View) checkHealth(now int64) {
+	if v.stale {
 		return
 	}
-	for k, i := range s.active {
-		if o.at(i).Active(now) != s.upSnap[k] {
-			s.stale = true
+	v.now = now
+	for k, i := range v.active {
+		if v.Ok(i) != v.upSnap[k] {
+			v.stale = true
 			return
 		}
 	}
@@ -87,189 +146,32 @@ func (o *ObjectProxy) pick(c *call.Call) int {
 	case 1:
 		return 0
 	}
-	now := o.loop.Now()
-	if c.Hashed {
-		if o.mode == modeConsistentHash {
-			return o.pickRing(c.Hash, now)
-		}
-		return o.pickHash(c.Hash, now)
-	}
+	v := &o.view
+	v.now = o.loop.Now()
+	p := &o.pickers
 	switch {
-	case len(o.sel.weights) > 0:
-		return o.pickWeighted(now)
-	case o.mode == modeRandom:
-		return o.pickRandom(now)
-	case o.mode == modeP2C:
-		return o.pickP2C(now)
-	case o.mode == modeLeastInflight:
-		return o.pickLeastInflight(now)
+	case c.Hashed:
+		return p.hash.Pick(v, c.Hash)
+	case o.list.static:
+		return p.static.Pick(v, 0)
+	case p.up != nil:
+		return v.fromUp(p.up) // what p.spread.Pick does, one call fewer
 	}
-	return o.pickRR(now)
-}
-
-func (o *ObjectProxy) ok(i int32, now int64) bool { return o.at(i).Active(now) }
-
-// pickRR is TarsCpp's round robin over the active endpoints, skipping unhealthy ones.
-func (o *ObjectProxy) pickRR(now int64) int {
-	s := &o.sel
-	for range 2 {
-		if s.stale {
-			s.refresh(o, now)
-		}
-		n := uint32(len(s.up))
-		if n == 0 {
-			break
-		}
-		s.rr++
-		if i := s.up[s.rr%n]; o.ok(i, now) {
-			return int(i)
-		}
-		s.stale = true // it went unhealthy since the last refresh: refresh once, pick again
-	}
-	return o.anyOne()
-}
-
-// anyOne is the pick when no endpoint is healthy: calls still go to one, in turn (that is how a
-// blocked endpoint gets its retry), among the active ones if there are any.
-func (o *ObjectProxy) anyOne() int {
-	s := &o.sel
-	s.rr++
-	if n := uint32(len(s.active)); n > 0 {
-		return int(s.active[s.rr%n])
-	}
-	return int(s.rr % uint32(len(o.adapters)))
-}
-
-// pickRandom is uniform among the healthy active endpoints.
-func (o *ObjectProxy) pickRandom(now int64) int {
-	s := &o.sel
-	for range 2 {
-		if s.stale {
-			s.refresh(o, now)
-		}
-		n := len(s.up)
-		if n == 0 {
-			break
-		}
-		if i := s.up[o.rng.IntN(n)]; o.ok(i, now) {
-			return int(i)
-		}
-		s.stale = true
-	}
-	return o.anyOne()
-}
-
-// pickWeighted walks TarsCpp's static-weight list (its first pick is the list's second entry,
-// as in TarsCpp), skipping unhealthy endpoints; after a few misses it falls back to round robin.
-func (o *ObjectProxy) pickWeighted(now int64) int {
-	s := &o.sel
-	n := uint32(len(s.weights))
-	for range 8 {
-		s.wpos++
-		if i := s.weights[s.wpos%n]; o.ok(i, now) {
-			return int(i)
-		}
-	}
-	return o.pickRR(now)
-}
-
-// pickHash is TarsCpp's getHashProxyForNormal: list[code % n] over every listed endpoint
-// (active and inactive, so that indices survive an endpoint going inactive); if that one is not
-// active and healthy, active[code % m] over the active endpoints, dropping unhealthy ones and
-// trying again until one is healthy.
-func (o *ObjectProxy) pickHash(code uint64, now int64) int {
-	n := uint64(len(o.adapters))
-	i := int32(code % n)
-	if o.list.inReg[i] && o.ok(i, now) {
-		return int(i)
-	}
-	act := o.sel.active
-	if len(act) == 0 {
-		return int(i)
-	}
-	j := act[code%uint64(len(act))]
-	if o.ok(j, now) {
-		return int(j)
-	}
-	// Degraded: some active endpoints are unhealthy. TarsCpp's loop, on a scratch copy.
-	left := append(o.scratch[:0], act...)
-	for len(left) > 0 {
-		k := int(code % uint64(len(left)))
-		if o.ok(left[k], now) {
-			o.scratch = left[:0]
-			return int(left[k])
-		}
-		left = slices.Delete(left, k, k+1)
-	}
-	o.scratch = left[:0]
-	return o.anyOne()
-}
-
-// pickRing is TarsCpp's consistent hash: the ketama ring over the active hosts; when the host a
-// code falls on is unhealthy, the next host along the ring that is healthy (which is where
-// TarsCpp's lookup on the ring rebuilt without that host lands).
-func (o *ObjectProxy) pickRing(code uint64, now int64) int {
-	s := &o.sel
-	if s.ringDirty {
-		s.buildRing(o)
-	}
-	p := s.ring.Point(uint32(code))
-	if p < 0 {
-		return o.pickHash(code, now)
-	}
-	m := s.ring.Len()
-	last := int32(-1)
-	for step := range m {
-		i := s.ringNode[s.ring.Owner((p+step)%m)]
-		if i == last {
-			continue
-		}
-		if o.ok(i, now) {
-			return int(i)
-		}
-		last = i
-	}
-	return o.pickHash(code, now)
-}
-
-// buildRing builds the ketama ring: one node per host among the active endpoints (the first
-// in list order), weighted by -w under static weighting.
-func (s *selection) buildRing(o *ObjectProxy) {
-	var hosts []string
-	var weights []int
-	seen := make(map[string]bool, len(s.active))
-	s.ringNode = s.ringNode[:0]
-	for _, i := range s.active {
-		e := o.list.eps[i]
-		if seen[e.Host] {
-			continue
-		}
-		seen[e.Host] = true
-		hosts = append(hosts, e.Host)
-		weights = append(weights, weightOf(e))
-		s.ringNode = append(s.ringNode, i)
-	}
-	if !o.list.static {
-		weights = nil
-	}
-	s.ring = endpoint.NewKetama(hosts, weights)
-	s.ringDirty = false
+	return p.spread.Pick(v, 0)
 }
 
 // pickUntried picks a healthy active endpoint c has not tried, then any endpoint it has not
 // tried; -1 if it has tried them all.
 func (o *ObjectProxy) pickUntried(c *call.Call) int {
-	now := o.loop.Now()
-	s := &o.sel
-	if s.stale {
-		s.refresh(o, now)
-	}
+	v := &o.view
+	v.now = o.loop.Now()
 	tried := func(i int32) bool { return i < 64 && c.Tried&(1<<i) != 0 }
-	if n := uint32(len(s.up)); n > 0 {
+	up := v.Up()
+	if n := uint32(len(up)); n > 0 {
 		for k := range n {
-			i := s.up[(s.rr+1+k)%n]
-			if !tried(i) && o.ok(i, now) {
-				s.rr += k + 1
+			i := up[(v.rr+1+k)%n]
+			if !tried(i) && v.Ok(i) {
+				v.rr += k + 1
 				return int(i)
 			}
 		}

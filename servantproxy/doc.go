@@ -10,7 +10,8 @@
 // The caller's goroutine encodes the whole request frame (the protobuf body is marshalled
 // straight into it) and hands a pooled call object to the net thread; a sync caller then sleeps
 // on the call's reusable channel until the loop matches the reply, the deadline passes, or its
-// context ends. No goroutine, timer or channel is created per call.
+// context ends. No goroutine is started per call, and a plain call creates no timer or channel;
+// a call that may send a backup request (backup-request) arms one timer.
 //
 // Deadlines: a call's deadline is the earlier of its context's deadline and the configured
 // invoke timeout (sync-invoke-timeout or async-invoke-timeout, or WithTimeout); the time left is
@@ -28,4 +29,6 @@
 //	err := comm.StringToProxy("Hello.Server.GreeterObj@tcp -h 127.0.0.1 -p 18015", &sp)
 //	rsp := new(hellopb.HelloReply)
 //	err = sp.Invoke(ctx, "SayHello", &hellopb.HelloRequest{Name: "tars"}, rsp)
+//
+// ExampleServantProxy_Invoke runs this against the project's server.
 package servantproxy

@@ -26,8 +26,6 @@ type Options struct {
 	Async        *asyncproc.Pool     // runs async callbacks
 	SyncTimeout  time.Duration       // default deadline of sync and one-way calls
 	AsyncTimeout time.Duration       // default deadline of async calls
-	Balancer     string              // endpoint balancer name ("" = round-robin)
-	Retries      int                 // other endpoints a call that could not be written may try
 	// Stats counts the calls that fail before a net thread takes them (full queue, closed,
 	// refused by the async bounds, deadline already passed); nil: not counted.
 	Stats *stats.Shared
@@ -45,8 +43,6 @@ type Options struct {
 	BackupRequest time.Duration
 	BackupRatio   float64
 	Idempotent    []string
-	// Tail is the circuit breaker and retry budget every ObjectProxy applies.
-	Tail objectproxy.Tail
 }
 
 // ServantProxy calls one TARS servant. It is a small handle: copies share the same proxy. The
@@ -83,13 +79,18 @@ type proxy struct {
 	rr atomic.Uint32 // first-layer round-robin over threads
 }
 
-// New builds the proxy for target, with one ObjectProxy on every net thread.
-func New(target endpoint.Target, o Options) (*ServantProxy, error) {
+// New builds the proxy for target over objs, the servant's ObjectProxies, one per net thread:
+// objs[i] was built on o.Threads[i] (Thread.NewObjectProxy), by the caller, which alone knows
+// how they are balanced and fed with endpoints.
+func New(target endpoint.Target, objs []*objectproxy.ObjectProxy, o Options) (*ServantProxy, error) {
 	if target.Object == "" {
 		return nil, errors.New("servantproxy: empty servant name")
 	}
 	if len(o.Threads) == 0 {
 		return nil, errors.New("servantproxy: no net thread")
+	}
+	if len(objs) != len(o.Threads) {
+		return nil, fmt.Errorf("servantproxy: %d ObjectProxies for %d net threads", len(objs), len(o.Threads))
 	}
 	if o.Async == nil {
 		return nil, errors.New("servantproxy: no async pool")
@@ -98,6 +99,7 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 		name:    target.Object,
 		target:  target,
 		threads: o.Threads,
+		objs:    objs,
 		async:   o.Async,
 		notify:  o.Async.Deliver,
 		syncTO:  defaultTimeout(o.SyncTimeout, 3*time.Second),
@@ -111,16 +113,6 @@ func New(target endpoint.Target, o Options) (*ServantProxy, error) {
 	p.finish = p.finisher()
 	if p.setName != "" {
 		p.setSt = map[string]string{statusSetName: p.setName}
-	}
-	for _, t := range o.Threads {
-		obj, err := t.NewObjectProxy(target, o.Balancer, o.Retries)
-		if err != nil {
-			return nil, err
-		}
-		if o.Tail != (objectproxy.Tail{}) {
-			obj.SetTail(o.Tail)
-		}
-		p.objs = append(p.objs, obj)
 	}
 	p.initPush()
 	return &ServantProxy{p: p}, nil

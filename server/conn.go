@@ -98,6 +98,16 @@ func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
 		return gnet.Shutdown
 	}
 	s := e.s
+	if s.udp && s.opts.workers > 0 {
+		if err := s.openReplySocket(eng); err != nil {
+			e.booted <- err
+			return gnet.Shutdown
+		}
+	}
+	if ua, ok := addr.(*net.TCPAddr); ok && s.udp {
+		addr = &net.UDPAddr{IP: ua.IP, Port: ua.Port, Zone: ua.Zone}
+		s.udp6 = ua.IP.To4() == nil
+	}
 	s.mu.Lock()
 	s.eng, s.addr = eng, addr
 	s.addrStr.Store(new(addr.String()))
@@ -203,6 +213,9 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 // OnTraffic costs what one read returned. A bad length or an undecodable packet closes the
 // connection.
 func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
+	if e.s.udp {
+		return e.s.loopOf(c.EventLoop()).datagram(c)
+	}
 	cs, ok := c.Context().(*conn)
 	if !ok {
 		return gnet.Close
@@ -273,7 +286,7 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	s := l.s
 	if s.jobs != nil {
-		return l.dispatch(cs, frame, owned)
+		return l.dispatch(cs, cs.remote, frame, owned)
 	}
 	if owned {
 		defer bufpool.Put(frame) // after the reply, which may echo the request, is encoded
@@ -331,9 +344,11 @@ func growScratch(scratch []byte, used int) []byte {
 	return make([]byte, 0, used+used/4)
 }
 
-// dispatch decodes frame into a job and queues it for the workers, or answers at once when
-// there is no handler, the server is stopping or the queue is full.
-func (l *loop) dispatch(cs *conn, frame []byte, owned bool) bool {
+// dispatch decodes frame, which came from remote, into a job and queues it for the workers, or
+// answers at once into l.out when there is no handler, the server is stopping or the queue is
+// full. cs is the frame's connection; nil for a datagram, whose worker replies to remote (a
+// *net.UDPAddr the job may keep).
+func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) bool {
 	s := l.s
 	j := getJob()
 	if owned {
@@ -343,7 +358,7 @@ func (l *loop) dispatch(cs *conn, frame []byte, owned bool) bool {
 	servantName, fn, err := decodeRequest(frame, req)
 	if err != nil {
 		putJob(j)
-		s.log.Debug("undecodable request, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+		s.log.Debug("undecodable request", zap.Error(err), zap.Stringer("remote", remote))
 		return false
 	}
 	h, ret, desc := s.route(req, servantName, fn, &l.routes)
@@ -361,7 +376,10 @@ func (l *loop) dispatch(cs *conn, frame []byte, owned bool) bool {
 			h, ret, desc = nil, codec.RetOverload, stoppingDesc
 		} else {
 			j.h, j.cs = h, cs
-			fillCurrent(&j.cur, req, cs.remote)
+			if cs == nil {
+				j.to = remote.(*net.UDPAddr)
+			}
+			fillCurrent(&j.cur, req, remote)
 			j.cur.conn = cs
 			select {
 			case s.jobs <- j:

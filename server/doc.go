@@ -33,6 +33,17 @@
 //
 // The Current and the request body handed to a handler are valid only during the call.
 //
+// # UDP
+//
+// Start("udp://host:port") serves TARS over UDP, as TarsCpp servers do: each datagram is one
+// request frame and each reply one datagram to the sender, with the same RequestPacket and
+// ResponsePacket; handlers, inline or worker mode, return codes and Stop are as over TCP. There
+// are no connections: WithTLS and WithAuth are refused, and gnet gives each event loop its own
+// socket on the port (SO_REUSEPORT), so port 0 is served by one loop. A datagram that is not
+// exactly one frame of at most internal/datagram.MaxSize (65507) bytes, or whose request does not
+// decode, is dropped and counted (DroppedDatagrams), and serving goes on; a reply that would not
+// fit a datagram is replaced by a RetServerEncode reply that says so.
+//
 // # Server push
 //
 // A handler may push packets the client did not ask for on the request's connection

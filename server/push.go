@@ -35,7 +35,10 @@ func (cur *Current) Push(fn string, body []byte) error { return cur.Pusher().Pus
 // close may be lost with it.
 func (p *Pusher) Push(fn string, body []byte) error {
 	cs := p.cs
-	if cs == nil || cs.gone.Load() {
+	if cs == nil {
+		return errPushUDP // a datagram's Current has no connection (udp.go)
+	}
+	if cs.gone.Load() {
 		return ErrConnClosed
 	}
 	rp := codec.ResponsePacket{

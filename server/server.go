@@ -104,6 +104,14 @@ type Server struct {
 
 	addrStr atomic.Pointer[string] // the bound address as text, for stats and interceptors
 
+	// UDP (udp.go). Set by Start and OnBoot before the loops serve; read-only afterwards,
+	// except replyFD, which the last worker closes.
+	udp        bool         // serving datagrams
+	udp6       bool         // on an IPv6 socket
+	replyFD    int          // the socket workers send replies from, when hasReplyFD
+	hasReplyFD bool         //
+	dropped    atomic.Int64 // datagrams dropped (DroppedDatagrams)
+
 	shutdownOnce  sync.Once
 	closeJobsOnce sync.Once
 }
@@ -189,6 +197,16 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	loops := s.opts.numEventLoop
 	if loops <= 0 {
 		loops = runtime.GOMAXPROCS(0)
+	}
+	if s.udp = isUDP(protoAddr); s.udp {
+		if s.opts.tls != nil || s.opts.authKeys != nil {
+			s.mu.Lock()
+			s.state = stateStopped
+			s.mu.Unlock()
+			close(s.workersDone)
+			return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, errUDPOptions)
+		}
+		loops = udpLoops(protoAddr, loops)
 	}
 
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"sync"
 
 	"github.com/tarscomm/tarscomm/codec"
@@ -10,7 +11,8 @@ import (
 // job is one request handed from an event loop to a worker. The loop fills it; the worker
 // owns it until it returns it with putJob.
 type job struct {
-	cs    *conn
+	cs    *conn        // the request's connection; nil for a datagram
+	to    *net.UDPAddr // a datagram's sender, where the reply goes
 	h     HandlerFunc
 	req   codec.RequestPacket // Buffer points into body
 	cur   Current
@@ -39,12 +41,14 @@ func putJob(j *job) {
 func (s *Server) work() {
 	defer func() {
 		if s.workersLeft.Add(-1) == 0 {
+			s.closeReplySocket()
 			close(s.workersDone)
 		}
 	}()
 	var (
-		rsp  = make([]byte, 0, initialScratch) // reply-body scratch
-		resp codec.ResponsePacket
+		rsp    = make([]byte, 0, initialScratch) // reply-body scratch
+		resp   codec.ResponsePacket
+		udpOut []byte // a datagram reply being sent
 	)
 	for j := range s.jobs {
 		if s.forced.Load() {
@@ -53,9 +57,13 @@ func (s *Server) work() {
 			continue
 		}
 		body, ret, desc := s.invoke(j.h, &j.cur, j.req.Buffer, rsp[:0])
-		if j.req.PacketType == codec.PacketOneway {
+		switch {
+		case j.req.PacketType == codec.PacketOneway:
 			s.done(1)
-		} else {
+		case j.cs == nil:
+			udpOut = s.replyDatagram(udpOut, &resp, j, body, ret, desc)
+			s.done(1)
+		default:
 			cs := j.cs
 			cs.mu.Lock()
 			cs.out = appendReply(cs.out, &resp, &j.req, ret, desc, body, &j.cur)

@@ -93,6 +93,9 @@ type Endpoint struct {
 	ConnLosses  uint64 `json:"conn_losses"` // established connections that closed
 	Reconnects  uint64 `json:"reconnects"`  // dials after the first
 	Deactivated uint64 `json:"deactivated"` // times the health rules took the endpoint out of rotation
+	// BadDatagrams counts the datagrams of a udp endpoint dropped for not being exactly one
+	// decodable reply (truncated, trailing bytes, undecodable).
+	BadDatagrams uint64 `json:"bad_datagrams"`
 }
 
 // Snapshot is the state of the counters at one moment: what Communicator.Stats returns, and what
@@ -210,6 +213,7 @@ func (s Snapshot) Delta(prev Snapshot) Snapshot {
 			e.ConnLosses = sub(e.ConnLosses, p.ConnLosses)
 			e.Reconnects = sub(e.Reconnects, p.Reconnects)
 			e.Deactivated = sub(e.Deactivated, p.Deactivated)
+			e.BadDatagrams = sub(e.BadDatagrams, p.BadDatagrams)
 		}
 		out.Endpoints = append(out.Endpoints, e)
 	}

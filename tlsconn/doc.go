@@ -15,6 +15,12 @@
 // Reading an empty buffer fails at once with a temporary net.Error, which crypto/tls does not
 // keep: it returns to the loop holding the partial record, and resumes on the next OnTraffic.
 //
+// Pump decrypts into a plaintext buffer that Peek and Next return views of, except for the rest
+// of a large frame that the reader is assembling (package inbound): the reader hands that part
+// of the frame's buffer over (Fill), and Pump decrypts its bytes straight into it, rather than
+// into the plaintext buffer to be copied again. Each record written is encrypted into a
+// buffer that gnet writes with one call per Write or Writev: one write(2), not one per record.
+//
 // # Server: the handshake on a goroutine, then the loop
 //
 // A server's handshake cannot run on the loop (crypto/tls blocks until it completes, and keeps

@@ -210,8 +210,10 @@ type LoopConn struct {
 	s     *Session
 	plain []byte // decrypted bytes: plain[off:] are unread
 	off   int
-	cause error // the TLS failure that ended the connection
-	heard bool  // some plaintext arrived: the peer spoke after the handshake
+	sink  []byte // Fill: where Pump decrypts the next bytes, once plain is read
+	sunk  int    // bytes Pump decrypted into the sink since Fill
+	cause error  // the TLS failure that ended the connection
+	heard bool   // some plaintext arrived: the peer spoke after the handshake
 }
 
 // Bound is the gnet context of a LoopConn's connection: the LoopConn and the value its user set.
@@ -251,12 +253,18 @@ func (l *LoopConn) Pump() error {
 	}
 	var err error
 	for {
-		if cap(l.plain)-len(l.plain) < maxRecord {
-			l.plain = append(l.plain, make([]byte, max(2*maxRecord, cap(l.plain)))...)[:len(l.plain)]
-		}
 		var n int
-		n, err = l.s.tc.Read(l.plain[len(l.plain):cap(l.plain)])
-		l.plain = l.plain[:len(l.plain)+n]
+		if len(l.sink) > 0 && len(l.plain) == 0 {
+			// The rest of a frame being assembled: straight into its buffer.
+			n, err = l.s.tc.Read(l.sink)
+			l.sink, l.sunk = l.sink[n:], l.sunk+n
+		} else {
+			if cap(l.plain)-len(l.plain) < maxRecord {
+				l.plain = append(l.plain, make([]byte, max(2*maxRecord, cap(l.plain)))...)[:len(l.plain)]
+			}
+			n, err = l.s.tc.Read(l.plain[len(l.plain):cap(l.plain)])
+			l.plain = l.plain[:len(l.plain)+n]
+		}
 		if n > 0 {
 			l.heard = true
 		}
@@ -380,6 +388,20 @@ func (l *LoopConn) Discard(n int) (int, error) {
 	b, _ := l.Peek(n)
 	l.off += len(b)
 	return len(b), nil
+}
+
+// Fill has Pump decrypt the next len(p) bytes of plaintext, those after everything read so
+// far, straight into p instead of into its own buffer, from which Read would copy them again:
+// the Assembler of package inbound hands it the rest of a large frame. Filled returns how many
+// bytes Pump put there since, and forgets p; Fill(nil) forgets it too. Until then p must stay
+// the caller's.
+func (l *LoopConn) Fill(p []byte) { l.sink, l.sunk = p, 0 }
+
+// Filled returns how many bytes Pump decrypted into the slice given to Fill, and forgets it.
+func (l *LoopConn) Filled() int {
+	n := l.sunk
+	l.sink, l.sunk = nil, 0
+	return n
 }
 
 // Read copies and consumes plaintext.

@@ -16,7 +16,9 @@
 // Large frames (bufpool.MinSize and over) are assembled in buffers from bufpool and handed to
 // the caller, who owns them: a client hands the reply's body to the user without another copy,
 // or gives the buffer back to the pool once the body is decoded. Smaller incomplete frames are
-// assembled in a buffer the Assembler keeps and reuses.
+// assembled in a buffer the Assembler keeps and reuses. The rest of a large frame is read
+// straight from the socket into its buffer when the connection has one (plain TCP); a TLS
+// connection (tlsconn.LoopConn) is handed that part of the buffer instead, and decrypts into it.
 //
 // An Assembler belongs to one connection and is used on its event loop goroutine only.
 package inbound

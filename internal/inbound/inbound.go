@@ -27,6 +27,7 @@ type Assembler struct {
 	large bool   // frame is from bufpool, to be handed to the caller
 	small []byte // reused for small frames split across reads
 	view  int    // bytes of the last frame returned as a view into the Conn, not yet consumed
+	fill  filler // the Conn filling the rest of frame itself (see filler), until the next Next
 }
 
 // Next returns the next whole frame of c, header included, or nil when no frame is complete yet
@@ -44,6 +45,10 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 		a.view = 0
 	}
 	if a.frame != nil {
+		if a.fill != nil {
+			a.got += a.fill.Filled()
+			a.fill = nil
+		}
 		n, _ := c.Read(a.frame[a.got:])
 		a.got += n
 		if a.got < len(a.frame) && a.large {
@@ -137,6 +142,15 @@ func printable(b []byte) bool {
 // fder is implemented by connections whose socket the Assembler may read directly (gnet.Conn).
 type fder interface{ Fd() int }
 
+// A filler is a connection without a socket to read directly that can put the next bytes it
+// gets straight into a frame's buffer (tlsconn.LoopConn, whose Pump decrypts into it): Fill(p)
+// asks it to fill p with the bytes that follow those read so far, as they come, before any it
+// keeps itself; Filled returns how many it put there and forgets p. Fill(nil) takes p back.
+type filler interface {
+	Fill(p []byte)
+	Filled() int
+}
+
 // readDirect reads the rest of a large frame straight from c's socket into the frame's buffer,
 // as far as the socket has bytes: one copy (kernel to frame) instead of two (kernel to gnet's
 // read buffer to frame), and a few large read() calls instead of one per 64 KiB. It never reads
@@ -149,6 +163,10 @@ func (a *Assembler) readDirect(c Conn) {
 	}
 	fd := f.Fd()
 	if fd < 0 {
+		if fl, ok := c.(filler); ok && a.got < len(a.frame) {
+			fl.Fill(a.frame[a.got:])
+			a.fill = fl
+		}
 		return
 	}
 	for a.got < len(a.frame) {
@@ -168,6 +186,10 @@ func (a *Assembler) Assembling() (got, length int) { return a.got, len(a.frame) 
 
 // Reset drops any frame being assembled (the connection closed) and releases its buffer.
 func (a *Assembler) Reset() {
+	if a.fill != nil {
+		a.fill.Fill(nil)
+		a.fill = nil
+	}
 	if a.large {
 		bufpool.Put(a.frame)
 	}

@@ -47,7 +47,7 @@ type Registry struct {
 	log   *zap.Logger
 	cache *cache
 
-	udpOnce, badOnce sync.Once // log a skipped endpoint once per Registry
+	badOnce sync.Once // log a skipped endpoint once per Registry
 }
 
 // New returns the source asking q (a proxy to tars.tarsregistry.QueryObj).
@@ -191,19 +191,13 @@ func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, erro
 
 var errRegistry = errors.New("registry refused the query")
 
-// convert turns the registry's endpoints into Endpoints: tcp (istcp 1) and ssl (istcp 2) ones.
-// A udp endpoint (istcp 0), which tarscomm cannot call, or one without a usable host and port is
-// left out, and the first of each kind is logged.
+// convert turns the registry's endpoints into Endpoints: udp (istcp 0), tcp (istcp 1) and ssl
+// (istcp 2) ones. One without a usable transport, host and port is left out, and the first is
+// logged.
 func (r *Registry) convert(q naming.Query, in []endpointf.EndpointF) []endpoint.Endpoint {
 	out := make([]endpoint.Endpoint, 0, len(in))
 	for _, f := range in {
 		switch usable(f) {
-		case skipUDP:
-			r.udpOnce.Do(func() {
-				r.log.Warn("registry lists a udp endpoint; udp is not supported, skipping it (and the next ones, not logged)",
-					zap.String("servant", q.Object), zap.String("endpoint", FromEndpointF(f).String()))
-			})
-			continue
 		case skipBad:
 			r.badOnce.Do(func() {
 				r.log.Warn("registry lists an endpoint with no usable address; skipping it (and the next ones, not logged)",
@@ -219,17 +213,14 @@ func (r *Registry) convert(q naming.Query, in []endpointf.EndpointF) []endpoint.
 // Verdicts of usable.
 const (
 	use = iota
-	skipUDP
 	skipBad
 )
 
-// usable says whether f is an endpoint tarscomm can call: tcp or ssl, with a host and a port in
-// 1..65535.
+// usable says whether f is an endpoint tarscomm can call: udp, tcp or ssl, with a host and a
+// port in 1..65535.
 func usable(f endpointf.EndpointF) int {
 	switch {
-	case f.Istcp == 0:
-		return skipUDP
-	case f.Istcp != 1 && f.Istcp != 2, f.Host == "", f.Port <= 0, f.Port > 65535:
+	case f.Istcp < 0 || f.Istcp > 2, f.Host == "", f.Port <= 0, f.Port > 65535:
 		return skipBad
 	}
 	return use

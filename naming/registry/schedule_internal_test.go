@@ -59,7 +59,8 @@ func TestUsable(t *testing.T) {
 	}{
 		{"tcp", endpointf.EndpointF{Host: "h", Port: 1, Istcp: 1}, use},
 		{"ssl", endpointf.EndpointF{Host: "h", Port: 65535, Istcp: 2}, use},
-		{"udp", endpointf.EndpointF{Host: "h", Port: 1, Istcp: 0}, skipUDP},
+		{"udp", endpointf.EndpointF{Host: "h", Port: 1, Istcp: 0}, use},
+		{"negative transport", endpointf.EndpointF{Host: "h", Port: 1, Istcp: -1}, skipBad},
 		{"unknown transport", endpointf.EndpointF{Host: "h", Port: 1, Istcp: 3}, skipBad},
 		{"no host", endpointf.EndpointF{Port: 1, Istcp: 1}, skipBad},
 		{"port 0", endpointf.EndpointF{Host: "h", Istcp: 1}, skipBad},

@@ -3,7 +3,8 @@
 // server.Server listening on the adapter's endpoint, with the adapter's handler goroutines
 // (threads, queuecap), TLS (ssl endpoints: cert, key, ca and verifyclient for mutual TLS,
 // tls-min-version, tls-ciphers, handshake-timeout) and TARS authentication (-e 1: accesskey,
-// secretkey), and the [server]'s netthread and max-packet-size.
+// secretkey), and the [server]'s netthread and max-packet-size. A udp endpoint serves TARS over
+// datagrams (server's # UDP), without TLS or authentication.
 //
 // # Why a package of its own
 //

@@ -89,7 +89,12 @@ func AdapterOptions(c *conf.Server, i int) (endpoint.Endpoint, []server.Option, 
 	}
 	switch ep.Proto {
 	case endpoint.UDP:
-		return ep, nil, bad("udp is not served (tcp or ssl)")
+		if c.Adapters[i].ServerTLS != (conf.ServerTLS{}) {
+			return ep, nil, bad("TLS keys are set on the adapter but its endpoint is udp, which has no TLS")
+		}
+		if ep.AuthType == endpoint.AuthLocal || a.AccessKey != "" {
+			return ep, nil, bad("udp has no connections to authenticate: -e 1 and accesskey need tcp or ssl")
+		}
 	case endpoint.SSL:
 		if a.Cert == "" || a.Key == "" {
 			return ep, nil, bad("an ssl endpoint needs cert and key ([server] or the adapter)")
@@ -171,7 +176,7 @@ func (s *Servers) Start() error {
 	defer s.mu.Unlock()
 	for i := range s.adapters {
 		a := &s.adapters[i]
-		addr, err := a.Server.Start(a.Endpoint.Addr())
+		addr, err := a.Server.Start(listenAddr(a.Endpoint))
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), startFailStop)
 			defer cancel()
@@ -180,11 +185,22 @@ func (s *Servers) Start() error {
 			}
 			return fmt.Errorf("serverconf: adapter %s (%s): %w", a.Servant, a.Endpoint, err)
 		}
-		if ta, ok := addr.(*net.TCPAddr); ok {
-			a.Endpoint.Port = ta.Port
+		switch ba := addr.(type) {
+		case *net.TCPAddr:
+			a.Endpoint.Port = ba.Port
+		case *net.UDPAddr:
+			a.Endpoint.Port = ba.Port
 		}
 	}
 	return nil
+}
+
+// listenAddr is the address server.Start serves ep on: "udp://host:port" for a udp endpoint.
+func listenAddr(ep endpoint.Endpoint) string {
+	if ep.Proto == endpoint.UDP {
+		return "udp://" + ep.Addr()
+	}
+	return ep.Addr()
 }
 
 // Stop stops every server (server.Server.Stop: refuse new requests, finish those in flight,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/tlstest"
 	"github.com/tarscomm/tarscomm/server"
 	"github.com/tarscomm/tarscomm/server/serverconf"
@@ -160,6 +161,34 @@ threads = 2
 	_, err = sp.InvokeRaw(context.Background(), "echo", nil)
 	if se, ok := errors.AsType[*communicator.ServerError](err); !ok || se.Code != -4 {
 		t.Errorf("App.S.AObj at B's port: %v; want a ServerError -4", err)
+	}
+}
+
+// TestUDPAdapter: a udp adapter serves its servant over udp, inline and with threads; its
+// endpoint after Start carries the port bound.
+func TestUDPAdapter(t *testing.T) {
+	srvs := start(t, `
+[[server.adapter]]
+servant = "App.S.UDPObj"
+endpoint = "udp -h 127.0.0.1 -p 0"
+[[server.adapter]]
+servant = "App.S.UDPThreadsObj"
+endpoint = "udp -h 127.0.0.1 -p 0"
+threads = 2
+`, func(s *serverconf.Servers) {
+		echo(t, s, "App.S.UDPObj")
+		echo(t, s, "App.S.UDPThreadsObj")
+	})
+	comm := client(t, "")
+	for _, servant := range []string{"App.S.UDPObj", "App.S.UDPThreadsObj"} {
+		ep, _ := srvs.Endpoint(servant)
+		if ep.Proto != endpoint.UDP || ep.Port == 0 {
+			t.Fatalf("%s endpoint %v: want udp with the bound port", servant, ep)
+		}
+		got, err := call(t, comm, srvs, servant, "over udp")
+		if err != nil || got != servant+":over udp" {
+			t.Errorf("%s.echo = %q, %v", servant, got, err)
+		}
 	}
 }
 
@@ -416,7 +445,8 @@ func TestErrors(t *testing.T) {
 		{"-e 1 without keys", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"tcp -h 127.0.0.1 -p 0 -e 1\"", "-e 1 needs the adapter's accesskey and secretkey"},
 		{"keys without -e 1", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"tcp -h 127.0.0.1 -p 0\"\naccesskey = \"a\"\nsecretkey = \"b\"", "the endpoint has no -e 1"},
 		{"bad endpoint", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"tcp -h 127.0.0.1\"", `serverconf: server.adapter[0].endpoint = "tcp -h 127.0.0.1": `},
-		{"udp", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"udp -h 127.0.0.1 -p 0\"", "udp is not served"},
+		{"udp with -e 1", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"udp -h 127.0.0.1 -p 0 -e 1\"\naccesskey = \"a\"\nsecretkey = \"b\"", "udp has no connections to authenticate"},
+		{"TLS keys on udp", "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"udp -h 127.0.0.1 -p 0\"\n" + files, "its endpoint is udp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := conf.Parse([]byte(tc.toml))

@@ -41,6 +41,7 @@ func main() {
 	warmup := flag.Duration("warmup", time.Second, "warm-up before the measured phase")
 	srvpid := flag.Int("srvpid", 0, "server process id, to measure its CPU (0: not measured)")
 	netthreads := flag.Int("netthreads", 0, "tarscomm: net threads (0: the configuration's default)")
+	confFile := flag.String("conf", "", "tarscomm: client configuration file (TOML, every key of conf/testdata/full.toml) instead of the defaults; -netthreads and -timeout still apply, asyncqueuecap is not raised")
 	nostats := flag.Bool("nostats", false, "tarscomm: turn call counting off (to measure its cost)")
 	async := flag.Bool("async", false, "tarscomm: asynchronous calls, -c in flight")
 	mux := flag.Bool("mux", false, "kitex: multiplexed transport (server must run with -mux)")
@@ -52,6 +53,8 @@ func main() {
 	switch {
 	case !slices.Contains([]string{"tarscomm", "tarsgo", "grpc", "kitex", "stdlib"}, name):
 		fatal(fmt.Sprintf("unknown -fw %q: want tarscomm, tarsgo, grpc, kitex or stdlib", name))
+	case *confFile != "" && name != "tarscomm":
+		fatal("-conf is for -fw tarscomm")
 	case *async && name != "tarscomm":
 		fatal("-async is for -fw tarscomm")
 	case *mux && name != "kitex":
@@ -79,6 +82,7 @@ func main() {
 			Timeout:    *timeout,
 			NetThreads: *netthreads,
 			NoStats:    *nostats,
+			Conf:       *confFile,
 			Conns:      *conns,
 		},
 		C:        *c,

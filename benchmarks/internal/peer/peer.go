@@ -62,6 +62,7 @@ type ClientConfig struct {
 	Payload     int           // payload bytes of each call, at most MaxPayload (sizes tarscomm's send-buffer-limit)
 	NetThreads  int           // tarscomm: net threads; 0 keeps the configuration's default
 	NoStats     bool          // tarscomm: call counting off (communicator.WithoutStats)
+	Conf        string        // tarscomm: a TOML file read as the base configuration instead of conf.Default()
 	Conns       int           // Kitex mux: connections per address; 0 means 1
 }
 

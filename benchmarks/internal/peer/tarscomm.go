@@ -21,12 +21,20 @@ type tarscommClient struct {
 
 func newTarscommClient(cfg ClientConfig) (Client, error) {
 	c := conf.Default()
+	if cfg.Conf != "" {
+		var err error
+		if c, err = conf.Load(cfg.Conf); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.NetThreads > 0 {
 		c.NetThread = cfg.NetThreads
 	}
 	c.SyncInvokeTimeout = cfg.Timeout
 	c.AsyncInvokeTimeout = cfg.Timeout
-	c.AsyncQueueCap = max(c.AsyncQueueCap, 2*cfg.Concurrency)
+	if cfg.Conf == "" { // a file's asyncqueuecap is kept: it is one of the knobs measured
+		c.AsyncQueueCap = max(c.AsyncQueueCap, 2*cfg.Concurrency)
+	}
 	c.MaxPacketSize = MaxFrame
 	// send-buffer-limit fails calls at once when a connection holds more unsent bytes than
 	// this (its default, 32 MiB, is four 8 MiB requests): let every caller's request wait, as

@@ -1,0 +1,117 @@
+package objectproxy
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tarscomm/tarscomm/endpoint"
+)
+
+// staticWeight walks TarsCpp's static-weight list (getWeightedProxy over the list
+// endpoint.StaticWeightList builds from the active endpoints' -w), its first pick being the
+// list's second entry as in TarsCpp, skipping unhealthy endpoints; after a few misses it falls
+// back to round robin. It is the pick of calls without a hash code whenever every endpoint says
+// -v 1, whatever the servant's balancer (TarsCpp's rule), and of every such call under
+// "weighted".
+type staticWeight struct {
+	list  []int32 // list indices, in TarsCpp's order; built on the first pick after a change
+	pos   uint32
+	dirty bool
+}
+
+func (p *staticWeight) Build(*View) { p.list, p.pos, p.dirty = p.list[:0], 0, true }
+
+func (p *staticWeight) Pick(v *View, _ uint64) int {
+	if p.dirty {
+		p.list = weightedList(v, v.active, p.list[:0])
+		p.dirty = false
+	}
+	if n := uint32(len(p.list)); n > 0 {
+		for range 8 {
+			p.pos++
+			if i := p.list[p.pos%n]; v.Ok(i) {
+				return int(i)
+			}
+		}
+	}
+	return v.fromUp((*roundRobin)(nil))
+}
+
+// exactWeightedMax bounds the size of a weighted list built in TarsCpp's exact order
+// (endpoint.StaticWeightList costs a sort of the candidates per entry): candidates x entries.
+// Above it (thousands of weighted endpoints) the list has the same entries in an order of our
+// own (weightedStride), built in O(entries log entries).
+const exactWeightedMax = 4 << 20
+
+// weightedList appends to dst TarsCpp's weighted list over the endpoints idx (list indices)
+// that have a positive weight, as list indices.
+func weightedList(v *View, idx []int32, dst []int32) []int32 {
+	var cand []int32
+	var ws []int
+	for _, i := range idx {
+		if w := weightOf(v.Endpoint(i)); w > 0 {
+			cand = append(cand, i)
+			ws = append(ws, w)
+		}
+	}
+	if len(cand) == 0 {
+		return dst
+	}
+	if scaled := scaledTotal(ws); len(ws)*scaled > exactWeightedMax {
+		return weightedStride(cand, ws, dst)
+	}
+	for _, k := range endpoint.StaticWeightList(ws) {
+		dst = append(dst, cand[k])
+	}
+	return dst
+}
+
+// scaleOf returns TarsCpp's scaling of weights (w' = w*r/maxW): r and maxW.
+func scaleOf(ws []int) (r, maxW int) {
+	maxW, minW := ws[0], ws[0]
+	for _, w := range ws {
+		maxW, minW = max(maxW, w), min(minW, w)
+	}
+	if minW <= 0 {
+		return 1, 1
+	}
+	return min(max(maxW/minW, 10), 100), maxW
+}
+
+// scaledTotal returns the number of entries of the weighted list of ws.
+func scaledTotal(ws []int) int {
+	r, maxW := scaleOf(ws)
+	n := 0
+	for _, w := range ws {
+		n += max(w*r/maxW, 1)
+	}
+	return n
+}
+
+// weightedStride is the weighted list for many candidates: candidate k appears w'k times (at
+// least once), its j-th entry at position (j+1)/w'k of the pass (stride scheduling), ties in
+// candidate order.
+func weightedStride(cand []int32, ws []int, dst []int32) []int32 {
+	r, maxW := scaleOf(ws)
+	type slot struct {
+		at, of int   // the entry's position in the pass: at/of
+		k      int32 // the candidate
+	}
+	var slots []slot
+	for k, w := range ws {
+		s := max(w*r/maxW, 1)
+		for j := range s {
+			slots = append(slots, slot{j + 1, s, int32(k)})
+		}
+	}
+	slices.SortFunc(slots, func(a, b slot) int {
+		if c := cmp.Compare(a.at*b.of, b.at*a.of); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.k, b.k)
+	})
+	for _, s := range slots {
+		dst = append(dst, cand[s.k])
+	}
+	return dst
+}

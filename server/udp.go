@@ -1,0 +1,183 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/datagram"
+)
+
+// TARS over UDP (Start("udp://host:port")): each datagram is one request frame, each reply one
+// datagram sent back to the request's sender; there are no connections, so nothing is assembled,
+// authenticated or encrypted. A datagram that is not exactly one frame (internal/datagram.Check),
+// or whose request does not decode, is dropped and counted (DroppedDatagrams), and the server
+// goes on serving. A reply larger than datagram.MaxSize is replaced by a RetServerEncode reply
+// saying so, so that the caller learns why instead of timing out.
+
+// errUDPOptions refuses a UDP server with TLS or authentication, which need a connection.
+var errUDPOptions = errors.New("udp has no connections: WithTLS and WithAuth need tcp")
+
+// errPushUDP is what Push returns on a UDP server: a push needs the client's connection.
+var errPushUDP = errors.New("server: push is not supported over udp (no connection to push on)")
+
+// isUDP reports whether protoAddr, a gnet address, is a UDP one.
+func isUDP(protoAddr string) bool { return strings.HasPrefix(protoAddr, "udp") }
+
+// udpLoops returns how many event loops serve the UDP address protoAddr when loops are asked
+// for: gnet binds one socket per loop (SO_REUSEPORT), so port 0 would give each loop a port of
+// its own; such an address is served by one loop.
+func udpLoops(protoAddr string, loops int) int {
+	_, hostPort, _ := strings.Cut(protoAddr, "://")
+	if _, port, err := net.SplitHostPort(hostPort); err != nil || port == "0" || port == "" {
+		return 1
+	}
+	return loops
+}
+
+// DroppedDatagrams returns how many datagrams a UDP server dropped: received ones that were not
+// exactly one decodable request frame, and replies the socket refused. Safe for concurrent use;
+// always 0 for a TCP server.
+func (s *Server) DroppedDatagrams() int64 { return s.dropped.Load() }
+
+// drop counts a datagram dropped and logs why.
+func (s *Server) drop(what string, err error, remote net.Addr) {
+	s.dropped.Add(1)
+	s.log.Debug(what, zap.Error(err), zap.Stringer("remote", remote))
+}
+
+// datagram serves the request in c's datagram: inline, it writes the reply to c (one datagram
+// to the sender); with workers, it queues the request and the worker replies (replyDatagram).
+// It always returns gnet.None: a bad datagram is dropped, the socket serves on.
+func (l *loop) datagram(c gnet.Conn) gnet.Action {
+	s := l.s
+	d, _ := c.Next(-1)
+	if err := datagram.Check(d); err != nil {
+		s.drop("bad datagram, dropped", err, c.RemoteAddr())
+		return gnet.None
+	}
+	l.out = l.out[:0]
+	if s.jobs != nil {
+		remote := cloneUDPAddr(c.RemoteAddr()) // the job keeps it
+		if !l.dispatch(nil, remote, d, false) {
+			s.drop("undecodable request, dropped", errUndecodable, remote)
+		}
+	} else if !l.serveDatagram(c, d) {
+		s.drop("undecodable request, dropped", errUndecodable, c.RemoteAddr())
+	}
+	if len(l.out) > 0 {
+		if _, err := c.Write(l.out); err != nil {
+			s.drop("reply not sent", err, c.RemoteAddr())
+		}
+	}
+	return gnet.None
+}
+
+// errUndecodable is what DroppedDatagrams' log says of a datagram holding no request.
+var errUndecodable = errors.New("not a RequestPacket")
+
+// serveDatagram runs the inline handler of the request frame d from c and puts the reply in
+// l.out. It returns false if d does not decode.
+func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
+	s := l.s
+	req := &l.req
+	*req = codec.RequestPacket{}
+	defer func() { *req = codec.RequestPacket{} }()
+	servantName, fn, err := decodeRequest(d, req)
+	if err != nil {
+		return false
+	}
+	h, ret, desc := s.route(req, servantName, fn, &l.routes)
+	if h != nil && s.stopping.Load() {
+		h, ret, desc = nil, codec.RetOverload, stoppingDesc
+	}
+	var body []byte
+	var cur *Current
+	if h != nil {
+		cur = &l.cur
+		fillCurrent(cur, req, c.RemoteAddr())
+		body, ret, desc = s.invoke(h, cur, req.Buffer, l.rsp[:0])
+		defer func() { *cur = Current{}; l.rsp = growScratch(l.rsp, len(body)) }()
+	}
+	if req.PacketType != codec.PacketOneway {
+		l.out = appendDatagramReply(l.out, &l.resp, req, ret, desc, body, cur)
+	}
+	return true
+}
+
+// appendDatagramReply appends the frame answering req to b as appendReply does, unless it would
+// exceed datagram.MaxSize: then the reply says RetServerEncode and why.
+func appendDatagramReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
+	body []byte, cur *Current) []byte {
+	start := len(b)
+	b = appendReply(b, rp, req, ret, desc, body, cur)
+	if n := len(b) - start; n > datagram.MaxSize {
+		b = appendReply(b[:start], rp, req, codec.RetServerEncode, datagram.TooLarge("reply", n).Error(), nil, nil)
+	}
+	return b
+}
+
+// replyDatagram sends a worker's reply to job j (a datagram's request) from the server's socket,
+// encoding it into out, which it returns for reuse. Called by workers.
+func (s *Server) replyDatagram(out []byte, rp *codec.ResponsePacket, j *job, body []byte, ret int32, desc string) []byte {
+	out = appendDatagramReply(out[:0], rp, &j.req, ret, desc, body, &j.cur)
+	if err := syscall.Sendto(s.replyFD, out, 0, s.sockaddr(j.to)); err != nil {
+		s.drop("reply not sent", err, j.to)
+	}
+	if cap(out) > maxKeptBuffer {
+		return nil
+	}
+	return out
+}
+
+// openReplySocket makes the socket workers send UDP replies from: a duplicate of the engine's
+// listener (any of the loops' sockets has the served address). Sending a datagram is one system
+// call, safe from any goroutine.
+func (s *Server) openReplySocket(eng gnet.Engine) error {
+	fd, err := eng.Dup()
+	if err != nil {
+		return err
+	}
+	s.replyFD, s.hasReplyFD = fd, true
+	return nil
+}
+
+// closeReplySocket closes the workers' socket, once the last worker has exited.
+func (s *Server) closeReplySocket() {
+	if s.hasReplyFD {
+		s.hasReplyFD = false
+		syscall.Close(s.replyFD) //nolint:errcheck // nothing was written that could be lost
+	}
+}
+
+// sockaddr converts a datagram's sender to a sockaddr of the served socket's family (an IPv6
+// socket receives IPv4 senders as mapped addresses and must answer them the same way).
+func (s *Server) sockaddr(a *net.UDPAddr) syscall.Sockaddr {
+	if ip4 := a.IP.To4(); ip4 != nil && !s.udp6 {
+		sa := &syscall.SockaddrInet4{Port: a.Port}
+		copy(sa.Addr[:], ip4)
+		return sa
+	}
+	sa := &syscall.SockaddrInet6{Port: a.Port}
+	copy(sa.Addr[:], a.IP.To16())
+	if a.Zone != "" {
+		if ifi, err := net.InterfaceByName(a.Zone); err == nil {
+			sa.ZoneId = uint32(ifi.Index)
+		}
+	}
+	return sa
+}
+
+// cloneUDPAddr copies a datagram's sender: gnet recycles the conn it came with.
+func cloneUDPAddr(a net.Addr) *net.UDPAddr {
+	u, _ := a.(*net.UDPAddr)
+	if u == nil {
+		return &net.UDPAddr{}
+	}
+	return &net.UDPAddr{IP: append(net.IP(nil), u.IP...), Port: u.Port, Zone: strings.Clone(u.Zone)}
+}
