@@ -298,7 +298,7 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		return sp, nil
 	}
 	s := c.cfg.ForServant(target.Object)
-	opts := objectproxy.Options{Balancer: s.LoadBalance, Retries: s.Retries, Tail: tailOf(s)}
+	opts := objectproxy.Options{Balancer: s.LoadBalance, Retries: s.Retries, Guard: guardOf(s)}
 	var m *naming.Manager
 	objs := make([]*objectproxy.ObjectProxy, len(c.threads))
 	switch {
@@ -329,7 +329,7 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		Stats:        c.shared,
 		Interceptor:  icpt,
 		SetName:      set,
-		// Tail latency and overload (tail.go).
+		// Tail latency and overload (servantopts.go).
 		MaxInflight:   s.MaxInflight,
 		BackupRequest: s.BackupRequest,
 		BackupRatio:   s.BackupBudget,

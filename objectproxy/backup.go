@@ -2,24 +2,24 @@ package objectproxy
 
 import "github.com/tarscomm/tarscomm/internal/call"
 
-// Hedge routes the two calls of one backup request on this ObjectProxy (the servant's backup
+// Backup routes the two calls of one backup request on this ObjectProxy (the servant's backup
 // request logic, in servantproxy, makes them): the first call is routed as any call, and the
 // backup, the same request sent again when the first has had no reply by the backup delay, goes
-// to another endpoint than the one the first went to. A Hedge is a call.Router: it is the Dest of
+// to another endpoint than the one the first went to. A Backup is a call.Router: it is the Dest of
 // both calls. Its methods run on the loop goroutine.
-type Hedge struct {
+type Backup struct {
 	o     *ObjectProxy
 	first int32 // list index the first call went to; -1 until it is routed
 	sent  bool  // the first call has been routed
 }
 
-// NewHedge returns a Hedge for one backup request. Safe for concurrent use (it only allocates).
-func (o *ObjectProxy) NewHedge() *Hedge { return &Hedge{o: o, first: -1} }
+// NewBackup returns a Backup for one backup request. Safe for concurrent use (it only allocates).
+func (o *ObjectProxy) NewBackup() *Backup { return &Backup{o: o, first: -1} }
 
 // Route implements call.Router: the first call is routed by the servant's balancer, the backup to
 // another endpoint (pickOther). A backup with no other endpoint to go to fails at once with
 // call.ErrNoEndpoint; its caller is still waiting for the first call.
-func (h *Hedge) Route(c *call.Call) {
+func (h *Backup) Route(c *call.Call) {
 	o := h.o
 	if !h.sent {
 		h.sent = true
@@ -39,7 +39,7 @@ func (h *Hedge) Route(c *call.Call) {
 }
 
 // Retry implements call.Router, as the ObjectProxy does.
-func (h *Hedge) Retry(c *call.Call, err error) { h.o.Retry(c, err) }
+func (h *Backup) Retry(c *call.Call, err error) { h.o.Retry(c, err) }
 
 // pickOther picks the endpoint of a backup request: a healthy active endpoint other than avoid
 // (the first request's), the one the balancer's picker chooses for backups (the lowest cost, for

@@ -6,9 +6,9 @@ import (
 	"github.com/tarscomm/tarscomm/adapterproxy"
 )
 
-// Tail holds a servant's settings against tail latency and failing endpoints that the
-// ObjectProxy applies: its endpoints' circuit breaker and its retry budget.
-type Tail struct {
+// Guard holds what the ObjectProxy applies to keep a servant's failing endpoints from failing
+// its calls: its endpoints' circuit breaker and its retry budget.
+type Guard struct {
 	// Breaker is every endpoint's circuit breaker (adapterproxy.Breaker); zero: none.
 	Breaker adapterproxy.Breaker
 	// RetryRatio caps retries at this fraction of the calls routed (a token bucket: every call
@@ -20,7 +20,7 @@ type Tail struct {
 }
 
 // newRetryBudget returns t's retry budget (off when t.RetryRatio is 0).
-func newRetryBudget(t Tail) retryBudget {
+func newRetryBudget(t Guard) retryBudget {
 	if t.RetryRatio <= 0 {
 		return retryBudget{}
 	}

@@ -22,7 +22,7 @@ func TestRetryBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := ObjectProxy{budget: newRetryBudget(Tail{RetryRatio: tt.ratio, RetryMin: tt.perSec})}
+			o := ObjectProxy{budget: newRetryBudget(Guard{RetryRatio: tt.ratio, RetryMin: tt.perSec})}
 			step := int64(tt.over) / int64(tt.calls)
 			now := int64(1)
 			got := 0

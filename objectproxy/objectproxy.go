@@ -18,8 +18,8 @@ type Options struct {
 	// Retries is how many other endpoints a call may try after failing before any of it was
 	// written (a refused connection, a failed write); 0 turns retries off, as in TARS.
 	Retries int
-	// Tail is the endpoints' circuit breaker and the retry budget; zero: neither.
-	Tail Tail
+	// Guard is the endpoints' circuit breaker and the retry budget; zero: neither.
+	Guard Guard
 	// Await makes the ObjectProxy wait for its first list: calls routed before the first Install
 	// are parked, each until that Install or its deadline, and the first of them runs Demand (on
 	// the loop; it must not block; nil: nothing), which is how a lazy naming source learns it is
@@ -41,7 +41,7 @@ type ObjectProxy struct {
 	// Immutable after New.
 	name       string
 	loop       adapterproxy.Loop
-	opts       adapterproxy.Options // with the Tail's breaker
+	opts       adapterproxy.Options // with the Guard's breaker
 	retries    int
 	why        func() error // why the first list is missing; nil: unknown
 	noEndpoint error        // what a call without endpoint fails with; nil: call.ErrNoEndpoint
@@ -59,7 +59,7 @@ type ObjectProxy struct {
 }
 
 // New returns the ObjectProxy of target's servant on loop, with one AdapterProxy per endpoint of
-// target, each built with ap (and the breaker of o.Tail). Safe to call off the loop; the
+// target, each built with ap (and the breaker of o.Guard). Safe to call off the loop; the
 // ObjectProxy belongs to the loop afterwards. An unknown o.Balancer is an error naming the
 // registered ones.
 func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options, o Options) (*ObjectProxy, error) {
@@ -67,12 +67,12 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 	if err != nil {
 		return nil, fmt.Errorf("objectproxy %s: %w", target.Object, err)
 	}
-	ap.Breaker = o.Tail.Breaker
+	ap.Breaker = o.Guard.Breaker
 	op := &ObjectProxy{
 		name: target.Object, loop: loop, opts: ap, retries: o.Retries,
 		why: o.WaitReason, noEndpoint: o.NoEndpoint,
 		awaiting: o.Await, demand: o.Demand,
-		pickers: p, budget: newRetryBudget(o.Tail),
+		pickers: p, budget: newRetryBudget(o.Guard),
 	}
 	op.view.o = op
 	op.update(target.Endpoints, nil)
@@ -196,7 +196,7 @@ func (o *ObjectProxy) Expire(c *call.Call) {
 
 // Retry implements call.Router: c failed with err before any byte of it was written. It goes to
 // an endpoint it has not tried yet if retries remain, its deadline has not passed and the retry
-// budget (Options.Tail) has a token; otherwise it fails with err. Must be called on the loop goroutine.
+// budget (Options.Guard) has a token; otherwise it fails with err. Must be called on the loop goroutine.
 func (o *ObjectProxy) Retry(c *call.Call, err error) {
 	if int(c.Tries) > o.retries || len(o.adapters) < 2 || (c.Deadline != 0 && c.Deadline <= o.loop.Now()) || !o.budget.withdraw(o.loop.Now()) {
 		c.Complete(err)

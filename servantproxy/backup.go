@@ -12,7 +12,7 @@ import (
 
 // backup is a servant's backup-request policy (brpc's backup requests): a call of an
 // idempotent function that has had no reply after delay is sent again, to another endpoint of
-// the same net thread's ObjectProxy (objectproxy.Hedge); the first reply wins and the other call
+// the same net thread's ObjectProxy (objectproxy.Backup); the first reply wins and the other call
 // is dropped (abandoned: its late reply is discarded by the loop) and counted. A transport
 // failure (connection lost, no endpoint) of one of the two does not end the call while the other
 // may still answer. Both calls share the caller's deadline, and the caller gets exactly one
@@ -145,7 +145,7 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	if !ok {
 		return c, p.wait(ctx, c, t)
 	}
-	h := obj.NewHedge()
+	h := obj.NewBackup()
 	c.Dest = h
 	// The backup's frame is copied now: once c is submitted its frame belongs to the loop.
 	c2 := call.Get()
@@ -186,7 +186,7 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 // prepareBackup makes c2 (holding a copy of c's frame) the backup of c: the same deadline, and
 // Dest h. The AdapterProxy that sends it gives it a request id of its own, written over the
 // copied one (adapterproxy/pending.go): the only difference on the wire.
-func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Hedge, now int64) {
+func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64) {
 	c2.Deadline, c2.Dest = c.Deadline, h
 	c2.Servant, c2.Func, c2.Start = c.Servant, c.Func, now
 	c2.Hashed, c2.Hash = c.Hashed, c.Hash

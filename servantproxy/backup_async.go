@@ -21,7 +21,7 @@ import (
 type asyncBackup struct {
 	p  *proxy
 	t  *netthread.Thread
-	h  *objectproxy.Hedge
+	h  *objectproxy.Backup
 	b  *backup
 	c  *call.Call // the primary; gen its use
 	c2 *call.Call // the backup, nil until sent; gen2 its use
@@ -46,7 +46,7 @@ func (p *proxy) newAsyncBackup(c *call.Call, t *netthread.Thread) *asyncBackup {
 	if !ok {
 		return nil
 	}
-	a := &asyncBackup{p: p, t: t, h: obj.NewHedge(), b: b, c: c, gen: c.Gen()}
+	a := &asyncBackup{p: p, t: t, h: obj.NewBackup(), b: b, c: c, gen: c.Gen()}
 	c.Dest = a.h
 	c.Notify = a.end
 	// The backup's frame is copied now: once c is submitted its frame belongs to the loop.

@@ -17,11 +17,10 @@ func balancerSettings() []debugpage.Setting {
 	return out
 }
 
-// tailOf is the ObjectProxies' part of a servant's settings against tail latency and failing
-// endpoints: the circuit breaker (circuit-breaker) and the retry budget (retry-budget,
+// guardOf is the ObjectProxies' guard against a servant's failing endpoints: the circuit breaker (circuit-breaker) and the retry budget (retry-budget,
 // retry-budget-min).
-func tailOf(s conf.Servant) objectproxy.Tail {
-	var t objectproxy.Tail
+func guardOf(s conf.Servant) objectproxy.Guard {
+	var t objectproxy.Guard
 	if s.CircuitBreaker {
 		t.Breaker = adapterproxy.DefaultBreaker()
 	}
