@@ -39,10 +39,23 @@ func (d *Decoder) charge(n int) { d.reserved += n }
 // MakeList returns the slice that n list elements, n as ReadListHead returned it, are decoded
 // into: empty, with room for n elements, or for fewer when n elements of T would take more
 // memory than the input justifies (see the allowance above); append the elements past its
-// capacity as they are read. Code generated from .tars files uses it.
+// capacity as they are read. Code generated from .tars files uses it. A short list of bool,
+// int8, int16, int32, int64, float32 or float64 shares its memory with the strings of the decode
+// (see ReadStringKeep): its capacity is exact, so that appending past it moves it elsewhere.
 func MakeList[T any](d *Decoder, n int) []T {
 	var z T
-	return make([]T, 0, d.reserve(n, int(unsafe.Sizeof(z))))
+	size := int(unsafe.Sizeof(z))
+	n = d.reserve(n, size)
+	switch any((*T)(nil)).(type) {
+	case *bool, *int8, *int16, *int32, *int64, *float32, *float64:
+		// Numbers hold no pointers: a short list of them is carved out of the arena, whose
+		// chunk was charged to the allowance whole, so the list is not charged again.
+		if p := d.arenaAlloc(n*size, size); p != nil {
+			d.reserved -= n * size
+			return unsafe.Slice((*T)(p), n)[:0:n]
+		}
+	}
+	return make([]T, 0, n)
 }
 
 // MakeMap returns the map that n entries, n as ReadMapHead returned it, are decoded into: nil

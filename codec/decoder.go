@@ -30,13 +30,17 @@ const maxDepth = 256
 //
 // The zero Decoder reads an empty input.
 //
-// The Decoder allocates only for strings, maps and copied byte slices. It is
-// not safe for concurrent use.
+// The Decoder allocates only for strings, maps and copied byte slices. The
+// strings ReadStringKeep returns and the short number lists MakeList makes
+// share chunks of at most 1 KiB per decode (see ReadStringKeep): keeping one
+// keeps its chunk alive. It is not safe for concurrent use.
 type Decoder struct {
 	buf      []byte
 	off      int
-	reserved int // bytes of the allowance given out (see reserve)
-	depth    int // structs begun and not ended
+	reserved int     // bytes of the allowance given out (see reserve)
+	depth    int     // structs begun and not ended
+	arena    []byte  // the chunk strings are made in (see arenaAlloc), whole
+	arenaAt  uintptr // the address of the Decoder that made it: a copy does not add to it
 }
 
 // NewDecoder returns a Decoder reading b. A Decoder can also be declared as

@@ -44,7 +44,10 @@ func (e *fieldError) Unwrap() error { return e.err }
 
 // ReadStringKeep is ReadString for decoding into a value that already holds old: when the
 // field's bytes equal old, it returns old instead of allocating a copy of them. An absent
-// field reads as "".
+// field reads as "". Code generated from .tars files uses it. Unlike ReadString, it copies a
+// string of up to 256 bytes into memory it shares with the other strings (and MakeList's short
+// number lists) of the decode, a chunk of at most 1 KiB allocated once for all of them until
+// Reset: a string kept alive keeps its chunk alive.
 func (d *Decoder) ReadStringKeep(tag byte, required bool, old string) (string, error) {
 	typ, found, err := d.find(tag, required)
 	if !found {
@@ -57,8 +60,7 @@ func (d *Decoder) ReadStringKeep(tag byte, required bool, old string) (string, e
 	if string(b) == old {
 		return old, nil
 	}
-	d.charge(len(b))
-	return string(b), nil
+	return d.arenaString(b), nil
 }
 
 // ReadBytesInto is ReadBytes that copies the field into dst's memory (dst[:0], growing it

@@ -2,7 +2,6 @@ package communicator_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,16 +11,17 @@ import (
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/internal/benchcpu"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
 
 // benchSetup starts an inline echo server and a Communicator with one net thread on loopback.
-// TARSCOMM_BENCH_NOSTATS=1 turns the Communicator's call counting off, to measure its cost.
-func benchSetup(b *testing.B) *servantproxy.ServantProxy { return benchSetupOn(b, "tcp") }
+func benchSetup(b *testing.B) *servantproxy.ServantProxy { return benchSetupOn(b, "tcp", true) }
 
-// benchSetupOn is benchSetup over network, "tcp" or "udp".
-func benchSetupOn(b *testing.B, network string) *servantproxy.ServantProxy {
+// benchSetupOn is benchSetup over network, "tcp" or "udp"; stats false turns the
+// Communicator's call counting off (communicator.WithoutStats).
+func benchSetupOn(b *testing.B, network string, stats bool) *servantproxy.ServantProxy {
 	b.Helper()
 	s := server.New(server.WithNumEventLoop(1))
 	err := server.HandleProto(s, servant, "SayHello", func(_ context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
@@ -36,7 +36,7 @@ func benchSetupOn(b *testing.B, network string) *servantproxy.ServantProxy {
 	}
 	b.Cleanup(func() { _ = s.Stop(context.Background()) })
 	opts := []communicator.Option{communicator.WithLogger(zap.NewNop())}
-	if os.Getenv("TARSCOMM_BENCH_NOSTATS") == "1" {
+	if !stats {
 		opts = append(opts, communicator.WithoutStats())
 	}
 	comm, err := communicator.New(conf.Default(), opts...)
@@ -56,13 +56,36 @@ func benchSetupOn(b *testing.B, network string) *servantproxy.ServantProxy {
 	return &sp
 }
 
-// BenchmarkSyncCall measures one sync call end to end over loopback from many goroutines
-// (b.RunParallel, GOMAXPROCS×16 callers), including the protobuf marshal and unmarshal.
-func BenchmarkSyncCall(b *testing.B) { benchSyncCall(b, benchSetup(b)) }
+// withStats runs bench twice, as sub-benchmarks stats=on and stats=off, the Communicator
+// counting calls or not (communicator.WithoutStats), so that one run shows what counting costs.
+// On a busy machine compare them over runs of one each in its own process, alternating which
+// runs first (the first of a process pays for its warm-up), e.g. ten rounds of
+// go test -bench 'SyncCall/stats=on$' -count 1 and the same with off, into one file for
+// benchstat -col /stats; cpu-ns/op is steadier there than ns/op.
+func withStats(b *testing.B, bench func(b *testing.B, sp *servantproxy.ServantProxy)) {
+	for _, on := range []bool{true, false} {
+		name := "stats=on"
+		if !on {
+			name = "stats=off"
+		}
+		b.Run(name, func(b *testing.B) {
+			sp := benchSetupOn(b, "tcp", on)
+			cpu0 := benchcpu.Used(b)
+			bench(b, sp)
+			// The process's CPU time (callers, net thread, server) per call.
+			benchcpu.Report(b, cpu0)
+		})
+	}
+}
 
-// BenchmarkSyncCallUDP is BenchmarkSyncCall to a udp endpoint: one datagram per request and
-// per reply.
-func BenchmarkSyncCallUDP(b *testing.B) { benchSyncCall(b, benchSetupOn(b, "udp")) }
+// BenchmarkSyncCall measures one sync call end to end over loopback from many goroutines
+// (b.RunParallel, GOMAXPROCS×16 callers), including the protobuf marshal and unmarshal, with
+// call counting on and off (see withStats).
+func BenchmarkSyncCall(b *testing.B) { withStats(b, benchSyncCall) }
+
+// BenchmarkSyncCallUDP is BenchmarkSyncCall (counting calls) to a udp endpoint: one datagram
+// per request and per reply.
+func BenchmarkSyncCallUDP(b *testing.B) { benchSyncCall(b, benchSetupOn(b, "udp", true)) }
 
 func benchSyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
@@ -85,7 +108,9 @@ func benchSyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 func BenchmarkSyncCallSerial(b *testing.B) { benchSyncCallSerial(b, benchSetup(b)) }
 
 // BenchmarkSyncCallSerialUDP is BenchmarkSyncCallSerial to a udp endpoint.
-func BenchmarkSyncCallSerialUDP(b *testing.B) { benchSyncCallSerial(b, benchSetupOn(b, "udp")) }
+func BenchmarkSyncCallSerialUDP(b *testing.B) {
+	benchSyncCallSerial(b, benchSetupOn(b, "udp", true))
+}
 
 func benchSyncCallSerial(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
@@ -101,9 +126,10 @@ func benchSyncCallSerial(b *testing.B, sp *servantproxy.ServantProxy) {
 }
 
 // BenchmarkAsyncCall measures async calls end to end: each op is one AsyncInvoke whose callback
-// has run, with up to 1024 calls in flight.
-func BenchmarkAsyncCall(b *testing.B) {
-	sp := benchSetup(b)
+// has run, with up to 1024 calls in flight, with call counting on and off (see withStats).
+func BenchmarkAsyncCall(b *testing.B) { withStats(b, benchAsyncCall) }
+
+func benchAsyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 	ctx := context.Background()
 	req := &hellopb.HelloRequest{Name: "bench"}
 	var wg sync.WaitGroup

@@ -109,13 +109,13 @@ func TestErrorsWhereQueueFull(t *testing.T) {
 	ep.p.Stall(faultproxy.Up)
 	name := strings.Repeat("f", 1<<20)
 	var wg sync.WaitGroup
-	var full atomic.Bool
-	for i := 0; i < 300 && !full.Load(); i++ {
+	var full atomic.Pointer[error] // the first refusal: the call's own error, as its caller saw it
+	for i := 0; i < 300 && full.Load() == nil; i++ {
 		wg.Add(1)
 		err := sp.AsyncInvoke(ctx, "SayHello", &hellopb.HelloRequest{Name: name, Seq: uint64(i)}, new(hellopb.HelloReply), func(err error) {
 			defer wg.Done()
 			if errors.Is(err, communicator.ErrQueueFull) {
-				full.Store(true)
+				full.CompareAndSwap(nil, &err)
 			}
 		}, servantproxy.WithTimeout(time.Second))
 		if err != nil {
@@ -124,12 +124,12 @@ func TestErrorsWhereQueueFull(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	eventually(t, 5*time.Second, "the send buffer is full", full.Load)
-	_, err := sayHello(ctx, sp, "more", 1, servantproxy.WithTimeout(2*time.Second))
-	if !errors.Is(err, communicator.ErrQueueFull) {
-		t.Errorf("call into a full send buffer: err = %v, want ErrQueueFull", err)
-	}
-	checkWhere(t, "queue-full error", err, servant, "SayHello", ep.p.Addr())
+	eventually(t, 5*time.Second, "the send buffer is full", func() bool { return full.Load() != nil })
+	// The refusal itself is checked, not a later call's: send-buffer-limit counts the bytes the
+	// client holds, and the large-frame writer may hand the rest of its frame to the kernel's
+	// socket buffers meanwhile, so a call made after the refusal may find room (and then time
+	// out against the stalled proxy: seen in 2 of 5 runs without -race).
+	checkWhere(t, "queue-full error", *full.Load(), servant, "SayHello", ep.p.Addr())
 	_ = ep.p.Pass()
 	wg.Wait()
 }

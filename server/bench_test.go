@@ -9,14 +9,13 @@ import (
 	"io"
 	"net"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/benchcpu"
 )
 
 // BenchmarkServerEcho measures pipelined echo calls over loopback: conns plain net.Conn
@@ -71,7 +70,7 @@ func benchEcho(b *testing.B, body []byte, conns int, opts ...Option) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frames) / batch))
 	b.ResetTimer()
-	cpu0 := cpuTime(b)
+	cpu0 := benchcpu.Used(b)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*conns)
@@ -130,22 +129,13 @@ func benchEcho(b *testing.B, body []byte, conns int, opts ...Option) {
 	b.StopTimer()
 	// CPU time of the whole process (client and server) per call: steadier than ns/op on a
 	// shared machine.
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	benchcpu.Report(b, cpu0)
 	close(errs)
 	for err := range errs {
 		if !errors.Is(err, io.EOF) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// cpuTime returns the user and system CPU time the process has used.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkServeFrames measures the server's own work per request, without the network: it

@@ -27,8 +27,9 @@
 //
 // Each struct T has NewT() (a T with the IDL's default values: a literal T{} has Go's zero values
 // instead, and its generated doc says so), Reset (back to the defaults), Encode/Decode (its fields, on codec.Encoder and
-// codec.Decoder: no reflection, no allocation beyond the decoded strings, slices and maps, and
-// decoding into a used value reuses its memory),
+// codec.Decoder: no reflection; the strings and short lists of numbers of one decode share one
+// allocation, and other slices and maps take one each; decoding into a used value reuses its
+// memory),
 // EncodeTag/DecodeTag (as a struct field), and MarshalTars/UnmarshalTars. An optional field equal
 // to its default is not written (optional enums and structs always are), as tars2cpp and tars2go
 // do; decoding sets every field (no stale values from an earlier decode), checks required

@@ -43,6 +43,7 @@ var allowed = map[string][]string{
 	"auth":                {"codec"},
 	"internal/tlstest":    {},
 	"internal/closetest":  {},
+	"internal/benchcpu":   {},
 	"internal/archtest":   {},
 	"future":              {},
 	"protocol/endpointf":  {"codec"},
