@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
+
+	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
@@ -21,9 +25,34 @@ type connsEP struct {
 
 func startConnsEP(t *testing.T, id string) *connsEP {
 	t.Helper()
+	endToEnd(t)
 	seen := make(chan *server.Current, 4096)
-	g := startGreeter(t, id, serverOpt{seen: seen})
-	return &connsEP{seen: seen, p: startProxy(t, g.addr)}
+	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server-"+id)), server.WithNumEventLoop(1))
+	// Every call is recorded, without ownCaller's check: a short connection may be gone (and its
+	// owner no longer found) by the time its call is served; the server's port is known only
+	// to the proxy in front of it.
+	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+		cp := *cur // the server reuses cur after the handler returns
+		cp.Context, cp.Status = nil, nil
+		select {
+		case seen <- &cp:
+		default:
+		}
+		return &hellopb.HelloReply{Message: req.GetName() + "@" + id, Seq: req.GetSeq()}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("start server %s: %v", id, err)
+	}
+	t.Cleanup(func() {
+		if err := stopServer(t, "server "+id, s); err != nil {
+			t.Logf("stop server %s: %v", id, err)
+		}
+	})
+	return &connsEP{seen: seen, p: startProxy(t, a.String())}
 }
 
 // byConn drains the calls the greeter has seen so far and counts them by client connection.
@@ -193,6 +222,26 @@ func TestShortConnections(t *testing.T) {
 	}
 	if by := e.byConn(); len(by) != calls {
 		t.Errorf("the %d calls came on %d connections, want one each: %v", calls, len(by), by)
+	}
+	// A one-way call waits for no reply: its connection is closed on a chore tick after it was
+	// written, and the greeter gets the call.
+	if err := sp.InvokeOneway(context.Background(), "SayHello", &hellopb.HelloRequest{Name: "oneway"}); err != nil {
+		t.Fatalf("one-way call: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for st := e.p.Stats(); st.Accepts != calls+1 || st.ClientCloses != calls+1; st = e.p.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the one-way call: %+v; want %d connections accepted and closed by the client", st, calls+1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case cur := <-e.seen:
+		if cur.PacketType != codec.PacketOneway {
+			t.Errorf("the greeter's last call has packet type %d, want one-way", cur.PacketType)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the greeter never got the one-way call")
 	}
 	s := c.Stats()
 	if len(s.Endpoints) != 1 || s.Endpoints[0].ConnLosses != 0 || s.Endpoints[0].Replies != calls {
