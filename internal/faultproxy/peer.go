@@ -19,7 +19,9 @@ import (
 //
 // It looks the client's socket up in /proc/net/tcp and its inode among /proc/self/fd. Where
 // /proc is not there (not Linux) it cannot tell and reports true. A client that has already
-// closed its socket is not found (false).
+// closed its socket (its entry left with no owner, inode 0) cannot be told either, and is not
+// called foreign: a short connection of this process does that before a proxy gets to look. A
+// connection with no entry at all is not this process's (false).
 func FromThisProcess(client, server string) bool {
 	// /proc/net/tcp is not a snapshot: a line can be missed while sockets come and go under the
 	// read. A socket found is found; one not found is looked for again before it is foreign.
@@ -56,7 +58,13 @@ func findSocket(client, server string) (bool, error) {
 			continue
 		}
 		for _, inode := range inodes {
-			if inode != "0" && ownsSocket(inode) {
+			if inode == "0" {
+				// The client has closed its socket already (FIN_WAIT, TIME_WAIT: no owner left to
+				// look at). A short connection of this process does that before the proxy gets
+				// to look: cannot tell, so not foreign.
+				return true, nil
+			}
+			if ownsSocket(inode) {
 				return true, nil
 			}
 		}
