@@ -22,16 +22,7 @@ func StaticWeightList(weights []int) []int32 {
 	if len(weights) == 0 {
 		return nil
 	}
-	maxW, minW := weights[0], weights[0]
-	for _, w := range weights {
-		maxW, minW = max(maxW, w), min(minW, w)
-	}
-	maxR := 1
-	if minW <= 0 {
-		maxW = 1
-	} else {
-		maxR = min(max(maxW/minW, 10), 100)
-	}
+	maxR, maxW := StaticWeightScale(weights)
 	type entry struct {
 		cur int
 		idx int32
@@ -68,4 +59,18 @@ func StaticWeightList(weights []int) []int32 {
 		slices.SortStableFunc(ring, byCur)
 	}
 	return out
+}
+
+// StaticWeightScale returns TarsCpp's scaling of static weights, w' = w*r/maxW: r is
+// maxW/minW clamped to [10, 100] (integer division), or r = maxW = 1 when a weight is 0 or
+// less. weights must not be empty.
+func StaticWeightScale(weights []int) (r, maxW int) {
+	maxW, minW := weights[0], weights[0]
+	for _, w := range weights {
+		maxW, minW = max(maxW, w), min(minW, w)
+	}
+	if minW <= 0 {
+		return 1, 1
+	}
+	return min(max(maxW/minW, 10), 100), maxW
 }

@@ -66,21 +66,9 @@ func weightedList(v *View, idx []int32, dst []int32) []int32 {
 	return dst
 }
 
-// scaleOf returns TarsCpp's scaling of weights (w' = w*r/maxW): r and maxW.
-func scaleOf(ws []int) (r, maxW int) {
-	maxW, minW := ws[0], ws[0]
-	for _, w := range ws {
-		maxW, minW = max(maxW, w), min(minW, w)
-	}
-	if minW <= 0 {
-		return 1, 1
-	}
-	return min(max(maxW/minW, 10), 100), maxW
-}
-
 // scaledTotal returns the number of entries of the weighted list of ws.
 func scaledTotal(ws []int) int {
-	r, maxW := scaleOf(ws)
+	r, maxW := endpoint.StaticWeightScale(ws)
 	n := 0
 	for _, w := range ws {
 		n += max(w*r/maxW, 1)
@@ -92,7 +80,7 @@ func scaledTotal(ws []int) int {
 // least once), its j-th entry at position (j+1)/w'k of the pass (stride scheduling), ties in
 // candidate order.
 func weightedStride(cand []int32, ws []int, dst []int32) []int32 {
-	r, maxW := scaleOf(ws)
+	r, maxW := endpoint.StaticWeightScale(ws)
 	type slot struct {
 		at, of int   // the entry's position in the pass: at/of
 		k      int32 // the candidate
