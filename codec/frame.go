@@ -107,6 +107,21 @@ func AppendResponse(b []byte, p *ResponsePacket) []byte {
 	return e.Buf
 }
 
+// AppendResponseAround appends the frame holding p to b as AppendResponse
+// does, except p.Buffer's bytes, and returns the result and the offset at
+// which they belong: the frame is the bytes appended up to at, then
+// p.Buffer, then the rest (the frame's length counts p.Buffer). It lets a
+// large body be written from where it is (a vectored write of the three
+// parts) instead of being copied into the frame.
+func AppendResponseAround(b []byte, p *ResponsePacket) (out []byte, at int) {
+	b, start := BeginFrame(b)
+	b = p.appendHead(b)
+	at = len(b)
+	b = p.appendTail(b)
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start+len(p.Buffer)))
+	return b, at
+}
+
 // DecodeRequest decodes one frame, as returned by NextFrame (header
 // included), into p. p.Buffer is a view into frame, as RequestPacket.Decode
 // documents.

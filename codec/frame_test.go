@@ -36,6 +36,24 @@ func TestBeginEndFrame(t *testing.T) {
 	}
 }
 
+// AppendResponseAround's parts, with the body put back at the offset it returns, are the
+// bytes AppendResponse writes, for bodies whose length takes 1, 2 and 4 bytes on the wire.
+func TestAppendResponseAround(t *testing.T) {
+	for _, n := range []int{0, 3, 200, 70000} {
+		full := fullResponse()
+		full.Context = map[string]string{"c": "d"} // one entry: the encoding is deterministic
+		for _, pkt := range []ResponsePacket{{Version: VersionTars, RequestID: 7}, full} {
+			pkt.Buffer = bytes.Repeat([]byte{0xa5}, n)
+			want := AppendResponse([]byte("xy"), &pkt)
+			b, at := AppendResponseAround([]byte("xy"), &pkt)
+			got := append(append(append([]byte(nil), b[:at]...), pkt.Buffer...), b[at:]...)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("body of %d bytes, ret %d: head %x, tail %x differ from AppendResponse's frame", n, pkt.Ret, b[:at], b[at:])
+			}
+		}
+	}
+}
+
 func TestNextFrameManyInOneBuffer(t *testing.T) {
 	stream, frames := vectorStream(t)
 	buf := stream

@@ -104,13 +104,22 @@ type ResponsePacket struct {
 // Encode writes p: tags 1 to 7 always, as TarsGo's reader requires them;
 // ResultDesc and Context only when non-empty, as TarsGo does.
 func (p *ResponsePacket) Encode(e *Encoder) {
-	b := grow(e.Buf, 32+len(p.Buffer)+len(p.ResultDesc))
+	b := p.appendHead(grow(e.Buf, 32+len(p.Buffer)+len(p.ResultDesc)))
+	e.Buf = p.appendTail(append(b, p.Buffer...))
+}
+
+// appendHead appends tags 1 to 5 and the head of tag 6, up to where Buffer's bytes go.
+func (p *ResponsePacket) appendHead(b []byte) []byte {
 	b = appendInt(b, 1, int64(p.Version))
 	b = appendInt(b, 2, int64(p.PacketType))
 	b = appendInt(b, 3, int64(p.RequestID))
 	b = appendInt(b, 4, int64(p.MessageType))
 	b = appendInt(b, 5, int64(p.Ret))
-	b = append(appendBytesHead(b, 6, len(p.Buffer)), p.Buffer...)
+	return appendBytesHead(b, 6, len(p.Buffer))
+}
+
+// appendTail appends tags 7 to 9, which follow Buffer's bytes.
+func (p *ResponsePacket) appendTail(b []byte) []byte {
 	b = appendStringMap(b, 7, p.Status)
 	if p.ResultDesc != "" {
 		b = appendString(b, 8, p.ResultDesc)
@@ -118,7 +127,7 @@ func (p *ResponsePacket) Encode(e *Encoder) {
 	if len(p.Context) > 0 {
 		b = appendStringMap(b, 9, p.Context)
 	}
-	e.Buf = b
+	return b
 }
 
 // Decode reads p from d, replacing all of p. Tags 1 to 7 are required, as

@@ -182,7 +182,7 @@ func benchServeFrames(b *testing.B, body []byte, setup func(s *Server)) {
 	b.SetBytes(int64(len(frames) / batch))
 	b.ResetTimer()
 	for i := 0; i < b.N; i += batch {
-		l.out = l.out[:0]
+		l.out.b = l.out.b[:0]
 		for off := 0; off < len(frames); {
 			frame, n, err := codec.NextFrame(frames[off:], 0)
 			if err != nil || frame == nil || !l.serve(cs, frame, false) {

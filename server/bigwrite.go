@@ -10,46 +10,64 @@ import (
 )
 
 // send writes out, complete replies, to cs through c (cs's gnet.Conn, or its TLS LoopConn),
-// and reports whether it took out over: the caller must then forget the buffer. A buffer of at
-// least bigwrite.Min on a plain TCP connection with nothing queued in gnet is written directly,
-// and what the socket does not take is finished by a bigwrite.Writer from its own buffer,
-// instead of being copied into gnet's outbound buffer. While such a writer runs, replies wait in
-// cs.held, in order: large buffers are taken over, small ones copied. Loop goroutine only.
-func (l *loop) send(cs *conn, c gnet.Conn, out []byte) (handed bool, err error) {
+// and reports whether it took out over: the caller must then forget it. Otherwise out's large
+// bodies were given back (replies.release) and out.b is still the caller's. Replies of at least
+// bigwrite.Min in all on a plain TCP connection with nothing queued in gnet are written directly,
+// with one vectored write of their parts (out.b's bytes and the large bodies between them), and
+// what the socket does not take is finished by a bigwrite.Writer from those buffers, instead of
+// being copied into gnet's outbound buffer. While such a writer runs, replies wait in cs.held, in
+// order: large ones are taken over, small ones copied. Loop goroutine only.
+func (l *loop) send(cs *conn, c gnet.Conn, out *replies) (handed bool, err error) {
+	size := out.size()
 	if cs.big != nil {
-		if len(out) >= bigwrite.Min {
-			cs.held = append(cs.held, out) // take it over rather than copy it
+		if size >= bigwrite.Min || len(out.large) > 0 {
+			cs.held = append(cs.held, *out) // take it over rather than copy it
 			return true, nil
 		}
-		if n := len(cs.held); n > 0 && len(cs.held[n-1]) < bigwrite.Min {
-			cs.held[n-1] = append(cs.held[n-1], out...)
+		if n := len(cs.held); n > 0 && len(cs.held[n-1].large) == 0 && len(cs.held[n-1].b) < bigwrite.Min {
+			cs.held[n-1].b = append(cs.held[n-1].b, out.b...)
 		} else {
-			cs.held = append(cs.held, append([]byte(nil), out...))
+			cs.held = append(cs.held, replies{b: append([]byte(nil), out.b...)})
 		}
 		return false, nil
 	}
-	if len(out) >= bigwrite.Min && cs.tlsc == nil && c.OutboundBuffered() == 0 {
+	if size < bigwrite.Min && len(out.large) == 0 {
+		_, err = c.Write(out.b) // the common case: small replies
+		return false, err
+	}
+	iov := out.vec(l.iov[:0])
+	defer func() {
+		clear(iov)
+		l.iov = iov[:0]
+	}()
+	if size >= bigwrite.Min && cs.tlsc == nil && c.OutboundBuffered() == 0 {
 		if fd := c.Fd(); fd >= 0 {
-			if n, ok := bigwrite.Direct(fd, out); ok {
-				if n == len(out) {
+			if n, ok := bigwrite.DirectVec(fd, iov); ok {
+				if n == size {
+					out.release()
 					return false, nil
 				}
-				if w, err := bigwrite.Start(fd, out, n); err == nil {
-					l.startBig(cs, w)
+				if w, err := bigwrite.StartVec(fd, iov, n); err == nil {
+					l.startBig(cs, w, *out)
 					return true, nil
 				}
-				out = out[n:] // no descriptor to spare: gnet copies the rest
+				iov = bigwrite.Skip(iov, n) // no descriptor to spare: gnet copies the rest
 			}
 		}
 	}
-	_, err = c.Write(out)
+	if len(iov) == 1 {
+		_, err = c.Write(iov[0])
+	} else {
+		_, err = c.Writev(iov)
+	}
+	out.release()
 	return false, err
 }
 
-// startBig runs w for cs. The writer's goroutine is counted in s.bigWriters (Stop waits for
-// them) and reports back on the loop (bigDone), unless the engine is shutting down, when the
-// connection is closing anyway.
-func (l *loop) startBig(cs *conn, w *bigwrite.Writer) {
+// startBig runs w, which writes out, for cs. The writer's goroutine is counted in s.bigWriters
+// (Stop waits for them) and reports back on the loop (bigDone), unless the engine is shutting
+// down, when the connection is closing anyway.
+func (l *loop) startBig(cs *conn, w *bigwrite.Writer, out replies) {
 	cs.big = w
 	s := l.s
 	s.bigWriters.Add(1)
@@ -60,19 +78,19 @@ func (l *loop) startBig(cs *conn, w *bigwrite.Writer) {
 		s.engineMu.RLock()
 		defer s.engineMu.RUnlock()
 		if s.engineDown || l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-			l.bigDone(cs, w, err)
+			l.bigDone(cs, w, out, err)
 			return nil
 		})) != nil {
-			bufpool.Put(w.Buf())
+			out.free()
 		}
 	}()
 }
 
-// bigDone runs on the loop when the writer w of cs is done: the replies held behind it are
-// written, or the connection closes if the write failed. A writer stopped with its connection
-// (OnClose) has nothing left to do here.
-func (l *loop) bigDone(cs *conn, w *bigwrite.Writer, err error) {
-	bufpool.Put(w.Buf())
+// bigDone runs on the loop when the writer w of cs, which wrote out, is done: the replies held
+// behind it are written, or the connection closes if the write failed. A writer stopped with
+// its connection (OnClose) has nothing left to do here.
+func (l *loop) bigDone(cs *conn, w *bigwrite.Writer, out replies, err error) {
+	out.free()
 	if cs.big != w || cs.c == nil {
 		return
 	}
@@ -82,12 +100,12 @@ func (l *loop) bigDone(cs *conn, w *bigwrite.Writer, err error) {
 		return
 	}
 	for len(cs.held) > 0 && cs.big == nil {
-		out := cs.held[0]
-		cs.held[0] = nil
+		next := cs.held[0]
+		cs.held[0] = replies{}
 		cs.held = cs.held[1:]
-		handed, err := l.send(cs, cs.c, out)
+		handed, err := l.send(cs, cs.c, &next)
 		if !handed {
-			bufpool.Put(out)
+			bufpool.Put(next.b)
 		}
 		if err != nil {
 			_ = cs.c.Close()

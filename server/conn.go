@@ -33,17 +33,17 @@ type conn struct {
 	// Owned by the loop goroutine.
 	c      gnet.Conn // nil once closed: never write to a Conn after OnClose
 	remote net.Addr
-	spare  []byte                   // the reply buffer not in use by workers
+	spare  replies                  // the reply buffers not in use by workers
 	in     inbound.Assembler        // request frames from the connection's bytes
 	hs     *tlsconn.ServerHandshake // a WithTLS server's connection until its handshake is over
 	tlsc   *tlsconn.LoopConn        // then: what reads and writes it (c is it too); nil for TCP
 	authed bool                     // the connection may be served: authenticated, or WithAuth is off
 	big    *bigwrite.Writer         // a writer goroutine finishes a large reply: write nothing else
-	held   [][]byte                 // replies waiting, in order, for big to finish
+	held   []replies                // replies waiting, in order, for big to finish
 	gone   atomic.Bool              // OnClose ran: pushes fail (push.go)
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
-	out    []byte
+	out    replies
 	n      int64 // replies in out
 	queued bool  // the conn is in loop.dirty
 }
@@ -56,8 +56,9 @@ type loop struct {
 	flushTask gnet.Runnable
 
 	// Owned by the loop goroutine.
-	out    []byte // replies produced by one OnTraffic
-	rsp    []byte // reply-body scratch for inline handlers
+	out    replies  // replies produced by one OnTraffic
+	iov    [][]byte // scratch for a vectored write (send)
+	rsp    []byte   // reply-body scratch for inline handlers
 	req    codec.RequestPacket
 	cur    Current
 	resp   codec.ResponsePacket
@@ -188,8 +189,8 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 			cs.big.Stop() // its goroutine ends and gives the buffer back (bigDone)
 			cs.big = nil
 		}
-		for _, b := range cs.held {
-			bufpool.Put(b)
+		for i := range cs.held {
+			cs.held[i].free()
 		}
 		cs.held = nil
 		cs.in.Reset()
@@ -236,7 +237,7 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 		c = cs.tlsc
 	}
 	l := cs.loop
-	l.out = l.out[:0]
+	l.out.b = l.out.b[:0]
 	action := gnet.None
 	if tlsErr != nil {
 		l.s.log.Debug("tls: connection ends", zap.Error(tlsErr), zap.Stringer("remote", cs.remote))
@@ -264,14 +265,14 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 			break
 		}
 	}
-	if len(l.out) > 0 {
-		handed, err := l.send(cs, c, l.out)
+	if len(l.out.b) > 0 {
+		handed, err := l.send(cs, c, &l.out)
 		switch {
 		case handed:
-			l.out = nil
-		case cap(l.out) > maxKeptBuffer:
-			bufpool.Put(l.out)
-			l.out = nil
+			l.out = replies{}
+		case cap(l.out.b) > maxKeptBuffer:
+			bufpool.Put(l.out.b)
+			l.out.b = nil
 		}
 		if err != nil {
 			return gnet.Close // gnet closed c already
@@ -305,7 +306,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	}
 	if h == nil {
 		if !oneway {
-			l.out = appendReply(l.out, &l.resp, req, ret, desc, nil, nil)
+			l.out.b = appendReply(l.out.b, &l.resp, req, ret, desc, nil, nil)
 		}
 		return true
 	}
@@ -313,10 +314,8 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	fillCurrent(cur, req, cs.remote)
 	cur.conn = cs
 	body, ret, desc := s.invoke(h, cur, req.Buffer, l.rsp[:0])
-	if !oneway {
-		l.out = appendReply(l.out, &l.resp, req, ret, desc, body, cur)
-	}
-	l.rsp = growScratch(l.rsp, len(body))
+	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp)
+	l.rsp = nextScratch(l.rsp, len(body), taken)
 	*cur = Current{}
 	*req = codec.RequestPacket{}
 	return true
@@ -391,7 +390,7 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 		}
 	}
 	if req.PacketType != codec.PacketOneway {
-		l.out = appendReply(l.out, &l.resp, req, ret, desc, nil, nil)
+		l.out.b = appendReply(l.out.b, &l.resp, req, ret, desc, nil, nil)
 	}
 	putJob(j)
 	return true
@@ -432,20 +431,22 @@ func (l *loop) flush(context.Context) error {
 	for _, cs := range batch {
 		cs.mu.Lock()
 		out, k := cs.out, cs.n
-		cs.out, cs.n, cs.queued = cs.spare[:0], 0, false
+		cs.out, cs.n, cs.queued = cs.spare, 0, false
 		cs.mu.Unlock()
 		handed := false
 		if cs.c != nil {
-			handed, _ = l.send(cs, cs.c, out) // on error gnet closes the conn and calls OnClose
+			handed, _ = l.send(cs, cs.c, &out) // on error gnet closes the conn and calls OnClose
+		} else {
+			out.release() // the connection is gone: its replies are dropped
 		}
 		switch {
 		case handed:
-			cs.spare = nil
-		case cap(out) <= maxKeptBuffer:
-			cs.spare = out[:0]
+			cs.spare = replies{}
+		case cap(out.b) <= maxKeptBuffer:
+			cs.spare = replies{b: out.b[:0], large: out.large}
 		default:
-			bufpool.Put(out)
-			cs.spare = nil
+			bufpool.Put(out.b)
+			cs.spare = replies{large: out.large}
 		}
 		n += k
 	}
@@ -486,7 +487,7 @@ func (l *loop) authenticate(cs *conn, frame []byte, owned bool) bool {
 			zap.Stringer("remote", cs.remote))
 		return false
 	}
-	l.out = auth.AppendResponse(l.out, req)
+	l.out.b = auth.AppendResponse(l.out.b, req)
 	cs.authed = true
 	return true
 }

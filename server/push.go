@@ -49,7 +49,7 @@ func (p *Pusher) Push(fn string, body []byte) error {
 		Status:     map[string]string{pushFuncKey: fn},
 	}
 	cs.mu.Lock()
-	cs.out = codec.AppendResponse(cs.out, &rp)
+	cs.out.b = codec.AppendResponse(cs.out.b, &rp)
 	wake := !cs.queued
 	cs.queued = true
 	cs.mu.Unlock()

@@ -482,6 +482,12 @@ func fillCurrent(cur *Current, req *codec.RequestPacket, remote net.Addr) {
 // references until its next use).
 func appendReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
 	body []byte, cur *Current) []byte {
+	fillResponse(rp, req, ret, desc, body, cur)
+	return codec.AppendResponse(b, rp)
+}
+
+// fillResponse sets rp to the response answering req.
+func fillResponse(rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string, body []byte, cur *Current) {
 	rp.Version = req.Version
 	rp.PacketType = req.PacketType
 	rp.RequestID = req.RequestID
@@ -493,5 +499,4 @@ func appendReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, r
 	if cur != nil {
 		rp.Status, rp.Context = cur.ResponseStatus, cur.ResponseContext
 	}
-	return codec.AppendResponse(b, rp)
 }

@@ -61,7 +61,7 @@ func (l *loop) datagram(c gnet.Conn) gnet.Action {
 		s.drop("bad datagram, dropped", err, c.RemoteAddr())
 		return gnet.None
 	}
-	l.out = l.out[:0]
+	l.out.b = l.out.b[:0]
 	if s.jobs != nil {
 		remote := cloneUDPAddr(c.RemoteAddr()) // the job keeps it
 		if !l.dispatch(nil, remote, d, false) {
@@ -70,8 +70,8 @@ func (l *loop) datagram(c gnet.Conn) gnet.Action {
 	} else if !l.serveDatagram(c, d) {
 		s.drop("undecodable request, dropped", errUndecodable, c.RemoteAddr())
 	}
-	if len(l.out) > 0 {
-		if _, err := c.Write(l.out); err != nil {
+	if len(l.out.b) > 0 {
+		if _, err := c.Write(l.out.b); err != nil {
 			s.drop("reply not sent", err, c.RemoteAddr())
 		}
 	}
@@ -105,7 +105,7 @@ func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
 		defer func() { *cur = Current{}; l.rsp = growScratch(l.rsp, len(body)) }()
 	}
 	if req.PacketType != codec.PacketOneway {
-		l.out = appendDatagramReply(l.out, &l.resp, req, ret, desc, body, cur)
+		l.out.b = appendDatagramReply(l.out.b, &l.resp, req, ret, desc, body, cur)
 	}
 	return true
 }

@@ -57,6 +57,7 @@ func (s *Server) work() {
 			continue
 		}
 		body, ret, desc := s.invoke(j.h, &j.cur, j.req.Buffer, rsp[:0])
+		taken := false // the reply took rsp over
 		switch {
 		case j.req.PacketType == codec.PacketOneway:
 			s.done(1)
@@ -66,7 +67,7 @@ func (s *Server) work() {
 		default:
 			cs := j.cs
 			cs.mu.Lock()
-			cs.out = appendReply(cs.out, &resp, &j.req, ret, desc, body, &j.cur)
+			taken = cs.out.add(&resp, &j.req, ret, desc, body, &j.cur, rsp)
 			cs.n++
 			wake := !cs.queued
 			cs.queued = true
@@ -75,7 +76,7 @@ func (s *Server) work() {
 				cs.loop.enqueue(cs)
 			}
 		}
-		rsp = growScratch(rsp, len(body))
+		rsp = nextScratch(rsp, len(body), taken)
 		putJob(j)
 	}
 }

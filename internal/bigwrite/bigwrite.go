@@ -2,6 +2,7 @@ package bigwrite
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,14 +28,24 @@ func Direct(fd int, b []byte) (n int, ok bool) {
 	return max(n, 0), true
 }
 
+// DirectVec writes the slices of bs, in order, to the non-blocking socket fd with one vectored
+// write (a few for many slices), as Direct writes one buffer.
+func DirectVec(fd int, bs [][]byte) (n int, ok bool) {
+	n, err := writev(fd, bs)
+	if err != nil && err != syscall.EAGAIN && err != syscall.EINTR {
+		return 0, false
+	}
+	return n, true
+}
+
 // Writer writes the rest of one buffer to one socket from its own goroutine (Run). Its
 // descriptor is a duplicate of the connection's, so that the event loop and the writer can
 // each close theirs; Stop shuts the socket down, which ends the writer's next write at once and
 // shows the peer the end of the connection though the writer's descriptor keeps the socket
 // alive until Run returns.
 type Writer struct {
-	buf  []byte // the whole buffer, the writer's until Run returned
-	off  int    // where the rest starts
+	buf  []byte   // the buffer handed to Start, the writer's until Run returned
+	rest [][]byte // what is left to write
 	left atomic.Int64
 
 	mu sync.Mutex // guards fd: Stop must never shut down a number the writer already closed
@@ -44,13 +55,40 @@ type Writer struct {
 // Start returns a Writer for buf[off:] on a duplicate of fd. The caller hands buf over: it is
 // the writer's until Run returned (Buf gives it back then).
 func Start(fd int, buf []byte, off int) (*Writer, error) {
+	w, err := StartVec(fd, [][]byte{buf}, off)
+	if w != nil {
+		w.buf = buf
+	}
+	return w, err
+}
+
+// StartVec returns a Writer for the slices of bs, in order, less their first off bytes, on a
+// duplicate of fd. The caller hands the slices' memory over until Run returned; bs itself is
+// copied.
+func StartVec(fd int, bs [][]byte, off int) (*Writer, error) {
 	dup, err := syscall.Dup(fd)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{buf: buf, off: off, fd: dup}
-	w.left.Store(int64(len(buf) - off))
+	w := &Writer{rest: Skip(slices.Clone(bs), off), fd: dup}
+	left := 0
+	for _, b := range w.rest {
+		left += len(b)
+	}
+	w.left.Store(int64(left))
 	return w, nil
+}
+
+// Skip returns bs less its first n bytes, slicing bs's elements in place.
+func Skip(bs [][]byte, n int) [][]byte {
+	for len(bs) > 0 && n >= len(bs[0]) {
+		n -= len(bs[0])
+		bs = bs[1:]
+	}
+	if len(bs) > 0 {
+		bs[0] = bs[0][n:]
+	}
+	return bs
 }
 
 // Run writes the rest of the buffer, waiting for the socket to become writable as often as
@@ -67,17 +105,18 @@ func (w *Writer) Run(ctx context.Context) error {
 
 func (w *Writer) run(ctx context.Context) error {
 	fd := w.fd // only Run closes it, after this returns
-	b := w.buf[w.off:]
-	for len(b) > 0 {
+	for left := w.left.Load(); left > 0; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n, err := syscall.Write(fd, b)
+		n, err := writev(fd, w.rest)
+		if n > 0 {
+			w.rest = Skip(w.rest, n)
+			left -= int64(n)
+			w.left.Store(left)
+		}
 		switch {
-		case err == nil:
-			b = b[n:]
-			w.left.Store(int64(len(b)))
-		case err == syscall.EINTR:
+		case err == nil, err == syscall.EINTR:
 		case err == syscall.EAGAIN:
 			if err := WaitWritable(fd, poll); err != nil {
 				return err
@@ -106,5 +145,6 @@ func (w *Writer) Stop() {
 // concurrent use.
 func (w *Writer) Left() int64 { return w.left.Load() }
 
-// Buf returns the buffer handed to Start; it is the caller's again once Run returned.
+// Buf returns the buffer handed to Start (nil for StartVec); it is the caller's again once Run
+// returned.
 func (w *Writer) Buf() []byte { return w.buf }

@@ -7,7 +7,9 @@
 // [Writer] takes the buffer over and writes the rest from a goroutine of its own, on a
 // duplicate of the socket, waiting for it to become writable between writes. The loop writes
 // nothing else on that connection until the writer is done (it keeps later bytes in order
-// behind it), and stops the writer with [Writer.Stop] when the connection closes.
+// behind it), and stops the writer with [Writer.Stop] when the connection closes. A frame whose
+// parts are in several buffers (a header and a body written where it was made) is written the
+// same way with one vectored write, [DirectVec] and [StartVec], instead of being copied into one.
 //
 // The client's connections (adapterproxy) and the server's (server) both use it.
 package bigwrite

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/bigwrite"
+	"github.com/tarscomm/tarscomm/internal/bufpool"
+)
+
+// maxLarge bounds the large bodies one replies holds: a vectored write through gnet takes at
+// most IOV_MAX (1024) slices, two per large body and one more. Beyond it bodies are copied.
+const maxLarge = 256
+
+// replies is reply frames waiting to be written to one connection, in order. Their bytes are in
+// b, except the bodies of large replies: those stay in the scratch buffer their handler wrote
+// them into, which the replies owns until they are written, and are written from there, each
+// between b[:at] and b[at:] (a vectored write), instead of being copied into b.
+type replies struct {
+	b     []byte
+	large []largeBody // by increasing at
+}
+
+// largeBody is the body of one large reply.
+type largeBody struct {
+	at   int    // the offset of b its bytes follow
+	body []byte // the bytes, within buf
+	buf  []byte // the bufpool buffer holding them, given back once they are written
+}
+
+// add appends the frame answering req to r, using rp as scratch (see appendReply). A body of at
+// least bigwrite.Min that the handler wrote into scratch (the buffer handed to it) is not
+// copied: r takes scratch over and add reports true, and the caller must hand the next handler
+// a new scratch (nextScratch).
+func (r *replies) add(rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
+	body []byte, cur *Current, scratch []byte) (taken bool) {
+	if len(body) < bigwrite.Min || len(r.large) >= maxLarge || !within(body, scratch) {
+		r.b = appendReply(r.b, rp, req, ret, desc, body, cur)
+		return false
+	}
+	fillResponse(rp, req, ret, desc, body, cur)
+	var at int
+	r.b, at = codec.AppendResponseAround(r.b, rp)
+	r.large = append(r.large, largeBody{at: at, body: body, buf: scratch})
+	return true
+}
+
+// within reports whether b lies in the array of buf: the last element of their capacities is
+// the same.
+func within(b, buf []byte) bool {
+	return cap(b) > 0 && cap(buf) > 0 && &b[:cap(b)][cap(b)-1] == &buf[:cap(buf)][cap(buf)-1]
+}
+
+// size returns the bytes of r's frames.
+func (r *replies) size() int {
+	n := len(r.b)
+	for _, l := range r.large {
+		n += len(l.body)
+	}
+	return n
+}
+
+// vec appends r's frames to v as slices to write in order, and returns the result.
+func (r *replies) vec(v [][]byte) [][]byte {
+	from := 0
+	for _, l := range r.large {
+		v = append(v, r.b[from:l.at], l.body)
+		from = l.at
+	}
+	return append(v, r.b[from:])
+}
+
+// release gives the buffers of r's large bodies back, once they are written or dropped; r.b
+// stays the caller's.
+func (r *replies) release() {
+	for i, l := range r.large {
+		bufpool.Put(l.buf)
+		r.large[i] = largeBody{}
+	}
+	r.large = r.large[:0]
+}
+
+// free gives back all of r's buffers.
+func (r *replies) free() {
+	r.release()
+	bufpool.Put(r.b)
+	r.b = nil
+}
+
+// nextScratch returns the scratch to hand to the next handler after a reply body of used bytes
+// was made in scratch: a new one of the same size if the reply took scratch over
+// (replies.add), else growScratch's.
+func nextScratch(scratch []byte, used int, taken bool) []byte {
+	if taken {
+		return bufpool.Get(cap(scratch))
+	}
+	return growScratch(scratch, used)
+}
