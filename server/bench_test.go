@@ -172,7 +172,7 @@ func benchServeFrames(b *testing.B, body []byte, setup func(s *Server)) {
 	s.state = stateRunning // handlers frozen, as after Start
 	s.mu.Unlock()
 	s.baseCtx = context.Background()
-	l := &loop{s: s, rsp: make([]byte, 0, initialScratch)}
+	l := &loop{s: s, rsp: newScratch()}
 	cs := &conn{loop: l}
 	var frames []byte
 	for i := range batch {

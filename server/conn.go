@@ -58,7 +58,7 @@ type loop struct {
 	// Owned by the loop goroutine.
 	out    replies  // replies produced by one OnTraffic
 	iov    [][]byte // scratch for a vectored write (send)
-	rsp    []byte   // reply-body scratch for inline handlers
+	rsp    scratch  // reply-body scratch for inline handlers
 	req    codec.RequestPacket
 	cur    Current
 	resp   codec.ResponsePacket
@@ -76,7 +76,7 @@ func (s *Server) loopOf(el gnet.EventLoop) *loop {
 	defer s.loopsMu.Unlock()
 	l := s.loops[el]
 	if l == nil {
-		l = &loop{s: s, el: el, rsp: make([]byte, 0, initialScratch)}
+		l = &loop{s: s, el: el, rsp: newScratch()}
 		l.flushTask = gnet.RunnableFunc(l.flush)
 		s.loops[el] = l
 	}
@@ -313,9 +313,12 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	cur := &l.cur
 	fillCurrent(cur, req, cs.remote)
 	cur.conn = cs
-	body, ret, desc := s.invoke(h, cur, req.Buffer, l.rsp[:0])
-	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp)
-	l.rsp = nextScratch(l.rsp, len(body), taken)
+	body, ret, desc := s.invoke(h, cur, req.Buffer, l.rsp.b[:0])
+	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp.b)
+	if taken {
+		s.bodiesTaken.Add(1)
+	}
+	l.rsp.next(len(body), taken)
 	*cur = Current{}
 	*req = codec.RequestPacket{}
 	return true
@@ -323,25 +326,6 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 
 // stoppingDesc describes the refusal of a request that arrives after Stop began.
 const stoppingDesc = "server is stopping"
-
-// growScratch returns the scratch to hand to the next handler: scratch itself, or a bigger one
-// if the last reply body (of length used) did not fit. A handler's returned slice is never
-// kept, as it may alias memory the server does not own. Scratches of large replies come from
-// bufpool, and go back to it once replies are small again.
-func growScratch(scratch []byte, used int) []byte {
-	switch {
-	case used <= cap(scratch):
-		if cap(scratch) > maxKeptBuffer && used < cap(scratch)/8 {
-			bufpool.Put(scratch)
-			return make([]byte, 0, initialScratch)
-		}
-		return scratch
-	case used > maxKeptBuffer:
-		bufpool.Put(scratch)
-		return bufpool.Get(used)
-	}
-	return make([]byte, 0, used+used/4)
-}
 
 // dispatch decodes frame, which came from remote, into a job and queues it for the workers, or
 // answers at once into l.out when there is no handler, the server is stopping or the queue is

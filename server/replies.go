@@ -29,7 +29,7 @@ type largeBody struct {
 // add appends the frame answering req to r, using rp as scratch (see appendReply). A body of at
 // least bigwrite.Min that the handler wrote into scratch (the buffer handed to it) is not
 // copied: r takes scratch over and add reports true, and the caller must hand the next handler
-// a new scratch (nextScratch).
+// a new scratch (scratch.next).
 func (r *replies) add(rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
 	body []byte, cur *Current, scratch []byte) (taken bool) {
 	if len(body) < bigwrite.Min || len(r.large) >= maxLarge || !within(body, scratch) {
@@ -85,12 +85,43 @@ func (r *replies) free() {
 	r.b = nil
 }
 
-// nextScratch returns the scratch to hand to the next handler after a reply body of used bytes
-// was made in scratch: a new one of the same size if the reply took scratch over
-// (replies.add), else growScratch's.
-func nextScratch(scratch []byte, used int, taken bool) []byte {
-	if taken {
-		return bufpool.Get(cap(scratch))
+// shrinkAfter is how many replies in a row must use less than an eighth of a scratch larger
+// than maxKeptBuffer before it is given back for a small one: with replies of mixed sizes it
+// stays, and large bodies keep being made where they are written from.
+const shrinkAfter = 16
+
+// scratch is the buffer handed to handlers for their reply bodies: one per event loop, one per
+// worker.
+type scratch struct {
+	b     []byte
+	small int // replies in a row that used less than an eighth of a large b
+}
+
+func newScratch() scratch { return scratch{b: make([]byte, 0, initialScratch)} }
+
+// next makes s ready for the next handler after one made a reply body of used bytes, in s.b or
+// elsewhere: a new buffer of the same size if the reply took s.b over (replies.add); a larger
+// one if the body did not fit (a handler's returned slice is never kept, as it may alias memory
+// the server does not own); a small one again once large buffers went unused for a while.
+// Buffers larger than maxKeptBuffer come from bufpool and go back to it.
+func (s *scratch) next(used int, taken bool) {
+	switch {
+	case taken:
+		s.b, s.small = bufpool.Get(cap(s.b)), 0
+	case used > cap(s.b):
+		bufpool.Put(s.b)
+		if used > maxKeptBuffer {
+			s.b = bufpool.Get(used)
+		} else {
+			s.b = make([]byte, 0, used+used/4)
+		}
+		s.small = 0
+	case cap(s.b) > maxKeptBuffer && used < cap(s.b)/8:
+		if s.small++; s.small >= shrinkAfter {
+			bufpool.Put(s.b)
+			*s = newScratch()
+		}
+	default:
+		s.small = 0
 	}
-	return growScratch(scratch, used)
 }

@@ -86,6 +86,7 @@ type Server struct {
 	workersLeft atomic.Int32
 	bigWriters  sync.WaitGroup // goroutines finishing large replies (bigwrite.go)
 	bigStarted  atomic.Int64   // how many were started (tests look)
+	bodiesTaken atomic.Int64   // large reply bodies written from their handler's scratch (tests look)
 
 	// Shared by loops, workers and Stop.
 	stopping atomic.Bool   // Stop began: refuse new requests

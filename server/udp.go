@@ -101,8 +101,8 @@ func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
 	if h != nil {
 		cur = &l.cur
 		fillCurrent(cur, req, c.RemoteAddr())
-		body, ret, desc = s.invoke(h, cur, req.Buffer, l.rsp[:0])
-		defer func() { *cur = Current{}; l.rsp = growScratch(l.rsp, len(body)) }()
+		body, ret, desc = s.invoke(h, cur, req.Buffer, l.rsp.b[:0])
+		defer func() { *cur = Current{}; l.rsp.next(len(body), false) }()
 	}
 	if req.PacketType != codec.PacketOneway {
 		l.out.b = appendDatagramReply(l.out.b, &l.resp, req, ret, desc, body, cur)

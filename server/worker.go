@@ -46,7 +46,7 @@ func (s *Server) work() {
 		}
 	}()
 	var (
-		rsp    = make([]byte, 0, initialScratch) // reply-body scratch
+		rsp    = newScratch() // reply-body scratch
 		resp   codec.ResponsePacket
 		udpOut []byte // a datagram reply being sent
 	)
@@ -56,7 +56,7 @@ func (s *Server) work() {
 			putJob(j)
 			continue
 		}
-		body, ret, desc := s.invoke(j.h, &j.cur, j.req.Buffer, rsp[:0])
+		body, ret, desc := s.invoke(j.h, &j.cur, j.req.Buffer, rsp.b[:0])
 		taken := false // the reply took rsp over
 		switch {
 		case j.req.PacketType == codec.PacketOneway:
@@ -67,7 +67,7 @@ func (s *Server) work() {
 		default:
 			cs := j.cs
 			cs.mu.Lock()
-			taken = cs.out.add(&resp, &j.req, ret, desc, body, &j.cur, rsp)
+			taken = cs.out.add(&resp, &j.req, ret, desc, body, &j.cur, rsp.b)
 			cs.n++
 			wake := !cs.queued
 			cs.queued = true
@@ -76,7 +76,10 @@ func (s *Server) work() {
 				cs.loop.enqueue(cs)
 			}
 		}
-		rsp = nextScratch(rsp, len(body), taken)
+		if taken {
+			s.bodiesTaken.Add(1)
+		}
+		rsp.next(len(body), taken)
 		putJob(j)
 	}
 }
