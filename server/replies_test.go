@@ -65,15 +65,20 @@ func pipelineLarge(t *testing.T, s *Server, c *client, slow bool) {
 	t.Helper()
 	sizes := []int{10, 8 << 20, 100, 8 << 20, 3 << 20, 5, 2 << 20, 7}
 	var frames []byte
+	bodies := make([][]byte, len(sizes))
 	large := int64(0)
 	for i, n := range sizes {
-		frames = codec.AppendRequest(frames, request(int32(100+i), "App.S.Obj", "echo", bigBody(n, byte(i))))
+		bodies[i] = bigBody(n, byte(i))
+		frames = codec.AppendRequest(frames, request(int32(100+i), "App.S.Obj", "echo", bodies[i]))
 		if n >= 1<<20 {
 			large++
 		}
 	}
 	taken := s.bodiesTaken.Load()
 	written := make(chan error, 1)
+	if err := c.c.SetWriteDeadline(time.Now().Add(testTimeout)); err != nil {
+		t.Fatal(err)
+	}
 	go func() { _, err := c.c.Write(frames); written <- err }()
 	if slow {
 		time.Sleep(200 * time.Millisecond) // let the replies fill the socket
@@ -83,7 +88,7 @@ func pipelineLarge(t *testing.T, s *Server, c *client, slow bool) {
 		if rsp.RequestID != int32(100+i) || rsp.Ret != codec.RetOK {
 			t.Fatalf("reply %d (slow reader %v): id %d ret %d, want id %d", i, slow, rsp.RequestID, rsp.Ret, 100+i)
 		}
-		if !bytes.Equal(rsp.Buffer, bigBody(n, byte(i))) {
+		if !bytes.Equal(rsp.Buffer, bodies[i]) {
 			t.Fatalf("reply %d (slow reader %v): a body of %d bytes differs from the %d sent", i, slow, len(rsp.Buffer), n)
 		}
 	}
