@@ -44,7 +44,9 @@ type Current struct {
 // call; the handler appends its reply body to rsp (which has length 0 and may have spare
 // capacity) and returns the result. A non-nil error answers with an error code and an empty
 // body: an *Error gives its Code and Desc, any other error codec.RetUnknown with err.Error().
-// A panic is recovered and answered with codec.RetUnknown.
+// A panic is recovered and answered with codec.RetUnknown. The server may keep rsp's memory
+// once the handler returned (a large body is written from where the handler put it): a handler
+// must not keep rsp, or the slice it returned, beyond the call.
 type HandlerFunc func(ctx context.Context, cur *Current, req []byte, rsp []byte) ([]byte, error)
 
 // Error is a TARS return code with a description. A handler returns an *Error to answer with

@@ -25,6 +25,12 @@
 //     reply buffer; the loop is woken once per batch (EventLoop.Execute, coalesced) and
 //     writes each connection's pending replies with one Write. Handlers may block or sleep.
 //
+// A reply body of 1 MiB or more that the handler appended to the rsp handed to it is written from
+// there, not copied: the connection takes that buffer over until the body is written (the loop
+// or worker hands the next handler another), and the frame's head and body go out with one
+// vectored write; what the socket does not take at once is finished by a goroutine of its own
+// (internal/bigwrite), and the connection's later replies wait behind it, in order.
+//
 // A handler's error answers with its code: an *Error gives its Code and Desc, any other error
 // RetUnknown -99 with err.Error(); a panic is recovered, logged, and answered with RetUnknown.
 // One-way requests (codec.PacketOneway) run their handler but get no reply. The ctx handed to
