@@ -90,7 +90,12 @@ func (l *loop) startBig(cs *conn, w *bigwrite.Writer, out replies) {
 // behind it are written, or the connection closes if the write failed. A writer stopped with
 // its connection (OnClose) has nothing left to do here.
 func (l *loop) bigDone(cs *conn, w *bigwrite.Writer, out replies, err error) {
-	out.free()
+	if l.free.b == nil && cap(out.b) <= maxKeptBuffer {
+		out.release()
+		l.free = replies{b: out.b[:0], large: out.large} // the next replies handed over reuse them
+	} else {
+		out.free()
+	}
 	if cs.big != w || cs.c == nil {
 		return
 	}

@@ -57,6 +57,7 @@ type loop struct {
 
 	// Owned by the loop goroutine.
 	out    replies  // replies produced by one OnTraffic
+	free   replies  // buffers of replies a writer goroutine finished, for the next out (bigDone)
 	iov    [][]byte // scratch for a vectored write (send)
 	rsp    scratch  // reply-body scratch for inline handlers
 	req    codec.RequestPacket
@@ -269,7 +270,7 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 		handed, err := l.send(cs, c, &l.out)
 		switch {
 		case handed:
-			l.out = replies{}
+			l.out, l.free = l.free, replies{}
 		case cap(l.out.b) > maxKeptBuffer:
 			bufpool.Put(l.out.b)
 			l.out.b = nil
@@ -425,7 +426,7 @@ func (l *loop) flush(context.Context) error {
 		}
 		switch {
 		case handed:
-			cs.spare = replies{}
+			cs.spare, l.free = l.free, replies{}
 		case cap(out.b) <= maxKeptBuffer:
 			cs.spare = replies{b: out.b[:0], large: out.large}
 		default:
