@@ -2,7 +2,6 @@ package bigwrite
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -44,8 +43,9 @@ func DirectVec(fd int, bs [][]byte) (n int, ok bool) {
 // shows the peer the end of the connection though the writer's descriptor keeps the socket
 // alive until Run returns.
 type Writer struct {
-	buf  []byte   // the buffer handed to Start, the writer's until Run returned
-	rest [][]byte // what is left to write
+	buf  []byte    // the buffer handed to Start, the writer's until Run returned
+	rest [][]byte  // what is left to write
+	arr  [4][]byte // rest's array for a few slices (a frame's head, body and tail)
 	left atomic.Int64
 
 	mu sync.Mutex // guards fd: Stop must never shut down a number the writer already closed
@@ -64,13 +64,14 @@ func Start(fd int, buf []byte, off int) (*Writer, error) {
 
 // StartVec returns a Writer for the slices of bs, in order, less their first off bytes, on a
 // duplicate of fd. The caller hands the slices' memory over until Run returned; bs itself is
-// copied.
+// not kept.
 func StartVec(fd int, bs [][]byte, off int) (*Writer, error) {
 	dup, err := syscall.Dup(fd)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{rest: Skip(slices.Clone(bs), off), fd: dup}
+	w := &Writer{fd: dup}
+	w.rest = Skip(append(w.arr[:0], bs...), off)
 	left := 0
 	for _, b := range w.rest {
 		left += len(b)
