@@ -46,8 +46,8 @@ func (e *fieldError) Unwrap() error { return e.err }
 // field's bytes equal old, it returns old instead of allocating a copy of them. An absent
 // field reads as "". Code generated from .tars files uses it. Unlike ReadString, it copies a
 // string of up to 256 bytes into memory it shares with the other strings (and MakeList's short
-// number lists) of the decode, a chunk of at most 1 KiB allocated once for all of them until
-// Reset: a string kept alive keeps its chunk alive.
+// number lists) of the decode, a chunk of at most 1 KiB allocated once for all of them, which
+// the decodes after a Reset go on filling: a string kept alive keeps its chunk alive.
 func (d *Decoder) ReadStringKeep(tag byte, required bool, old string) (string, error) {
 	typ, found, err := d.find(tag, required)
 	if !found {
