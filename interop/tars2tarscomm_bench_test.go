@@ -85,8 +85,9 @@ func BenchmarkRecordEncode(b *testing.B) {
 // BenchmarkRecordDecode decodes it again and again into the same value: tarscomm's Decode reuses
 // the value's memory (only the map's key and value strings are copied anew), TarsGo's
 // ReadFrom allocates every string, the vector and the map each time. tarscomm-fresh decodes
-// into a new value each time: the map (two allocations, its header and its group) and one
-// allocation shared by the strings and the vector (the Decoder's arena). Each also reports
+// into a new value each time: the map (two allocations, its header and its group) and room for
+// the strings and the vector in the Decoder's arena (a chunk shared by them and, the Decoder
+// being reused, by the next few decodes: a quarter of an allocation a decode). Each also reports
 // cpu-ns/op (internal/benchcpu), steadier than ns/op on a shared machine.
 //
 // alloc-floor decodes nothing: it only gets from the runtime what any decode into a fresh value
