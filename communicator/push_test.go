@@ -183,6 +183,16 @@ func TestPushWithoutCallback(t *testing.T) {
 	if p := recv(t, rec.pushes, "push"); string(p.Body) != "kept" {
 		t.Fatalf("first push after SetPushCallback: %q, want kept (the earlier one was dropped)", p.Body)
 	}
+	var pushes, dropped uint64
+	for _, e := range comm.Stats().Endpoints {
+		if e.Servant == pushServant {
+			pushes += e.Pushes
+			dropped += e.PushesDropped
+		}
+	}
+	if pushes != 2 || dropped != 1 {
+		t.Errorf("stats count %d pushes, %d dropped; want 2 and 1", pushes, dropped)
+	}
 }
 
 // TestPushAcrossReconnect: the connection carrying a subscription is cut; the callback hears the

@@ -104,4 +104,6 @@ func addConn(d *stats.Endpoint, e stats.Endpoint) {
 	d.Reconnects += e.Reconnects
 	d.Deactivated += e.Deactivated
 	d.BadDatagrams += e.BadDatagrams
+	d.Pushes += e.Pushes
+	d.PushesDropped += e.PushesDropped
 }

@@ -97,6 +97,10 @@ type Endpoint struct {
 	// BadDatagrams counts the datagrams of a udp endpoint dropped for not being exactly one
 	// decodable reply (truncated, trailing bytes, undecodable).
 	BadDatagrams uint64 `json:"bad_datagrams"`
+	// Pushes counts the packets the server pushed on the endpoint's connections (request id 0);
+	// PushesDropped those of them nobody took (no push callback, or its queue was full).
+	Pushes        uint64 `json:"pushes"`
+	PushesDropped uint64 `json:"pushes_dropped"`
 }
 
 // Snapshot is the state of the counters at one moment: what Communicator.Stats returns, and what
@@ -215,6 +219,8 @@ func (s Snapshot) Delta(prev Snapshot) Snapshot {
 			e.Reconnects = sub(e.Reconnects, p.Reconnects)
 			e.Deactivated = sub(e.Deactivated, p.Deactivated)
 			e.BadDatagrams = sub(e.BadDatagrams, p.BadDatagrams)
+			e.Pushes = sub(e.Pushes, p.Pushes)
+			e.PushesDropped = sub(e.PushesDropped, p.PushesDropped)
 		}
 		out.Endpoints = append(out.Endpoints, e)
 	}
