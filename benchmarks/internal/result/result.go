@@ -215,6 +215,10 @@ func (v uv) parse(s string) (err error) {
 	return err
 }
 
+// PhasePrefix starts the line a load generator run with -sync prints right before each edge
+// of its measured phase: "PHASE start", "PHASE end".
+const PhasePrefix = "PHASE "
+
 // AllocPrefix starts the line an echo server prints when asked for its allocations (a line
 // "stats" on its standard input): "ALLOC mallocs=N bytes=N", runtime.MemStats' Mallocs and
 // TotalAlloc of the server process so far.
