@@ -417,21 +417,9 @@ func largeTargets(s Stats, m Matrix) []check {
 			cell := Cell{c, size}
 			where := fmt.Sprintf("%s, c=%d", fmtSize(size), c)
 			tc := s.Get(rowTC, cell)
-			for _, vs := range []struct {
-				what   string
-				row    Row
-				factor float64
-			}{{"the stdlib client's", rowStdlib, largeVsStdlib}, {"2× gRPC-go's", rowGRPC, largeVsGRPC}} {
-				t := where + ": QPS ≥ " + vs.what
-				other := s.Get(vs.row, cell)
-				if tc == nil || other == nil {
-					missing(t)
-					continue
-				}
-				r := tc.QPS / other.QPS
-				out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(other.QPS), r, errNote(tc, other)),
-					verdict(r >= vs.factor)})
-			}
+			out = append(out,
+				qpsCheck(s, where+": QPS ≥ the stdlib client's", cell, rowStdlib, largeVsStdlib),
+				qpsCheck(s, where+": QPS ≥ 2× gRPC-go's", cell, rowGRPC, largeVsGRPC))
 			t := fmt.Sprintf("%s: client bytes allocated per call ≤ %.1f× the payload", where, largeBytesLimit)
 			if tc == nil || math.IsNaN(tc.Bytes) {
 				missing(t)
@@ -465,22 +453,13 @@ var (
 func floorTargets(s Stats) []check {
 	var out []check
 	missing := func(t string) { out = append(out, check{t, "not in this run", -1}) }
-	qpsVs := func(t string, cell Cell, vs Row, factor float64) {
-		tc, other := s.Get(rowTC, cell), s.Get(vs, cell)
-		if tc == nil || other == nil {
-			missing(t)
-			return
-		}
-		r := tc.QPS / other.QPS
-		out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(other.QPS), r, errNote(tc, other)),
-			verdict(r >= factor)})
-	}
 	for _, size := range floorLargeSizes {
 		for _, c := range floorLargeCs {
 			cell := Cell{c, size}
 			where := fmt.Sprintf("%s, c=%d", fmtSize(size), c)
-			qpsVs(where+": QPS ≥ the floor's", cell, rowFloor, floorLargeVsFloor)
-			qpsVs(where+": QPS ≥ 2× gRPC-go's", cell, rowGRPC, floorLargeVsGRPC)
+			out = append(out,
+				qpsCheck(s, where+": QPS ≥ the floor's", cell, rowFloor, floorLargeVsFloor),
+				qpsCheck(s, where+": QPS ≥ 2× gRPC-go's", cell, rowGRPC, floorLargeVsGRPC))
 			tc := s.Get(rowTC, cell)
 			for _, side := range []struct {
 				what  string
@@ -497,7 +476,7 @@ func floorTargets(s Stats) []check {
 		}
 	}
 	for _, c := range []int{512, 64} {
-		qpsVs(fmt.Sprintf("128 B, c=%d: QPS ≥ %.1f× the floor's", c, floorSmallVsFloor), Cell{c, 128}, rowFloor, floorSmallVsFloor)
+		out = append(out, qpsCheck(s, fmt.Sprintf("128 B, c=%d: QPS ≥ %.1f× the floor's", c, floorSmallVsFloor), Cell{c, 128}, rowFloor, floorSmallVsFloor))
 	}
 	tc := s.Get(rowTC, Cell{512, 128})
 	for _, side := range []struct {
@@ -532,6 +511,17 @@ func fmtServerAllocs(o Outcome) string {
 		return " server_allocs_per_call=NA server_bytes_per_call=NA"
 	}
 	return fmt.Sprintf(" server_allocs_per_call=%.2f server_bytes_per_call=%.0f", o.ServerAllocs, o.ServerBytes)
+}
+
+// qpsCheck is target t: in cell, tarscomm's QPS (tarscomm → tarscomm) at least factor times
+// vs's.
+func qpsCheck(s Stats, t string, cell Cell, vs Row, factor float64) check {
+	tc, other := s.Get(rowTC, cell), s.Get(vs, cell)
+	if tc == nil || other == nil {
+		return check{t, "not in this run", -1}
+	}
+	r := tc.QPS / other.QPS
+	return check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(other.QPS), r, errNote(tc, other)), verdict(r >= factor)}
 }
 
 // errNote mentions the errors of either side of a comparison (QPS counts successful calls only).
