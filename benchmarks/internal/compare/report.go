@@ -471,7 +471,7 @@ func floorTargets(s Stats) []check {
 					continue
 				}
 				r := side.bytes(tc) / float64(size)
-				out = append(out, check{t, fmt.Sprintf("%s: %.2f×", fmtBytes(side.bytes(tc)), r), verdict(r <= floorBytesLimit)})
+				out = append(out, check{t, fmt.Sprintf("%s: %.2f×%s", fmtBytes(side.bytes(tc)), r, errNote(tc)), verdict(r <= floorBytesLimit)})
 			}
 		}
 	}
@@ -521,13 +521,21 @@ func qpsCheck(s Stats, t string, cell Cell, vs Row, factor float64) check {
 		return check{t, "not in this run", -1}
 	}
 	r := tc.QPS / other.QPS
-	return check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(other.QPS), r, errNote(tc, other)), verdict(r >= factor)}
+	return check{t, fmt.Sprintf("%s vs %s: %s%s", fmtQPS(tc.QPS), fmtQPS(other.QPS), fmtRatio(r), errNote(tc, other)), verdict(r >= factor)}
 }
 
-// errNote mentions the errors of either side of a comparison (QPS counts successful calls only).
-func errNote(a, b *Stat) string {
+// fmtRatio formats a ratio of two measurements, one of which may be 0 (no successful call).
+func fmtRatio(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return "no ratio"
+	}
+	return fmt.Sprintf("%.2f×", r)
+}
+
+// errNote mentions the errors of each side of a comparison (QPS counts successful calls only).
+func errNote(sts ...*Stat) string {
 	var parts []string
-	for _, st := range []*Stat{a, b} {
+	for _, st := range sts {
 		if st.Errs > 0 || st.Failed > 0 {
 			parts = append(parts, fmt.Sprintf("%s: %d errors in %d calls, %d failed runs", st.Row.Client, st.Errs, st.Calls, st.Failed))
 		}

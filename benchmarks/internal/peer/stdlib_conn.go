@@ -33,6 +33,11 @@ type frameWriter struct {
 	mark    int      // guarded by mu: out[:mark] is in segs
 	segs    [][]byte // guarded by mu: alternately a part of out and an attached body
 	pending bool     // guarded by mu: something was queued when begin was called
+
+	// The writer's own: the buffers the callers fill next, and its vector for writev.
+	spare     []byte
+	spareSegs [][]byte
+	iov       [][]byte
 }
 
 func newFrameWriter(nc net.Conn) *frameWriter {
@@ -72,43 +77,47 @@ func (w *frameWriter) signal() {
 	}
 }
 
-// run is the writer goroutine: on each wakeup it writes the queue in one write, or one writev
-// if bodies are attached, and then passes each attached body to release (if not nil). It
-// returns when done is closed, or with the error of a failed write.
+// run is the writer goroutine: on each wakeup it writes the queue (write). It returns when
+// done is closed, or with the error of a failed write.
 func (w *frameWriter) run(done <-chan struct{}, release func(body []byte)) error {
-	var spare []byte
-	var spareSegs, iov [][]byte
 	for {
 		select {
 		case <-w.wake:
 		case <-done:
 			return nil
 		}
-		w.mu.Lock()
-		buf, mark, segs := w.out, w.mark, w.segs
-		w.out, w.mark, w.segs = spare[:0], 0, spareSegs[:0]
-		w.mu.Unlock()
-		var err error
-		switch {
-		case len(segs) > 0:
-			iov = append(append(iov[:0], segs...), buf[mark:])
-			bufs := net.Buffers(iov)
-			_, err = bufs.WriteTo(w.nc)
-			if release != nil {
-				for i := 1; i < len(segs); i += 2 {
-					release(segs[i])
-				}
-			}
-			clear(segs) // drop the references to the bodies
-			clear(iov)
-		case len(buf) > 0:
-			_, err = w.nc.Write(buf)
-		}
-		if err != nil {
+		if err := w.write(release); err != nil {
 			return err
 		}
-		spare, spareSegs = buf, segs
 	}
+}
+
+// write takes everything queued and writes it in one write, or one writev if bodies are
+// attached, then passes each attached body to release (if not nil). One goroutine at a time
+// may call it (run's).
+func (w *frameWriter) write(release func(body []byte)) error {
+	w.mu.Lock()
+	buf, mark, segs := w.out, w.mark, w.segs
+	w.out, w.mark, w.segs = w.spare[:0], 0, w.spareSegs[:0]
+	w.mu.Unlock()
+	var err error
+	switch {
+	case len(segs) > 0:
+		w.iov = append(append(w.iov[:0], segs...), buf[mark:])
+		bufs := net.Buffers(w.iov)
+		_, err = bufs.WriteTo(w.nc)
+		if release != nil {
+			for i := 1; i < len(segs); i += 2 {
+				release(segs[i])
+			}
+		}
+		clear(segs) // drop the references to the bodies
+		clear(w.iov)
+	case len(buf) > 0:
+		_, err = w.nc.Write(buf)
+	}
+	w.spare, w.spareSegs = buf, segs
+	return err
 }
 
 // readFrames reads frames from nc until it fails, passing each whole frame (length prefix
