@@ -32,19 +32,21 @@ import (
 //
 // Large messages: a reply body of stdlibInlineMax bytes or more is marshalled into a buffer of
 // its own and written with writev between its frame's head and tail, never copied into the
-// output buffer; the writer hands it back once written, and the connection keeps such buffers
-// (up to stdlibSpareBytes) for the next large replies. A large echo thus allocates one payload
-// per call, the data proto.Unmarshal copies out of the request, like the stdlib client's reply.
+// output buffer; the writer hands it back once written, and the server keeps such buffers (up
+// to stdlibSpareBytes, shared by its connections, so that a new connection finds them) for the
+// next large replies. A large echo thus allocates one payload per call, the data
+// proto.Unmarshal copies out of the request, like the stdlib client's reply.
 // Memory is bounded by the callers' calls in flight, not by the server: it reads as fast as
 // requests come.
 
-// stdlibSpareBytes bounds the large reply bodies a connection keeps for reuse.
+// stdlibSpareBytes bounds the large reply bodies the server keeps for reuse.
 const stdlibSpareBytes = 128 << 20
 
 // stdlibServer is the floor's echo server.
 type stdlibServer struct {
-	ln net.Listener
-	wg sync.WaitGroup // the accept loop and every connection's goroutines
+	ln     net.Listener
+	wg     sync.WaitGroup // the accept loop and every connection's goroutines
+	spares bodySpares     // large reply bodies written, for reuse
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{} // guarded by mu
@@ -104,7 +106,7 @@ func (s *stdlibServer) accept() {
 // either fails or the server stops.
 func (s *stdlibServer) serve(nc net.Conn) {
 	defer s.wg.Done()
-	c := &stdSrvConn{w: newFrameWriter(nc)}
+	c := &stdSrvConn{w: newFrameWriter(nc), spares: &s.spares}
 	done := make(chan struct{})
 	wrote := make(chan struct{})
 	go func() {
@@ -129,8 +131,8 @@ type stdSrvConn struct {
 	req    tarswire.Request
 	in     echopb.EchoReq
 	out    echopb.EchoRsp
-	small  []byte     // the body of a small reply, before it is framed
-	spares bodySpares // large reply bodies written, for reuse
+	small  []byte      // the body of a small reply, before it is framed
+	spares *bodySpares // the server's
 }
 
 // TARS return codes the server answers with.
