@@ -19,7 +19,9 @@ import (
 // connection's output buffer and wake its writer goroutine (once per batch); its reader
 // goroutine decodes the replies and hands each to its caller by request id (a caller's id is
 // its worker number: one call in flight each). Timeouts use one reusable timer per caller.
-// It has no reconnect, no load balancing and no pooling beyond that.
+// It has no reconnect, no load balancing and no pooling beyond that. The writer and the
+// reader loop are shared with the stdlib server (stdlib_conn.go); the client with that server
+// is the floor.
 //
 // Large messages cost one copy each way in the client: a body of stdlibInlineMax bytes or more
 // is not copied into the output buffer but written from the caller's own buffer, between its
