@@ -15,6 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
@@ -123,6 +124,27 @@ func TestPushWithCallback(t *testing.T) {
 	case ev := <-rec.events:
 		t.Fatalf("unexpected connection event %q", ev)
 	default:
+	}
+}
+
+// TestPushGeneratedProxy: a generated proxy's SetPushCallback sets the callback of the proxy it
+// calls through: the push reaches it.
+func TestPushGeneratedProxy(t *testing.T) {
+	addr, subs := startPusher(t)
+	comm := newComm(t, onePushThread)
+	host, port, _ := net.SplitHostPort(addr)
+	var gp hellopb.GreeterProxy
+	if err := comm.StringToProxy(pushServant+"@tcp -h "+host+" -p "+port, &gp); err != nil {
+		t.Fatal(err)
+	}
+	rec := newPushRecorder()
+	gp.SetPushCallback(rec.callback())
+	pu := subscribe(t, gp.ServantProxy(), subs)
+	if err := pu.Push("Tick", []byte("g")); err != nil {
+		t.Fatal(err)
+	}
+	if p := recv(t, rec.pushes, "push"); p.Func != "Tick" || string(p.Body) != "g" || p.Endpoint != addr {
+		t.Fatalf("push %+v, want Tick g from %s", p, addr)
 	}
 }
 

@@ -22,11 +22,11 @@ type Options struct {
 type Collector struct {
 	src func() stats.Snapshot
 
-	calls, codes, duration                                   *prometheus.Desc
-	queue, wakeups, batches, requests, writes, out, in, late *prometheus.Desc
-	pending, active, state, timeouts, connFails, reconnects  *prometheus.Desc
-	deactivated                                              *prometheus.Desc
-	buckets                                                  []float64
+	calls, codes, duration                                           *prometheus.Desc
+	queue, wakeups, batches, requests, direct, writes, out, in, late *prometheus.Desc
+	pending, active, state, timeouts, connFails, reconnects          *prometheus.Desc
+	deactivated                                                      *prometheus.Desc
+	buckets                                                          []float64
 }
 
 // NewCollector returns a Collector that reads src at each scrape.
@@ -51,7 +51,8 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 		queue:       d("netthread", "queue_depth", "Requests waiting in the net thread's queue.", thread...),
 		wakeups:     d("netthread", "wakeups_total", "Times the net thread was woken to drain its queue.", thread...),
 		batches:     d("netthread", "batches_total", "Drains of the queue that found requests.", thread...),
-		requests:    d("netthread", "requests_total", "Requests taken from the queue.", thread...),
+		requests:    d("netthread", "requests_total", "Requests taken from the queue, or routed directly.", thread...),
+		direct:      d("netthread", "direct_requests_total", "Requests their caller routed and wrote itself, the net thread being idle (no wakeup).", thread...),
 		writes:      d("netthread", "writes_total", "Writes to connections.", thread...),
 		out:         d("netthread", "sent_bytes_total", "Bytes written to connections.", thread...),
 		in:          d("netthread", "received_bytes_total", "Bytes read from connections.", thread...),
@@ -72,7 +73,7 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 
 // Describe sends every metric's description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.calls, c.codes, c.duration, c.queue, c.wakeups, c.batches, c.requests,
+	for _, d := range []*prometheus.Desc{c.calls, c.codes, c.duration, c.queue, c.wakeups, c.batches, c.requests, c.direct,
 		c.writes, c.out, c.in, c.late, c.pending, c.active, c.state, c.timeouts, c.connFails, c.reconnects, c.deactivated} {
 		ch <- d
 	}
@@ -112,6 +113,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.wakeups, t.Wakeups, id)
 		counter(c.batches, t.Batches, id)
 		counter(c.requests, t.Requests, id)
+		counter(c.direct, t.Direct, id)
 		counter(c.writes, t.Writes, id)
 		counter(c.out, t.BytesOut, id)
 		counter(c.in, t.BytesIn, id)
