@@ -56,7 +56,8 @@ type ObjectProxy struct {
 	// Owned by the loop goroutine.
 	awaiting bool                         // no list installed yet: park calls
 	demand   func()                       // run by the first parked call
-	list     endpoints                    // the current list, TarsCpp order
+	cur      *List                        // the current list, TarsCpp order (shared with the other threads)
+	list     endpoints                    // cur's endpoints, read on the pick path
 	adapters []*adapterproxy.AdapterProxy // adapters[i] serves list.eps[i] (its first connection)
 	pools    []pool                       // conns > 1: pools[i] are list.eps[i]'s connections; nil otherwise
 	conns    int                          // connections per endpoint, at least 1
@@ -85,7 +86,7 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 		pickers: p, budget: newRetryBudget(o.Guard), conns: max(o.Connections, 1),
 	}
 	op.view.o = op
-	op.update(target.Endpoints, nil)
+	op.install(NewList(target.Endpoints, nil))
 	return op, nil
 }
 
@@ -138,7 +139,7 @@ func (o *ObjectProxy) Update(active, inactive []endpoint.Endpoint) {
 // Install is Update with a list prepared by NewList, which every net thread's ObjectProxy of the
 // servant may share. Must be called on the loop goroutine.
 func (o *ObjectProxy) Install(l *List) {
-	o.install(l.l)
+	o.install(l)
 	o.awaiting = false
 	o.demand = nil
 	if len(o.parked) > 0 {
