@@ -66,8 +66,10 @@ func NewList(active, inactive []endpoint.Endpoint) *List {
 		static = static && e.WeightType == endpoint.WeightStatic
 	}
 	// Every candidate's key in one buffer; sorted by (key, candidate), the first of each run of
-	// equal keys is the endpoint's first mention (active before inactive), without a map.
+	// equal keys is the endpoint's first mention (active before inactive), without a map. Keys
+	// compare by head first: the 8 bytes that follow the prefix every key shares.
 	type cand struct {
+		head uint64
 		span
 		k int32 // index in active, then inactive
 	}
@@ -80,11 +82,18 @@ func NewList(active, inactive []endpoint.Endpoint) *List {
 		}
 		from := len(buf)
 		buf = e.AppendTarsKey(buf)
-		cands = append(cands, cand{span{int32(from), int32(len(buf))}, int32(k)})
+		cands = append(cands, cand{span: span{int32(from), int32(len(buf))}, k: int32(k)})
 	}
 	l := &List{keys: string(buf)}
 	key := func(s span) string { return l.keys[s.from:s.to] }
+	shared := sharedPrefix(l.keys, len(cands), func(j int) span { return cands[j].span })
+	for j := range cands {
+		cands[j].head = head(key(cands[j].span)[shared:])
+	}
 	slices.SortFunc(cands, func(a, b cand) int {
+		if a.head != b.head {
+			return cmp.Compare(a.head, b.head)
+		}
 		if c := strings.Compare(key(a.span), key(b.span)); c != 0 {
 			return c
 		}
@@ -107,6 +116,39 @@ func NewList(active, inactive []endpoint.Endpoint) *List {
 		l.spans = append(l.spans, c.span)
 	}
 	return l
+}
+
+// sharedPrefix returns the length of the prefix the n keys keys[span(j)] share.
+func sharedPrefix(keys string, n int, span func(j int) span) int {
+	if n == 0 {
+		return 0
+	}
+	first := span(0)
+	p := first.to - first.from
+	for j := 1; j < n && p > 0; j++ {
+		s := span(j)
+		a, b := keys[first.from:first.from+p], keys[s.from:s.to]
+		k := int32(0)
+		for int(k) < min(len(a), len(b)) && a[k] == b[k] {
+			k++
+		}
+		p = k
+	}
+	return int(p)
+}
+
+// head is s's first 8 bytes as a big-endian number, zeros after its end: heads that differ
+// order their strings as the strings compare (s's bytes are never compared past its end, and a
+// string that ends early is the smaller); equal heads say nothing.
+func head(s string) uint64 {
+	var h uint64
+	for i := range 8 {
+		h <<= 8
+		if i < len(s) {
+			h |= uint64(s[i])
+		}
+	}
+	return h
 }
 
 // at is endpoint k of active followed by inactive.
