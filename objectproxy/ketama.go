@@ -52,7 +52,7 @@ func newKetama(l *List) ketama {
 	var weights []int
 	seen := make(map[string]bool, len(l.active))
 	for _, i := range l.active {
-		e := l.l.eps[i]
+		e := l.l.at(i)
 		if seen[e.Host] {
 			continue
 		}

@@ -1,9 +1,9 @@
 package objectproxy
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/tarscomm/tarscomm/adapterproxy"
@@ -12,11 +12,26 @@ import (
 
 // endpoints is a servant's list as the ObjectProxy reads it on the pick path: active and
 // inactive endpoints together, in TarsCpp order, each marked with where it came from. It is a
-// copy of its List's slice headers (the slices are the List's, read only).
+// copy of its List's (the slices are the List's, read only).
 type endpoints struct {
-	eps    []endpoint.Endpoint
-	inReg  []bool // eps[i] was in the active list
-	static bool   // every endpoint says -v 1: TarsCpp's static weighting
+	given  [2][]endpoint.Endpoint // NewList's active and inactive, as given (not copied)
+	from   []int32                // endpoint i is given candidate from[i] (below)
+	inReg  []bool                 // endpoint i was in the active list
+	static bool                   // every endpoint says -v 1: TarsCpp's static weighting
+}
+
+// at returns endpoint i.
+func (l *endpoints) at(i int32) endpoint.Endpoint { return candidate(l.given, int(l.from[i])) }
+
+// size returns the number of endpoints.
+func (l *endpoints) size() int { return len(l.from) }
+
+// candidate is NewList's candidate k: active[k], then inactive[k-len(active)].
+func candidate(given [2][]endpoint.Endpoint, k int) endpoint.Endpoint {
+	if k < len(given[0]) {
+		return given[0][k]
+	}
+	return given[1][k-len(given[0])]
 }
 
 // List is a servant's endpoint list prepared for Install: merged, filtered and sorted in TarsCpp
@@ -27,8 +42,8 @@ type endpoints struct {
 // connections for against it (install), which costs in the number of those, not of the list.
 type List struct {
 	l      endpoints
-	keys   string  // the endpoints' TarsKeys, one after the other
-	spans  []span  // keys[spans[i].from:spans[i].to] is l.eps[i].TarsKey(): increasing
+	keys   []byte  // the endpoints' TarsKeys, one after the other (read only)
+	spans  []span  // keys[spans[i].from:spans[i].to] is endpoint i's TarsKey: increasing
 	active []int32 // the indices of the registry's active endpoints, in list order
 
 	weighted once[[]int32] // TarsCpp's weighted list over the active endpoints (staticweight.go)
@@ -36,11 +51,11 @@ type List struct {
 	ring     once[ketama]  // the ketama ring over the active hosts (ketama.go)
 }
 
-// span is a key's place in List.keys. (Offsets, not strings: sorting them moves no pointer.)
+// span is a key's place in List.keys. (Offsets, not slices: sorting them moves no pointer.)
 type span struct{ from, to int32 }
 
 // key returns the key of endpoint i.
-func (l *List) key(i int) string { return l.keys[l.spans[i].from:l.spans[i].to] }
+func (l *List) key(i int) []byte { return l.keys[l.spans[i].from:l.spans[i].to] }
 
 // once is a value of a List built by the first to need it and shared afterwards.
 type once[T any] struct {
@@ -53,73 +68,82 @@ func (c *once[T]) get(build func() T) T {
 	return c.v
 }
 
+// cand is one of NewList's candidates: its key and its index k in active, then inactive. Keys
+// compare by head first: the 8 bytes that follow the prefix every key shares.
+type cand struct {
+	head uint64
+	span
+	k int32
+}
+
+// cands holds NewList's scratch candidates between lists.
+var cands = sync.Pool{New: func() any { return new([]cand) }}
+
 // NewList prepares the list of active and inactive endpoints: merged (an endpoint in both counts
 // as active; repeats count once), without the endpoints of weight 0 under static weighting (as
-// TarsCpp), sorted in TarsCpp order. Safe for concurrent use.
+// TarsCpp), sorted in TarsCpp order. The List keeps active and inactive, not a copy: they must
+// not change afterwards. Safe for concurrent use.
 func NewList(active, inactive []endpoint.Endpoint) *List {
+	given := [2][]endpoint.Endpoint{active, inactive}
 	n := len(active) + len(inactive)
-	static := n > 0
-	for _, e := range active {
-		static = static && e.WeightType == endpoint.WeightStatic
-	}
-	for _, e := range inactive {
-		static = static && e.WeightType == endpoint.WeightStatic
+	static, size := n > 0, 0
+	for _, list := range given {
+		for _, e := range list {
+			static = static && e.WeightType == endpoint.WeightStatic
+			size += len(e.Host) + 10 // "2:" host ":65535", and a digit more
+		}
 	}
 	// Every candidate's key in one buffer; sorted by (key, candidate), the first of each run of
-	// equal keys is the endpoint's first mention (active before inactive), without a map. Keys
-	// compare by head first: the 8 bytes that follow the prefix every key shares.
-	type cand struct {
-		head uint64
-		span
-		k int32 // index in active, then inactive
-	}
-	cands := make([]cand, 0, n)
-	buf := make([]byte, 0, n*24)
+	// equal keys is the endpoint's first mention (active before inactive), without a map.
+	scratch := cands.Get().(*[]cand)
+	cs := (*scratch)[:0]
+	l := &List{keys: make([]byte, 0, size)}
 	for k := range n {
-		e := at(active, inactive, k)
+		e := candidate(given, k)
 		if static && weightOf(e) <= 0 {
 			continue
 		}
-		from := len(buf)
-		buf = e.AppendTarsKey(buf)
-		cands = append(cands, cand{span: span{int32(from), int32(len(buf))}, k: int32(k)})
+		from := len(l.keys)
+		l.keys = e.AppendTarsKey(l.keys)
+		cs = append(cs, cand{span: span{int32(from), int32(len(l.keys))}, k: int32(k)})
 	}
-	l := &List{keys: string(buf)}
-	key := func(s span) string { return l.keys[s.from:s.to] }
-	shared := sharedPrefix(l.keys, len(cands), func(j int) span { return cands[j].span })
-	for j := range cands {
-		cands[j].head = head(key(cands[j].span)[shared:])
+	key := func(s span) []byte { return l.keys[s.from:s.to] }
+	shared := sharedPrefix(l.keys, len(cs), func(j int) span { return cs[j].span })
+	for j := range cs {
+		cs[j].head = head(key(cs[j].span)[shared:])
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
+	slices.SortFunc(cs, func(a, b cand) int {
 		if a.head != b.head {
 			return cmp.Compare(a.head, b.head)
 		}
-		if c := strings.Compare(key(a.span), key(b.span)); c != 0 {
+		if c := bytes.Compare(key(a.span), key(b.span)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.k, b.k)
 	})
-	l.l.static = static
-	l.l.eps = make([]endpoint.Endpoint, 0, len(cands))
-	l.l.inReg = make([]bool, 0, len(cands))
-	l.spans = make([]span, 0, len(cands))
-	for j, c := range cands {
-		if j > 0 && key(c.span) == key(cands[j-1].span) {
+	l.l.given, l.l.static = given, static
+	l.l.from = make([]int32, 0, len(cs))
+	l.l.inReg = make([]bool, 0, len(cs))
+	l.spans = make([]span, 0, len(cs))
+	for j, c := range cs {
+		if j > 0 && bytes.Equal(key(c.span), key(cs[j-1].span)) {
 			continue
 		}
 		in := int(c.k) < len(active)
 		if in {
-			l.active = append(l.active, int32(len(l.l.eps)))
+			l.active = append(l.active, int32(len(l.l.from)))
 		}
-		l.l.eps = append(l.l.eps, at(active, inactive, int(c.k)))
+		l.l.from = append(l.l.from, c.k)
 		l.l.inReg = append(l.l.inReg, in)
 		l.spans = append(l.spans, c.span)
 	}
+	*scratch = cs[:0]
+	cands.Put(scratch)
 	return l
 }
 
 // sharedPrefix returns the length of the prefix the n keys keys[span(j)] share.
-func sharedPrefix(keys string, n int, span func(j int) span) int {
+func sharedPrefix(keys []byte, n int, span func(j int) span) int {
 	if n == 0 {
 		return 0
 	}
@@ -140,7 +164,7 @@ func sharedPrefix(keys string, n int, span func(j int) span) int {
 // head is s's first 8 bytes as a big-endian number, zeros after its end: heads that differ
 // order their strings as the strings compare (s's bytes are never compared past its end, and a
 // string that ends early is the smaller); equal heads say nothing.
-func head(s string) uint64 {
+func head(s []byte) uint64 {
 	var h uint64
 	for i := range 8 {
 		h <<= 8
@@ -149,14 +173,6 @@ func head(s string) uint64 {
 		}
 	}
 	return h
-}
-
-// at is endpoint k of active followed by inactive.
-func at(active, inactive []endpoint.Endpoint, k int) endpoint.Endpoint {
-	if k < len(active) {
-		return active[k]
-	}
-	return inactive[k-len(active)]
 }
 
 // Prepare builds ahead, on the caller's goroutine, what the pickers of balancer (Options.Balancer)
@@ -179,13 +195,13 @@ func (l *List) Prepare(balancer string) {
 
 // weightedActive is TarsCpp's static-weight list over the active endpoints.
 func (l *List) weightedActive() []int32 {
-	return l.weighted.get(func() []int32 { return weightedList(l.l.eps, l.active) })
+	return l.weighted.get(func() []int32 { return weightedList(&l.l, l.active) })
 }
 
 // weightedAll is TarsCpp's static-weight list over every endpoint, active or not, as list
 // indices: the mod hash's router under -v 1.
 func (l *List) weightedAll() []int32 {
-	return l.router.get(func() []int32 { return weightedList(l.l.eps, allIndices(len(l.l.eps))) })
+	return l.router.get(func() []int32 { return weightedList(&l.l, allIndices(l.l.size())) })
 }
 
 // ketamaRing is the ketama ring over the active hosts.
@@ -198,11 +214,11 @@ func (l *List) equal(m *List) bool {
 	if l == m {
 		return true
 	}
-	if len(l.l.eps) != len(m.l.eps) || l.l.static != m.l.static {
+	if l.l.size() != m.l.size() || l.l.static != m.l.static {
 		return false
 	}
-	for i := range l.l.eps {
-		if l.l.eps[i] != m.l.eps[i] || l.l.inReg[i] != m.l.inReg[i] {
+	for i := range int32(l.l.size()) {
+		if l.l.at(i) != m.l.at(i) || l.l.inReg[i] != m.l.inReg[i] {
 			return false
 		}
 	}
@@ -211,20 +227,20 @@ func (l *List) equal(m *List) bool {
 
 // find returns the index of key in l, searching from index from on (keys increase), and
 // whether it is there; when it is not, the index is where it would be.
-func (l *List) find(key string, from int) (int, bool) {
+func (l *List) find(key []byte, from int) (int, bool) {
 	// Gallop from from, then search the bracket: O(log distance), so that matching k sorted
 	// keys costs O(k log(n/k)) over the whole list, a merge when k is n.
 	lo, step := from, 1
 	hi := from
 	n := len(l.spans)
-	for hi < n && l.key(hi) < key {
+	for hi < n && bytes.Compare(l.key(hi), key) < 0 {
 		lo = hi + 1
 		hi += step
 		step *= 2
 	}
 	hi = min(hi, n-1) + 1
-	i, ok := slices.BinarySearchFunc(l.spans[lo:hi], key, func(s span, key string) int {
-		return strings.Compare(l.keys[s.from:s.to], key)
+	i, ok := slices.BinarySearchFunc(l.spans[lo:hi], key, func(s span, key []byte) int {
+		return bytes.Compare(l.keys[s.from:s.to], key)
 	})
 	return lo + i, ok
 }
@@ -237,10 +253,12 @@ func (o *ObjectProxy) install(next *List) {
 	if o.cur != nil && next.equal(o.cur) {
 		return
 	}
-	adapters := make([]*adapterproxy.AdapterProxy, len(next.l.eps))
+	// The new arrays reuse those of the list before the current one (spare), cleared.
+	n := next.l.size()
+	adapters := slices.Grow(o.spare.adapters[:0], n)[:n]
 	var pools []pool
 	if o.conns > 1 {
-		pools = make([]pool, len(next.l.eps))
+		pools = slices.Grow(o.spare.pools[:0], n)[:n]
 	}
 	from := 0
 	for j, a := range o.adapters {
@@ -265,11 +283,14 @@ func (o *ObjectProxy) install(next *List) {
 	}
 	for _, i := range next.active {
 		if adapters[i] == nil {
-			o.open(int(i), next.l.eps[i], adapters, pools)
+			o.open(int(i), next.l.at(i), adapters, pools)
 		}
 	}
 	// An inactive endpoint (listed for hash stability, not balanced over) gets its
 	// AdapterProxies when it is first picked (at): a registry may list thousands of them.
+	clear(o.adapters)
+	clear(o.pools)
+	o.spare.adapters, o.spare.pools = o.adapters, o.pools
 	o.cur, o.list, o.adapters, o.pools = next, next.l, adapters, pools
 	o.view.build()
 	o.pickers.build(&o.view)

@@ -67,8 +67,12 @@ func TestNewListMatchesReference(t *testing.T) {
 		inactive := randomEndpoints(r, r.IntN(20), static)
 		l := NewList(active, inactive)
 		eps, inReg, st := referenceList(active, inactive)
-		if !slices.Equal(l.l.eps, eps) || !slices.Equal(l.l.inReg, inReg) || l.l.static != st {
-			t.Fatalf("round %d: NewList(%v, %v) = %v %v %v, want %v %v %v", round, active, inactive, l.l.eps, l.l.inReg, l.l.static, eps, inReg, st)
+		var got []endpoint.Endpoint
+		for i := range int32(l.l.size()) {
+			got = append(got, l.l.at(i))
+		}
+		if !slices.Equal(got, eps) || !slices.Equal(l.l.inReg, inReg) || l.l.static != st {
+			t.Fatalf("round %d: NewList(%v, %v) = %v %v %v, want %v %v %v", round, active, inactive, got, l.l.inReg, l.l.static, eps, inReg, st)
 		}
 		var act []int32
 		for i, in := range inReg {
@@ -80,7 +84,7 @@ func TestNewListMatchesReference(t *testing.T) {
 			t.Fatalf("round %d: active %v, want %v", round, l.active, act)
 		}
 		for i, e := range eps {
-			if l.key(i) != e.TarsKey() || i > 0 && l.key(i-1) >= l.key(i) {
+			if string(l.key(i)) != e.TarsKey() || i > 0 && string(l.key(i-1)) >= string(l.key(i)) {
 				t.Fatalf("round %d: key %d is %q after %q, want %q, increasing", round, i, l.key(i), l.key(max(i-1, 0)), e.TarsKey())
 			}
 		}
@@ -99,10 +103,10 @@ func TestListFind(t *testing.T) {
 	for k := range 2*n + 1 {
 		key := fmt.Sprintf("1:h%d:1", k)
 		want, listed := slices.BinarySearchFunc(l.spans, key, func(s span, key string) int {
-			return strings.Compare(l.keys[s.from:s.to], key)
+			return strings.Compare(string(l.keys[s.from:s.to]), key)
 		})
 		for from := 0; from <= want; from += 1 + from/3 {
-			if i, ok := l.find(key, from); i != want || ok != listed {
+			if i, ok := l.find([]byte(key), from); i != want || ok != listed {
 				t.Fatalf("find(%q, %d) = %d, %v; want %d, %v", key, from, i, ok, want, listed)
 			}
 		}

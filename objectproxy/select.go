@@ -30,7 +30,7 @@ type View struct {
 func (v *View) Len() int { return len(v.o.adapters) }
 
 // Endpoint returns endpoint i of the list.
-func (v *View) Endpoint(i int32) endpoint.Endpoint { return v.o.list.eps[i] }
+func (v *View) Endpoint(i int32) endpoint.Endpoint { return v.o.list.at(i) }
 
 // Listed reports whether endpoint i is in the registry's active list (not only registered).
 func (v *View) Listed(i int32) bool { return v.o.list.inReg[i] }

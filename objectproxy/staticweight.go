@@ -43,14 +43,14 @@ func (p *staticWeight) Pick(v *View, _ uint64) int {
 // own (weightedStride), built in O(entries log entries).
 const exactWeightedMax = 4 << 20
 
-// weightedList returns TarsCpp's weighted list over the endpoints idx (indices into eps) that
-// have a positive weight, as indices into eps.
-func weightedList(eps []endpoint.Endpoint, idx []int32) []int32 {
+// weightedList returns TarsCpp's weighted list over the endpoints idx (list indices) that have a
+// positive weight, as list indices.
+func weightedList(l *endpoints, idx []int32) []int32 {
 	var cand []int32
 	var ws []int
 	var dst []int32
 	for _, i := range idx {
-		if w := weightOf(eps[i]); w > 0 {
+		if w := weightOf(l.at(i)); w > 0 {
 			cand = append(cand, i)
 			ws = append(ws, w)
 		}
