@@ -78,8 +78,9 @@ bench:
 bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime 100x $(PKGS)
 
-## bench-compare: side-by-side benchmark of tarscomm, TarsGo, gRPC-go and Kitex (benchmarks/,
-## its own Go module): writes benchmarks/RESULTS.md and two charts; about 12 minutes on 2 cores.
+## bench-compare: side-by-side benchmark of tarscomm, TarsGo, gRPC-go, Kitex and the floor (a
+## minimal stdlib TARS client and server) (benchmarks/, its own Go module): writes
+## benchmarks/RESULTS.md and two charts; about 17 minutes on 2 cores.
 ## BENCH_ARGS passes flags to benchmarks/cmd/compare, e.g. make bench-compare BENCH_ARGS=-quick.
 .PHONY: bench-compare
 bench-compare:

@@ -42,6 +42,10 @@ type Loop interface {
 	Wheel() *call.Wheel
 	// Now is the loop's clock (call.Now), read once per batch.
 	Now() int64
+	// Borrowed reports whether a caller goroutine runs the loop side just now (netthread's
+	// direct path) instead of the loop: gnet's connection methods must not be called, and a
+	// Flush writes to the socket itself or leaves the work to the loop (direct.go).
+	Borrowed() bool
 }
 
 // Dialed is the context of a connection a dial enrolls, until Opened attaches it: it names the
@@ -98,42 +102,45 @@ type AdapterProxy struct {
 	udp     bool // a udp endpoint: one datagram per call (udp.go)
 
 	// Owned by the loop goroutine.
-	state     connState
-	conn      gnet.Conn
-	dialGen   uint32               // numbers dials: only the newest one's outcome counts
-	dialStart int64                // when the current dial began
-	calls     callTable            // two-way calls sent or queued, by request id (pending.go)
-	q         sendq                // calls (two-way and one-way) not written yet, in order
-	in        inbound.Assembler    // reply frames from the connection's bytes
-	wbuf      []byte               // scratch for writing a batch
-	scratch   []*call.Call         // scratch for failing or retrying calls
-	written   []*call.Call         // scratch for the calls of a written batch
-	dirty     bool                 // registered with the loop for a Flush
-	big       *bigwrite.Writer     // a writer goroutine finishes a large frame: write nothing else
-	dialFails int                  // consecutive failed dials (or connections reset before use)
-	proven    bool                 // the current connection has delivered a reply
-	heard     bool                 // the current connection has received a byte
-	retryAt   int64                // no dial before this (call.Now clock) after failures
-	lastErr   error                // why the last dial failed
-	lastWarn  int64                // rate limit of warnings
-	lastIO    int64                // last write or read on the connection
-	lastRead  int64                // last read on the connection
-	handed    int64                // bytes handed to the connection (gnet or the big writer)
-	taken     int64                // bytes of those the socket had taken at the last sample
-	waiting   int64                // bytes not yet taken by the socket at the last sample
-	lastMoved int64                // last progress: bytes read, or waiting bytes taken (progress.go)
-	pingSent  int64                // when the ping in flight was sent
-	pingID    int32                // the request id of ping: a recycled Call is never the ping
-	probeAt   int64                // while inactive: when the next probe (dial + ping) is due
-	ping      *call.Call           // the keepalive or probe ping in flight, if any
-	pingProbe bool                 // ping is a health probe: unanswered, it keeps the connection
-	resp      codec.ResponsePacket // scratch for decoding replies
-	health    health
-	lat       latency // peak-EWMA reply latency (latency.go)
-	guard     guard   // circuit breaker and overload backoff (breaker.go)
-	stats     Stats
-	rec       *stats.EndpointRecorder // this endpoint's counters in the loop's recorder (lazy)
-	recOn     bool                    // the loop records calls
+	state      connState
+	conn       gnet.Conn
+	dialGen    uint32               // numbers dials: only the newest one's outcome counts
+	dialStart  int64                // when the current dial began
+	calls      callTable            // two-way calls sent or queued, by request id (pending.go)
+	q          sendq                // calls (two-way and one-way) not written yet, in order
+	in         inbound.Assembler    // reply frames from the connection's bytes
+	wbuf       []byte               // scratch for writing a batch
+	scratch    []*call.Call         // scratch for failing or retrying calls
+	written    []*call.Call         // scratch for the calls of a written batch
+	dirty      bool                 // registered with the loop for a Flush
+	big        *bigwrite.Writer     // a writer goroutine finishes a large frame: write nothing else
+	fd         int                  // the plain TCP connection's socket for direct writes, -1 without one (direct.go)
+	gnetQueued int                  // bytes in gnet's outbound buffer when the loop last looked (direct.go)
+	tail       []byte               // the rest of a frame a direct write left: the loop writes it first
+	dialFails  int                  // consecutive failed dials (or connections reset before use)
+	proven     bool                 // the current connection has delivered a reply
+	heard      bool                 // the current connection has received a byte
+	retryAt    int64                // no dial before this (call.Now clock) after failures
+	lastErr    error                // why the last dial failed
+	lastWarn   int64                // rate limit of warnings
+	lastIO     int64                // last write or read on the connection
+	lastRead   int64                // last read on the connection
+	handed     int64                // bytes handed to the connection (gnet or the big writer)
+	taken      int64                // bytes of those the socket had taken at the last sample
+	waiting    int64                // bytes not yet taken by the socket at the last sample
+	lastMoved  int64                // last progress: bytes read, or waiting bytes taken (progress.go)
+	pingSent   int64                // when the ping in flight was sent
+	pingID     int32                // the request id of ping: a recycled Call is never the ping
+	probeAt    int64                // while inactive: when the next probe (dial + ping) is due
+	ping       *call.Call           // the keepalive or probe ping in flight, if any
+	pingProbe  bool                 // ping is a health probe: unanswered, it keeps the connection
+	resp       codec.ResponsePacket // scratch for decoding replies
+	health     health
+	lat        latency // peak-EWMA reply latency (latency.go)
+	guard      guard   // circuit breaker and overload backoff (breaker.go)
+	stats      Stats
+	rec        *stats.EndpointRecorder // this endpoint's counters in the loop's recorder (lazy)
+	recOn      bool                    // the loop records calls
 }
 
 // Stats counts what happened on an AdapterProxy. Read it on the loop goroutine.
@@ -183,6 +190,7 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		calls:   newCallTable(),
 		in:      inbound.Assembler{Max: opts.MaxPacketSize},
 		health:  health{policy: opts.Health},
+		fd:      -1,
 		recOn:   loop.Recorder() != nil,
 		udp:     ep.Proto == endpoint.UDP,
 	}
@@ -241,7 +249,7 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		}
 		a.dial(now)
 	case stateConnected:
-		queued += a.conn.OutboundBuffered() + int(a.bigLeft())
+		queued += a.outBuffered() + int(a.bigLeft())
 	}
 	if queued > a.opts.SendBufferLimit {
 		a.loop.Wheel().Remove(c)
@@ -295,9 +303,16 @@ const maxBatch = 256 << 10
 // once their bytes are handed to the connection. A Flush that runs longer than the flush budget
 // stops and continues on the loop's next turn. Must be called on the loop goroutine.
 func (a *AdapterProxy) Flush() {
+	if a.loop.Borrowed() {
+		a.flushDirect()
+		return
+	}
 	a.dirty = false
 	if a.udp {
 		a.flushDatagrams()
+		return
+	}
+	if !a.writeTail() {
 		return
 	}
 	var start int64
@@ -358,6 +373,7 @@ func (a *AdapterProxy) Flush() {
 			}
 			return
 		}
+		a.gnetQueued = conn.OutboundBuffered()
 		// Take the written calls out of the queue before completing any of them.
 		for range batch {
 			a.q.front()

@@ -32,12 +32,7 @@ func (a *AdapterProxy) writeBig(c *call.Call) bool {
 	if !ok {
 		return false // gnet's write meets the same error and closes the connection
 	}
-	a.lastIO = a.loop.Now()
-	a.stats.Writes++
-	a.stats.BytesOut += uint64(len(c.Frame))
-	a.handed += int64(len(c.Frame))
-	a.q.front()
-	a.q.pop()
+	a.handedFront(c)
 	if n == len(c.Frame) {
 		a.written1(c)
 		return true
@@ -59,6 +54,17 @@ func (a *AdapterProxy) writeBig(c *call.Call) bool {
 		a.loop.Post(func() { a.bigDone(w, conn, err) })
 	})
 	return true
+}
+
+// handedFront takes c, the queue's first call, out of the queue: its frame has gone to the
+// socket, or in part to the socket and the rest to a writer that finishes it.
+func (a *AdapterProxy) handedFront(c *call.Call) {
+	a.lastIO = a.loop.Now()
+	a.stats.Writes++
+	a.stats.BytesOut += uint64(len(c.Frame))
+	a.handed += int64(len(c.Frame))
+	a.q.front()
+	a.q.pop()
 }
 
 // stopBig stops the writer of the connection being given up, if any: the next connection

@@ -39,6 +39,7 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	}
 	c.SetContext(a)
 	a.conn = c
+	a.attachFD(c)
 	a.state = stateConnected
 	a.lastIO = a.loop.Now()
 	a.proven, a.heard = false, false
@@ -109,6 +110,7 @@ func (a *AdapterProxy) closed(err error) {
 	now := a.loop.Now()
 	a.state = stateIdle
 	a.conn = nil
+	a.attachFD(nil)
 	a.stopBig()
 	a.in.Reset()
 	a.stats.ConnLosses++
@@ -146,6 +148,7 @@ func (a *AdapterProxy) detach(cause error) {
 	}
 	a.state = stateIdle
 	a.conn = nil
+	a.attachFD(nil)
 	a.stopBig()
 	a.in.Reset()
 	if cause != errShort {

@@ -14,9 +14,10 @@ import "errors"
 var errShort = errors.New("short connection: no call left")
 
 // closeIfDone closes a short connection that holds no call: none waiting for its reply, none
-// queued, no large frame being written. It reports whether it closed it.
+// queued, no large frame being written, no rest of a direct write. It reports whether it closed
+// it.
 func (a *AdapterProxy) closeIfDone() bool {
-	if a.state != stateConnected || a.udp || a.calls.len() > 0 || a.q.live > 0 || a.big != nil {
+	if a.state != stateConnected || a.udp || a.calls.len() > 0 || a.q.live > 0 || a.big != nil || len(a.tail) > 0 {
 		return false
 	}
 	a.detach(errShort)

@@ -80,5 +80,7 @@ func (a *AdapterProxy) EndpointStats(thread int) stats.Endpoint {
 		Reconnects:          uint64(max(int(a.dialGen)-1, 0)),
 		Deactivated:         s.Deactivated,
 		BadDatagrams:        s.BadDatagrams,
+		Pushes:              s.Pushes,
+		PushesDropped:       s.PushesDropped,
 	}
 }

@@ -27,8 +27,13 @@ import (
 //   - its bytes are copies: nothing points into the input, which the caller may reuse as soon
 //     as the decode returns.
 //
-// Reset drops the arena, so a chunk serves one decode. The price is that a string or list kept
-// alive keeps its whole chunk alive: at most arenaChunk bytes, or the input's size if smaller.
+// Reset keeps the arena: a Decoder that decodes again and again (into fresh values) goes on
+// filling the chunk it made before, so that a chunk serves several small decodes and most of
+// them allocate nothing for their strings. The first chunk of a Decoder is sized from its input
+// (no larger than the input left, which no string can outgrow); a later one, made because the
+// Decoder filled one, is arenaChunk bytes as far as half the decode's allowance permits. The price is
+// that a string or list kept alive keeps its whole chunk alive: at most arenaChunk bytes, which
+// may hold the strings of other decodes by the same Decoder.
 
 const (
 	// arenaChunk is the most a chunk sets aside at once for strings and lists; a chunk is
@@ -58,9 +63,16 @@ func (d *Decoder) arenaAlloc(n, align int) unsafe.Pointer {
 		pad = -used & (align - 1) // the chunk starts 8-aligned
 	}
 	if used == 0 || pad+n > len(d.arena)-used {
-		// No string read from here on is longer than the input left, so this chunk holds
-		// them all unless lists take its room.
-		size := arenaHead + max(min(len(d.buf)-d.off+n, arenaChunk), n, 16-arenaHead)
+		// No string read from here on is longer than the input left, so a chunk of that
+		// size holds them all unless lists take its room. A Decoder that filled a chunk
+		// before (in this decode or an earlier one, see Reset) is likely to fill the next:
+		// that one takes up to half the allowance left (the rest is for the lists and maps
+		// of the decode), up to arenaChunk.
+		size := min(len(d.buf)-d.off+n, arenaChunk)
+		if used != 0 {
+			size = max(size, min(arenaChunk, d.allowanceLeft()/2-arenaHead))
+		}
+		size = arenaHead + max(size, n, 16-arenaHead)
 		d.charge(size)
 		d.arena = make([]byte, size)
 		d.arenaAt = self

@@ -55,6 +55,7 @@ func TestArenaSharesOneAllocation(t *testing.T) {
 	in := arenaInput(strs, nums)
 	var d Decoder
 	if n := testing.AllocsPerRun(100, func() {
+		d = Decoder{} // a new Decoder: Reset would go on filling the chunk of the last run
 		d.Reset(in)
 		for i := range strs {
 			if _, err := d.ReadStringKeep(byte(i), true, ""); err != nil {
@@ -181,4 +182,63 @@ func TestArenaCopiedDecoder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestArenaAcrossReset: a Decoder that is Reset and decodes again goes on filling its chunk, so
+// that most small decodes allocate nothing for their strings; the strings of every decode stay
+// as they were and no two share bytes; and the chunk stays within arenaChunk bytes.
+func TestArenaAcrossReset(t *testing.T) {
+	strs := []string{"Hello.World.GreeterObj", "trace-id", "0123456789abcdef"}
+	in := arenaInput(strs, []int64{1, 2})
+	var d Decoder
+	const runs = 200
+	if n := testing.AllocsPerRun(runs, func() {
+		d.Reset(in)
+		readArenaQuiet(t, &d, len(strs))
+	}); n > 0.25 {
+		t.Fatalf("%v allocations per decode of %d strings and a list by a reused Decoder; want a chunk for several decodes", n, len(strs))
+	}
+	if len(d.arena) > arenaHead+arenaChunk {
+		t.Fatalf("chunk of %d bytes; want at most %d", len(d.arena), arenaHead+arenaChunk)
+	}
+	var all []string
+	var lists [][]int64
+	for range 50 {
+		d.Reset(in)
+		s, l := readArena(t, &d, len(strs))
+		all = append(all, s...)
+		lists = append(lists, l)
+	}
+	for i, s := range all {
+		if s != strs[i%len(strs)] {
+			t.Fatalf("string %d = %q, want %q", i, s, strs[i%len(strs)])
+		}
+	}
+	for _, l := range lists {
+		if len(l) != 2 || l[0] != 1 || l[1] != 2 {
+			t.Fatalf("list = %v, want [1 2]", l)
+		}
+	}
+	for i := range all {
+		for j := range i {
+			pi, pj := uintptr(unsafe.Pointer(unsafe.StringData(all[i]))), uintptr(unsafe.Pointer(unsafe.StringData(all[j])))
+			if pi < pj+uintptr(len(all[j])) && pj < pi+uintptr(len(all[i])) {
+				t.Fatalf("strings %d and %d share memory", i, j)
+			}
+		}
+	}
+}
+
+// readArenaQuiet is readArena without returning what it read (it allocates nothing itself).
+func readArenaQuiet(t testing.TB, d *Decoder, nstr int) {
+	for i := range nstr {
+		if _, err := d.ReadStringKeep(byte(i), true, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, _, err := d.ReadListHead(byte(nstr), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = MakeList[int64](d, n)
 }

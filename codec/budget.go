@@ -24,13 +24,16 @@ func (d *Decoder) reserve(n, size int) int {
 	if n <= 0 || size <= 0 {
 		return max(n, 0)
 	}
-	left := allowancePerByte*len(d.buf) - d.reserved
+	left := d.allowanceLeft()
 	if n > left/size {
 		n = max(left/size, 0)
 	}
 	d.reserved += n * size
 	return n
 }
+
+// allowanceLeft returns how many bytes of the allowance are left.
+func (d *Decoder) allowanceLeft() int { return allowancePerByte*len(d.buf) - d.reserved }
 
 // charge takes n bytes the Decoder copies out of its input (a string, a byte slice) from the
 // allowance.

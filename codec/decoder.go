@@ -32,8 +32,8 @@ const maxDepth = 256
 //
 // The Decoder allocates only for strings, maps and copied byte slices. The
 // strings ReadStringKeep returns and the short number lists MakeList makes
-// share chunks of at most 1 KiB per decode (see ReadStringKeep): keeping one
-// keeps its chunk alive. It is not safe for concurrent use.
+// share chunks of at most 1 KiB, over a decode and the decodes that follow
+// a Reset (see ReadStringKeep): keeping one keeps its chunk alive. It is not safe for concurrent use.
 type Decoder struct {
 	buf      []byte
 	off      int
@@ -47,9 +47,10 @@ type Decoder struct {
 // a value and pointed at its input with Reset, which does not allocate.
 func NewDecoder(b []byte) *Decoder { return &Decoder{buf: b} }
 
-// Reset makes d read b from its start.
+// Reset makes d read b from its start. It keeps the chunk d makes strings in, to fill it
+// further (see ReadStringKeep).
 func (d *Decoder) Reset(b []byte) {
-	*d = Decoder{buf: b}
+	*d = Decoder{buf: b, arena: d.arena, arenaAt: d.arenaAt}
 }
 
 // Len returns the number of unread bytes.

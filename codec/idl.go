@@ -46,9 +46,20 @@ func (e *fieldError) Unwrap() error { return e.err }
 // field's bytes equal old, it returns old instead of allocating a copy of them. An absent
 // field reads as "". Code generated from .tars files uses it. Unlike ReadString, it copies a
 // string of up to 256 bytes into memory it shares with the other strings (and MakeList's short
-// number lists) of the decode, a chunk of at most 1 KiB allocated once for all of them until
-// Reset: a string kept alive keeps its chunk alive.
+// number lists) of the decode, a chunk of at most 1 KiB allocated once for all of them, which
+// the decodes after a Reset go on filling: a string kept alive keeps its chunk alive.
 func (d *Decoder) ReadStringKeep(tag byte, required bool, old string) (string, error) {
+	// The common case, the field is next with a short head, a 1-byte length and all of its
+	// bytes there, takes no further call to find it.
+	if b, off := d.buf, d.off; tag <= maxShortTag && off+1 < len(b) && b[off] == tag<<4|TypeString1 {
+		if end := off + 2 + int(b[off+1]); end <= len(b) {
+			d.off = end
+			if s := b[off+2 : end]; string(s) != old {
+				return d.arenaString(s), nil
+			}
+			return old, nil
+		}
+	}
 	typ, found, err := d.find(tag, required)
 	if !found {
 		return "", err

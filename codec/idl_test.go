@@ -2,6 +2,7 @@ package codec
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -89,5 +90,35 @@ func TestReadKeepInto(t *testing.T) {
 	}
 	if s, _ := NewDecoder(e.Buf).ReadStringKeep(0, true, "other"); s != "same" {
 		t.Fatalf("ReadStringKeep with a different old value = %q", s)
+	}
+}
+
+// TestReadStringKeepLikeReadString: ReadStringKeep (whose common case skips find) reads what
+// ReadString reads, with the same error or none, on every prefix of an input holding a string at
+// a short head, at a long head (tag 20), an empty one, one after a skipped field and one of 255
+// bytes, and leaves the Decoder at the same offset.
+func TestReadStringKeepLikeReadString(t *testing.T) {
+	var e Encoder
+	e.WriteString(0, "abc")
+	e.WriteString(1, "")
+	e.WriteInt32(2, 7)
+	e.WriteString(3, strings.Repeat("x", 255))
+	e.WriteString(20, "long head")
+	in := e.Buf
+	for cut := range len(in) + 1 {
+		keep, plain := NewDecoder(in[:cut]), NewDecoder(in[:cut])
+		for _, tag := range []byte{0, 1, 3, 20} {
+			s1, err1 := keep.ReadStringKeep(tag, tag != 1, "")
+			s2, err2 := plain.ReadString(tag, tag != 1)
+			if s1 != s2 || (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+				t.Fatalf("cut %d, tag %d: ReadStringKeep = %q, %v; ReadString = %q, %v", cut, tag, s1, err1, s2, err2)
+			}
+			if err1 != nil {
+				break
+			}
+			if keep.Offset() != plain.Offset() {
+				t.Fatalf("cut %d, tag %d: offsets %d and %d", cut, tag, keep.Offset(), plain.Offset())
+			}
+		}
 	}
 }

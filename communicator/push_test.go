@@ -15,6 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
@@ -126,6 +127,27 @@ func TestPushWithCallback(t *testing.T) {
 	}
 }
 
+// TestPushGeneratedProxy: a generated proxy's SetPushCallback sets the callback of the proxy it
+// calls through: the push reaches it.
+func TestPushGeneratedProxy(t *testing.T) {
+	addr, subs := startPusher(t)
+	comm := newComm(t, onePushThread)
+	host, port, _ := net.SplitHostPort(addr)
+	var gp hellopb.GreeterProxy
+	if err := comm.StringToProxy(pushServant+"@tcp -h "+host+" -p "+port, &gp); err != nil {
+		t.Fatal(err)
+	}
+	rec := newPushRecorder()
+	gp.SetPushCallback(rec.callback())
+	pu := subscribe(t, gp.ServantProxy(), subs)
+	if err := pu.Push("Tick", []byte("g")); err != nil {
+		t.Fatal(err)
+	}
+	if p := recv(t, rec.pushes, "push"); p.Func != "Tick" || string(p.Body) != "g" || p.Endpoint != addr {
+		t.Fatalf("push %+v, want Tick g from %s", p, addr)
+	}
+}
+
 // TestPushWithoutCallback: a push to a proxy with no callback is logged and dropped, the
 // connection stays up (TarsCpp's client would close it), and a callback set later gets the pushes
 // from then on only.
@@ -160,6 +182,16 @@ func TestPushWithoutCallback(t *testing.T) {
 	}
 	if p := recv(t, rec.pushes, "push"); string(p.Body) != "kept" {
 		t.Fatalf("first push after SetPushCallback: %q, want kept (the earlier one was dropped)", p.Body)
+	}
+	var pushes, dropped uint64
+	for _, e := range comm.Stats().Endpoints {
+		if e.Servant == pushServant {
+			pushes += e.Pushes
+			dropped += e.PushesDropped
+		}
+	}
+	if pushes != 2 || dropped != 1 {
+		t.Errorf("stats count %d pushes, %d dropped; want 2 and 1", pushes, dropped)
 	}
 }
 

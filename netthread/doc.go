@@ -8,6 +8,10 @@
 // costs one wakeup. The loop drains the whole stack at once, routes every call to its
 // ObjectProxy, and then writes each connection's share of the batch with one write.
 //
+// A lone call skips the wakeup: when the thread is quiet (nothing in flight), its caller takes
+// the loop side's mutex, routes the call and writes it to the socket itself, and the loop only
+// reads the reply (direct.go). Busy threads batch as above.
+//
 // Replies are parsed and matched on the loop; deadlines are swept by the loop whenever it runs
 // (a wakeup, traffic, a close), and at least every timeout check interval, which one ticker
 // goroutine per Thread asks for. A reply that arrives after its call's deadline ends the call

@@ -9,13 +9,15 @@ import (
 )
 
 // handler receives gnet's callbacks for a Thread's loop and hands each connection's events to
-// the AdapterProxy stored as its context. Every method runs on the loop goroutine.
+// the AdapterProxy stored as its context. Every method runs on the loop goroutine and holds the
+// loop side (enter) while it runs.
 type handler struct {
 	gnet.BuiltinEventEngine
 	t *Thread
 }
 
 func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	defer h.t.exit(h.t.enter())
 	switch d := c.Context().(type) {
 	case adapterproxy.Dialed:
 		h.t.now = call.Now()
@@ -32,6 +34,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 }
 
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
+	defer h.t.exit(h.t.enter())
 	switch ctx := c.Context().(type) {
 	case *adapterproxy.AdapterProxy:
 		h.t.now = call.Now()
@@ -66,6 +69,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 }
 
 func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
+	defer h.t.exit(h.t.enter())
 	switch ctx := c.Context().(type) {
 	case *tlsconn.Bound:
 		if a, ok := ctx.Value.(*adapterproxy.AdapterProxy); ok {

@@ -75,6 +75,9 @@ func (l *loopSide) RecordCall(c *call.Call, err error) {
 	l.rec.Record(c.Servant, c.Func, "", res, code, time.Duration(l.now-c.Start))
 }
 
+// udpBuffer is the socket buffer size a udp connection asks for, each way.
+const udpBuffer = 4 << 20
+
 // Dial connects off the loop and enrolls the connection (adapterproxy.Loop). An ssl endpoint's
 // connection is handshaken here too, within the same connect timeout, and its records are then
 // encrypted and decrypted on the loop (tls.go).
@@ -100,6 +103,14 @@ func (l *loopSide) Dial(a *adapterproxy.AdapterProxy, gen uint32) {
 				network = "udp" // a connected socket: gnet reads it one datagram at a time
 			}
 			nc, err = d.DialContext(t.ctx, network, a.Addr())
+			if uc, ok := nc.(*net.UDPConn); ok && err == nil {
+				// Replies to a burst of calls arrive together, up to 64 KiB each; the kernel's
+				// default receive buffer (about 200 KiB) holds three. Ask for room for a burst
+				// (the kernel caps it at net.core.rmem_max): a datagram it drops is a call that
+				// times out.
+				_ = uc.SetReadBuffer(udpBuffer)
+				_ = uc.SetWriteBuffer(udpBuffer)
+			}
 			if err == nil && a.Endpoint().AuthType == endpoint.AuthLocal && network == "tcp" { // no connection to authenticate on udp
 				if err = t.authenticate(nc, a, start.Add(a.ConnectTimeout())); err != nil {
 					_ = nc.Close()

@@ -21,7 +21,10 @@ var ErrStatsUnavailable = errors.New("netthread: stats unavailable: the net thre
 func (t *Thread) Snapshot(timeout time.Duration) (stats.Snapshot, error) {
 	done := make(chan stats.Snapshot, 1)
 	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-		done <- t.snapshot()
+		entered := t.enter()
+		s := t.snapshot()
+		t.exit(entered)
+		done <- s
 		return nil
 	}))
 	if err != nil {
@@ -101,4 +104,6 @@ func addConn(d *stats.Endpoint, e stats.Endpoint) {
 	d.Reconnects += e.Reconnects
 	d.Deactivated += e.Deactivated
 	d.BadDatagrams += e.BadDatagrams
+	d.Pushes += e.Pushes
+	d.PushesDropped += e.PushesDropped
 }

@@ -35,6 +35,7 @@ type Options struct {
 	Health         adapterproxy.Health
 	KeepAlive      time.Duration // tars_ping idle connections this often; 0: off
 	NoStats        bool          // count no calls (stats.Recorder off)
+	NoDirect       bool          // callers never route and write a call themselves (direct.go); every call goes through the loop
 	SendBuffer     int           // unsent bytes per connection before calls fail; 0: default
 	// TLS holds the TLS settings of ssl endpoints by servant (object name); the entry "" is
 	// every other servant's. A servant with no entry (and no "") uses Go's defaults: the system's
@@ -75,7 +76,18 @@ type Thread struct {
 	objsMu sync.Mutex
 	objs   []*objectproxy.ObjectProxy // every ObjectProxy built on this thread
 
-	// Owned by the loop goroutine.
+	// The loop side (direct.go): the state below, and every ObjectProxy and AdapterProxy of the
+	// thread, belong to whoever holds own: the loop goroutine while it runs any of this
+	// package's code, or a caller on the direct path (borrowed set) for the few microseconds it
+	// takes to route and write one call while the loop is idle.
+	own        sync.Mutex
+	quiet      atomic.Bool // no call waits on this thread (published at the end of each turn): the direct path is open
+	borrowed   bool        // a caller holds own on the direct path (guarded by own)
+	loopInside bool        // the loop goroutine holds own (read and written by the loop goroutine only)
+	lastLen    int         // calls in the wheel at the end of the last turn (guarded by own)
+	enterLen   int         // calls in the wheel when the loop's current turn began (loop goroutine only)
+
+	// Owned by the holder of own.
 	wheel     *call.Wheel
 	now       int64
 	dirty     []*adapterproxy.AdapterProxy
@@ -131,6 +143,7 @@ func New(opts Options) (*Thread, error) {
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.wheel = call.NewWheel(int64(opts.CheckInterval), call.Now())
+	t.quiet.Store(!opts.NoDirect)
 
 	client, err := gnet.NewClient(&handler{t: t},
 		gnet.WithNumEventLoop(1),
@@ -226,6 +239,12 @@ func (t *Thread) Submit(c *call.Call) error {
 	if t.broken.Load() {
 		t.gate.Add(-1)
 		return errBroken
+	}
+	if t.quiet.Load() && t.queued.Load() == 0 && t.own.TryLock() {
+		t.direct(c)
+		t.own.Unlock()
+		t.gate.Add(-1)
+		return nil
 	}
 	if t.queued.Add(1) > int64(t.opts.QueueCap) {
 		t.queued.Add(-1)
@@ -359,10 +378,12 @@ func (t *Thread) flush() {
 // post runs fn on the loop; after shutdown it is dropped (Close has failed every call).
 func (t *Thread) post(fn func()) {
 	_ = t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		entered := t.enter()
 		t.now = call.Now()
 		fn()
 		t.sweep()
 		t.flush()
+		t.exit(entered)
 		return nil
 	}))
 }
@@ -424,7 +445,9 @@ func (t *Thread) close() {
 	// Fail everything on the loop, then stop it.
 	done := make(chan struct{})
 	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		entered := t.enter()
 		t.failAll(call.ErrClosed)
+		t.exit(entered)
 		close(done)
 		return nil
 	}))
@@ -437,7 +460,9 @@ func (t *Thread) close() {
 	t.dials.Wait()
 	// The loop is gone: drain whatever is left (nothing, unless the loop could not run the
 	// task above) from this goroutine.
+	t.own.Lock()
 	t.failAll(call.ErrClosed)
+	t.own.Unlock()
 	_ = syscall.Close(t.anchorFD)
 }
 

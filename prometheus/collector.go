@@ -22,11 +22,11 @@ type Options struct {
 type Collector struct {
 	src func() stats.Snapshot
 
-	calls, codes, duration                                   *prometheus.Desc
-	queue, wakeups, batches, requests, writes, out, in, late *prometheus.Desc
-	pending, active, state, timeouts, connFails, reconnects  *prometheus.Desc
-	deactivated                                              *prometheus.Desc
-	buckets                                                  []float64
+	calls, codes, duration                                           *prometheus.Desc
+	queue, wakeups, batches, requests, direct, writes, out, in, late *prometheus.Desc
+	pending, active, state, timeouts, connFails, reconnects          *prometheus.Desc
+	deactivated, badDatagrams, pushes, pushesDropped                 *prometheus.Desc
+	buckets                                                          []float64
 }
 
 // NewCollector returns a Collector that reads src at each scrape.
@@ -44,25 +44,29 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 		return prometheus.NewDesc(prometheus.BuildFQName(o.Namespace, sub, name), help, labels, o.ConstLabels)
 	}
 	c := &Collector{
-		src:         src,
-		calls:       d(o.Side, "calls_total", "Calls that ended, by result.", append(call, "result")...),
-		codes:       d(o.Side, "server_errors_total", "Replies with a non-zero TARS return code, by code.", append(call, "code")...),
-		duration:    d(o.Side, "call_duration_seconds", "Latency of the calls that succeeded.", call...),
-		queue:       d("netthread", "queue_depth", "Requests waiting in the net thread's queue.", thread...),
-		wakeups:     d("netthread", "wakeups_total", "Times the net thread was woken to drain its queue.", thread...),
-		batches:     d("netthread", "batches_total", "Drains of the queue that found requests.", thread...),
-		requests:    d("netthread", "requests_total", "Requests taken from the queue.", thread...),
-		writes:      d("netthread", "writes_total", "Writes to connections.", thread...),
-		out:         d("netthread", "sent_bytes_total", "Bytes written to connections.", thread...),
-		in:          d("netthread", "received_bytes_total", "Bytes read from connections.", thread...),
-		late:        d("netthread", "late_replies_total", "Replies for no pending call, dropped.", thread...),
-		pending:     d("endpoint", "pending", "Two-way calls waiting for their reply.", ep...),
-		active:      d("endpoint", "active", "1 while the health rules keep the endpoint in rotation.", ep...),
-		state:       d("endpoint", "state", "1 for the connection's current state.", append(ep, "state")...),
-		timeouts:    d("endpoint", "timeouts_total", "Calls expired waiting for a reply.", ep...),
-		connFails:   d("endpoint", "connect_failures_total", "Dials that failed.", ep...),
-		reconnects:  d("endpoint", "reconnects_total", "Dials after the first.", ep...),
-		deactivated: d("endpoint", "deactivations_total", "Times the health rules took the endpoint out of rotation.", ep...),
+		src:           src,
+		calls:         d(o.Side, "calls_total", "Calls that ended, by result.", append(call, "result")...),
+		codes:         d(o.Side, "server_errors_total", "Replies with a non-zero TARS return code, by code.", append(call, "code")...),
+		duration:      d(o.Side, "call_duration_seconds", "Latency of the calls that succeeded.", call...),
+		queue:         d("netthread", "queue_depth", "Requests waiting in the net thread's queue.", thread...),
+		wakeups:       d("netthread", "wakeups_total", "Times the net thread was woken to drain its queue.", thread...),
+		batches:       d("netthread", "batches_total", "Drains of the queue that found requests.", thread...),
+		requests:      d("netthread", "requests_total", "Requests taken from the queue, or routed directly.", thread...),
+		direct:        d("netthread", "direct_requests_total", "Requests their caller routed and wrote itself, the net thread being idle (no wakeup).", thread...),
+		writes:        d("netthread", "writes_total", "Writes to connections.", thread...),
+		out:           d("netthread", "sent_bytes_total", "Bytes written to connections.", thread...),
+		in:            d("netthread", "received_bytes_total", "Bytes read from connections.", thread...),
+		late:          d("netthread", "late_replies_total", "Replies for no pending call, dropped.", thread...),
+		pending:       d("endpoint", "pending", "Two-way calls waiting for their reply.", ep...),
+		active:        d("endpoint", "active", "1 while the health rules keep the endpoint in rotation.", ep...),
+		state:         d("endpoint", "state", "1 for the connection's current state.", append(ep, "state")...),
+		timeouts:      d("endpoint", "timeouts_total", "Calls expired waiting for a reply.", ep...),
+		connFails:     d("endpoint", "connect_failures_total", "Dials that failed.", ep...),
+		reconnects:    d("endpoint", "reconnects_total", "Dials after the first.", ep...),
+		deactivated:   d("endpoint", "deactivations_total", "Times the health rules took the endpoint out of rotation.", ep...),
+		badDatagrams:  d("endpoint", "bad_datagrams_total", "Datagrams of a udp endpoint dropped for not being exactly one decodable reply.", ep...),
+		pushes:        d("endpoint", "pushes_total", "Packets the server pushed on the endpoint's connections.", ep...),
+		pushesDropped: d("endpoint", "pushes_dropped_total", "Pushed packets nobody took (no push callback, or its queue was full).", ep...),
 	}
 	for _, b := range stats.Bounds() {
 		c.buckets = append(c.buckets, b.Seconds())
@@ -72,8 +76,9 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 
 // Describe sends every metric's description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.calls, c.codes, c.duration, c.queue, c.wakeups, c.batches, c.requests,
-		c.writes, c.out, c.in, c.late, c.pending, c.active, c.state, c.timeouts, c.connFails, c.reconnects, c.deactivated} {
+	for _, d := range []*prometheus.Desc{c.calls, c.codes, c.duration, c.queue, c.wakeups, c.batches, c.requests, c.direct,
+		c.writes, c.out, c.in, c.late, c.pending, c.active, c.state, c.timeouts, c.connFails, c.reconnects, c.deactivated,
+		c.badDatagrams, c.pushes, c.pushesDropped} {
 		ch <- d
 	}
 }
@@ -112,6 +117,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.wakeups, t.Wakeups, id)
 		counter(c.batches, t.Batches, id)
 		counter(c.requests, t.Requests, id)
+		counter(c.direct, t.Direct, id)
 		counter(c.writes, t.Writes, id)
 		counter(c.out, t.BytesOut, id)
 		counter(c.in, t.BytesIn, id)
@@ -130,5 +136,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.connFails, e.ConnFails, l...)
 		counter(c.reconnects, e.Reconnects, l...)
 		counter(c.deactivated, e.Deactivated, l...)
+		counter(c.badDatagrams, e.BadDatagrams, l...)
+		counter(c.pushes, e.Pushes, l...)
+		counter(c.pushesDropped, e.PushesDropped, l...)
 	}
 }

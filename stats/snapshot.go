@@ -37,7 +37,8 @@ type NetThread struct {
 	Connections int    `json:"connections"`  // connections open
 	Wakeups     uint64 `json:"wakeups"`      // times the loop was woken to drain its queue
 	Batches     uint64 `json:"batches"`      // drains of the queue that found requests
-	Requests    uint64 `json:"requests"`     // requests taken from the queue
+	Requests    uint64 `json:"requests"`     // requests taken from the queue, or routed directly
+	Direct      uint64 `json:"direct"`       // requests their caller routed and wrote itself, the thread being idle (no wakeup)
 	Writes      uint64 `json:"writes"`       // writes to connections
 	BytesOut    uint64 `json:"bytes_out"`    // bytes written to connections
 	BytesIn     uint64 `json:"bytes_in"`     // bytes read from connections
@@ -96,6 +97,10 @@ type Endpoint struct {
 	// BadDatagrams counts the datagrams of a udp endpoint dropped for not being exactly one
 	// decodable reply (truncated, trailing bytes, undecodable).
 	BadDatagrams uint64 `json:"bad_datagrams"`
+	// Pushes counts the packets the server pushed on the endpoint's connections (request id 0);
+	// PushesDropped those of them nobody took (no push callback, or its queue was full).
+	Pushes        uint64 `json:"pushes"`
+	PushesDropped uint64 `json:"pushes_dropped"`
 }
 
 // Snapshot is the state of the counters at one moment: what Communicator.Stats returns, and what
@@ -214,6 +219,8 @@ func (s Snapshot) Delta(prev Snapshot) Snapshot {
 			e.Reconnects = sub(e.Reconnects, p.Reconnects)
 			e.Deactivated = sub(e.Deactivated, p.Deactivated)
 			e.BadDatagrams = sub(e.BadDatagrams, p.BadDatagrams)
+			e.Pushes = sub(e.Pushes, p.Pushes)
+			e.PushesDropped = sub(e.PushesDropped, p.PushesDropped)
 		}
 		out.Endpoints = append(out.Endpoints, e)
 	}

@@ -186,6 +186,10 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 	g.P("// ServantProxy returns the untyped proxy p calls through, nil while p is unbound.")
 	g.P("func (p *", proxy, ") ServantProxy() *", sp, " { return p.sp }")
 	g.P()
+	g.P("// SetPushCallback makes cb receive what the servant pushes on p's connections, and their")
+	g.P("// connects and closes; nil stops it (see servantproxy.ServantProxy.SetPushCallback).")
+	g.P("func (p *", proxy, ") SetPushCallback(cb *", g.QualifiedGoIdent(servantproxyPkg.Ident("PushCallback")), ") { p.sp.SetPushCallback(cb) }")
+	g.P()
 
 	for _, m := range s.Methods {
 		fn := string(m.Desc.Name())

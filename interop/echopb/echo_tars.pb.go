@@ -39,6 +39,10 @@ func (p *EchoProxy) SetServantProxy(sp *servantproxy.ServantProxy) { p.sp = sp }
 // ServantProxy returns the untyped proxy p calls through, nil while p is unbound.
 func (p *EchoProxy) ServantProxy() *servantproxy.ServantProxy { return p.sp }
 
+// SetPushCallback makes cb receive what the servant pushes on p's connections, and their
+// connects and closes; nil stops it (see servantproxy.ServantProxy.SetPushCallback).
+func (p *EchoProxy) SetPushCallback(cb *servantproxy.PushCallback) { p.sp.SetPushCallback(cb) }
+
 // Echo calls the servant's "Echo" and waits for its reply, until the
 // earlier of ctx's deadline and the sync invoke timeout.
 //

@@ -511,6 +511,10 @@ func (p *PropertyFProxy) SetServantProxy(sp *servantproxy.ServantProxy) { p.sp =
 // ServantProxy returns the untyped proxy p calls through, nil while p is unbound.
 func (p *PropertyFProxy) ServantProxy() *servantproxy.ServantProxy { return p.sp }
 
+// SetPushCallback makes cb receive what the servant pushes on p's connections, and their
+// connects and closes; nil stops it (see servantproxy.ServantProxy.SetPushCallback).
+func (p *PropertyFProxy) SetPushCallback(cb *servantproxy.PushCallback) { p.sp.SetPushCallback(cb) }
+
 // ReportPropMsg calls reportPropMsg and waits for its reply, until the earlier of ctx's deadline
 // and the sync invoke timeout.
 //

@@ -1181,6 +1181,10 @@ func (p *QueryFProxy) SetServantProxy(sp *servantproxy.ServantProxy) { p.sp = sp
 // ServantProxy returns the untyped proxy p calls through, nil while p is unbound.
 func (p *QueryFProxy) ServantProxy() *servantproxy.ServantProxy { return p.sp }
 
+// SetPushCallback makes cb receive what the servant pushes on p's connections, and their
+// connects and closes; nil stops it (see servantproxy.ServantProxy.SetPushCallback).
+func (p *QueryFProxy) SetPushCallback(cb *servantproxy.PushCallback) { p.sp.SetPushCallback(cb) }
+
 // FindObjectById calls findObjectById and waits for its reply, until the earlier of ctx's deadline
 // and the sync invoke timeout.
 //

@@ -835,6 +835,10 @@ func (p *StatFProxy) SetServantProxy(sp *servantproxy.ServantProxy) { p.sp = sp 
 // ServantProxy returns the untyped proxy p calls through, nil while p is unbound.
 func (p *StatFProxy) ServantProxy() *servantproxy.ServantProxy { return p.sp }
 
+// SetPushCallback makes cb receive what the servant pushes on p's connections, and their
+// connects and closes; nil stops it (see servantproxy.ServantProxy.SetPushCallback).
+func (p *StatFProxy) SetPushCallback(cb *servantproxy.PushCallback) { p.sp.SetPushCallback(cb) }
+
 // ReportMicMsg calls reportMicMsg and waits for its reply, until the earlier of ctx's deadline
 // and the sync invoke timeout.
 //

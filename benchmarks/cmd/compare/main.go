@@ -4,9 +4,10 @@
 // over two matrices, interleaving the pairs over several rounds:
 //
 //   - the main matrix, every pair at c ∈ {1, 64, 512, 4096} × payload ∈ {128 B, 4 KiB};
-//   - then the large-payload matrix, each framework on its own server and the stdlib
-//     baseline, at c ∈ {4, 64} × payload ∈ {64 KiB, 1 MiB, 8 MiB}, with shorter runs and a
-//     longer call timeout.
+//   - then the large-payload matrix, each framework on its own server (the floor: the stdlib
+//     client on the stdlib server) and the stdlib client on tarscomm's server, at
+//     c ∈ {4, 64} × payload ∈ {64 KiB, 1 MiB, 8 MiB}, with shorter runs and a longer call
+//     timeout.
 //
 // It writes RESULTS.md (medians, ratios to tarscomm, the issues' targets as PASS/FAIL, every
 // raw result) and two charts, qps_128.png and p99_128.png. The "## Log" section at the end of
@@ -14,7 +15,7 @@
 //
 // Run it from benchmarks/:
 //
-//	go run ./cmd/compare                  # both matrices, 3 rounds each: about 15 minutes on 2 cores
+//	go run ./cmd/compare                  # both matrices, 3 rounds each: about 17 minutes on 2 cores
 //	go run ./cmd/compare -quick           # 1 round each, shorter runs: about 4 minutes
 //	go run ./cmd/compare -quick -sizes none -out /tmp/large.md   # the large cells only: about 2 minutes
 //	go run ./cmd/compare -rows tarscomm@tarscomm,kitex-mux@kitex-mux -c 64,512 -sizes 128 -rounds 5 -large-sizes none

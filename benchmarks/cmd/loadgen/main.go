@@ -14,9 +14,14 @@
 // Errors (failed calls, replies that do not echo the request) are counted in errs= and
 // described on stderr; -cpuprofile FILE writes the client's CPU profile. The exit status is 0 whenever a result was measured, 2 if some
 // calls failed, 1 if nothing could be measured.
+//
+// -sync is for the driver (cmd/compare): right before each edge of the measured phase the load
+// generator prints "PHASE start" (or "PHASE end") and waits for a line on its standard input,
+// so that the driver can read the server's allocations at the same moment.
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -27,6 +32,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/benchmarks/internal/loadgen"
 	"github.com/tarscomm/tarscomm/benchmarks/internal/peer"
+	"github.com/tarscomm/tarscomm/benchmarks/internal/result"
 )
 
 func main() {
@@ -47,6 +53,7 @@ func main() {
 	mux := flag.Bool("mux", false, "kitex: multiplexed transport (server must run with -mux)")
 	conns := flag.Int("conns", 1, "kitex -mux: connections per address")
 	cpuprofile := flag.String("cpuprofile", "", "write the client's CPU profile of the whole run (warm-up included) to this file")
+	syncEdges := flag.Bool("sync", false, "print PHASE start|end at each edge of the measured phase and wait for a line on stdin (for the driver)")
 	flag.Parse()
 
 	name := *fw
@@ -74,6 +81,14 @@ func main() {
 		}
 		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 	}
+	var edge func(string)
+	if *syncEdges {
+		stdin := bufio.NewReader(os.Stdin)
+		edge = func(phase string) {
+			fmt.Printf("%s%s\n", result.PhasePrefix, phase)
+			_, _ = stdin.ReadString('\n') // at EOF, go on without waiting
+		}
+	}
 	res, err := loadgen.Run(loadgen.Config{
 		Client: name,
 		Peer: peer.ClientConfig{
@@ -92,6 +107,7 @@ func main() {
 		Warmup:   *warmup,
 		SrvPID:   *srvpid,
 		Log:      os.Stderr,
+		Edge:     edge,
 	})
 	if err != nil {
 		fatal(err.Error())

@@ -24,7 +24,8 @@ const (
 var palette = []color.RGBA{
 	{0xd6, 0x27, 0x28, 0xff}, // red: tarscomm
 	{0xff, 0x7f, 0x0e, 0xff}, // orange
-	{0x7f, 0x7f, 0x7f, 0xff}, // grey: stdlib
+	{0x7f, 0x7f, 0x7f, 0xff}, // grey: stdlib client
+	{0x00, 0x00, 0x00, 0xff}, // black: the floor (stdlib client and server)
 	{0x1f, 0x77, 0xb4, 0xff}, // blue: TarsGo
 	{0xe3, 0x77, 0xc2, 0xff}, // pink
 	{0x17, 0xbe, 0xcf, 0xff}, // cyan
@@ -111,8 +112,8 @@ func (rep *Report) chart(stats Stats, path, ylabel string, logY bool, f func(*St
 }
 
 var shapes = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{},
-	draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.CircleGlyph{},
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.BoxGlyph{}, draw.RingGlyph{},
+	draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.CircleGlyph{}, draw.SquareGlyph{},
 }
 
 func roundsText(n int) string {

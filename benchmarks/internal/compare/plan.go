@@ -17,19 +17,21 @@ import (
 // Row is one line of the comparison: a client calling a server.
 type Row struct {
 	Client string // peer client name: tarscomm, tarscomm-async, stdlib, tarsgo, grpc, kitex, kitex-mux
-	Server string // peer server name: tarscomm, tarsgo, grpc, kitex, kitex-mux
+	Server string // peer server name: tarscomm, tarsgo, stdlib, grpc, kitex, kitex-mux
 }
 
 // Name is how tables and charts show the row.
 func (r Row) Name() string { return r.Client + " → " + r.Server }
 
-// DefaultRows are the pairs the issue asks for: every framework against its own server, the
-// minimal stdlib client (the baseline) against tarscomm's server, and the TARS clients across
-// the two TARS servers.
+// DefaultRows are the pairs the issues ask for: every framework against its own server, the
+// minimal stdlib client (the baseline) against tarscomm's server, the floor (the stdlib client
+// against the stdlib server: TARS with no framework at either end), and the TARS clients
+// across the two TARS frameworks' servers.
 var DefaultRows = []Row{
 	{"tarscomm", "tarscomm"},
 	{"tarscomm-async", "tarscomm"},
 	{"stdlib", "tarscomm"},
+	{"stdlib", "stdlib"},
 	{"tarsgo", "tarsgo"},
 	{"tarscomm", "tarsgo"},
 	{"tarsgo", "tarscomm"},
@@ -39,12 +41,13 @@ var DefaultRows = []Row{
 }
 
 // DefaultLargeRows are the pairs of the large-payload matrix: every framework against its own
-// server and the stdlib baseline against tarscomm's (the targets compare tarscomm with the
-// baseline and gRPC-go; the asynchronous and cross-framework TARS pairs are left out to keep
-// the run short).
+// server (the floor: stdlib against stdlib) and the stdlib client against tarscomm's server (the
+// targets compare tarscomm with the baselines and gRPC-go; the asynchronous and
+// cross-framework TARS pairs are left out to keep the run short).
 var DefaultLargeRows = []Row{
 	{"tarscomm", "tarscomm"},
 	{"stdlib", "tarscomm"},
+	{"stdlib", "stdlib"},
 	{"grpc", "grpc"},
 	{"tarsgo", "tarsgo"},
 	{"kitex", "kitex"},
@@ -85,7 +88,7 @@ func (r Row) valid() error {
 		return fmt.Errorf("compare: unknown server %q", r.Server)
 	}
 	tarsClient := slices.Contains([]string{"tarscomm", "tarscomm-async", "stdlib", "tarsgo"}, r.Client)
-	tarsServer := r.Server == "tarscomm" || r.Server == "tarsgo"
+	tarsServer := slices.Contains([]string{"tarscomm", "tarsgo", "stdlib"}, r.Server)
 	if tarsClient != tarsServer || !tarsClient && r.Client != r.Server {
 		return fmt.Errorf("compare: client %s cannot call server %s", r.Client, r.Server)
 	}
@@ -108,7 +111,7 @@ func clientFlags(client string) []string {
 // serverFlags returns the echo server's flags selecting a server.
 func serverFlags(server string) []string {
 	switch server {
-	case "tarscomm", "tarsgo", "grpc", "kitex":
+	case "tarscomm", "tarsgo", "grpc", "kitex", "stdlib":
 		return []string{"-fw", server}
 	case "kitex-mux":
 		return []string{"-fw", "kitex", "-mux"}

@@ -23,7 +23,9 @@ type serverProc struct {
 	addr   string
 	pid    int
 	cmd    *exec.Cmd
-	exited chan struct{} // closed when the process has exited
+	stdin  io.WriteCloser // "stats" lines to the server
+	allocs chan string    // its ALLOC lines, the answers
+	exited chan struct{}  // closed when the process has exited
 }
 
 // startServer starts bin/echoserver for server on a free loopback port and waits for its
@@ -36,10 +38,14 @@ func startServer(bin, server string, lifetime time.Duration, stderr io.Writer) (
 	if err != nil {
 		return nil, err
 	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &serverProc{name: server, cmd: cmd, exited: make(chan struct{})}
+	s := &serverProc{name: server, cmd: cmd, stdin: in, allocs: make(chan string, 4), exited: make(chan struct{})}
 	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -47,7 +53,15 @@ func startServer(bin, server string, lifetime time.Duration, stderr io.Writer) (
 			lines <- sc.Text()
 		}
 		close(lines)
-		_, _ = io.Copy(io.Discard, out) // keep TarsGo's occasional stdout from blocking it
+		for sc.Scan() { // ALLOC lines; the rest (TarsGo's occasional stdout) is dropped
+			if line := sc.Text(); strings.Contains(line, result.AllocPrefix) {
+				select {
+				case s.allocs <- line:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, out) // after a line too long for the scanner: keep it from blocking
 	}()
 	go func() { _ = cmd.Wait(); close(s.exited) }()
 	t := time.NewTimer(60 * time.Second)
@@ -86,6 +100,35 @@ func parseReady(line string) (addr string, pid int, err error) {
 	return addr, pid, nil
 }
 
+// allocTimeout bounds the wait for a server's answer to "stats".
+const allocTimeout = 5 * time.Second
+
+// heapAllocs asks the server for its heap allocations so far (a line "stats" on its stdin) and
+// waits for its ALLOC line.
+func (s *serverProc) heapAllocs() (result.Alloc, error) {
+drain: // answers that came too late for an earlier question
+	for {
+		select {
+		case <-s.allocs:
+		default:
+			break drain
+		}
+	}
+	if _, err := io.WriteString(s.stdin, "stats\n"); err != nil {
+		return result.Alloc{}, fmt.Errorf("server %s: %w", s.name, err)
+	}
+	t := time.NewTimer(allocTimeout)
+	defer t.Stop()
+	select {
+	case line := <-s.allocs:
+		return result.ParseAlloc(line)
+	case <-s.exited:
+		return result.Alloc{}, fmt.Errorf("server %s exited", s.name)
+	case <-t.C:
+		return result.Alloc{}, fmt.Errorf("server %s: no answer to stats in %v", s.name, allocTimeout)
+	}
+}
+
 func (s *serverProc) alive() bool {
 	select {
 	case <-s.exited:
@@ -117,6 +160,11 @@ type Outcome struct {
 	OK     bool          // a RESULT line was printed
 	Result result.Result // valid if OK
 	Note   string        // the load generator's stderr (errors), or why the run failed
+
+	// The server process's heap allocations per call over the measured phase (objects, bytes),
+	// if ServerMeasured: read from the server at each edge of the phase (loadgen -sync).
+	ServerMeasured            bool
+	ServerAllocs, ServerBytes float64
 }
 
 // loadgenTimeout bounds one run: warm-up, measured phase, the last calls' timeout, and time to
@@ -137,11 +185,12 @@ func runLoadgen(o Options, run Run, srv *serverProc) Outcome {
 		"-warmup", run.Timing.Warmup.String(),
 		"-timeout", run.Timing.Timeout.String(),
 		"-srvpid", strconv.Itoa(srv.pid),
+		"-sync",
 	)
 	cmd := exec.CommandContext(ctx, o.Bin+"/loadgen", args...)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	cmd.Stderr = &stderr
+	edges, err := runSynced(cmd, &stdout, srv.heapAllocs)
 	out := Outcome{Run: run, Note: strings.TrimSpace(stderr.String())}
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		if strings.HasPrefix(line, result.Prefix) {
@@ -160,6 +209,9 @@ func runLoadgen(o Options, run Run, srv *serverProc) Outcome {
 			}
 		}
 	}
+	if out.OK {
+		out.serverAllocs(edges)
+	}
 	if !out.OK {
 		why := "no result line"
 		if err != nil {
@@ -171,6 +223,67 @@ func runLoadgen(o Options, run Run, srv *serverProc) Outcome {
 		out.Note = strings.TrimSpace(why + "\n" + out.Note)
 	}
 	return out
+}
+
+// edgeAllocs is what the server had allocated at each edge of the measured phase.
+type edgeAllocs struct {
+	start, end   result.Alloc
+	gotS, gotE   bool
+	errS, errEnd error
+}
+
+// runSynced runs cmd (a load generator with -sync), copying its standard output to stdout; at
+// each PHASE line it reads the server's allocations (heapAllocs), then lets the load generator
+// go on.
+func runSynced(cmd *exec.Cmd, stdout *bytes.Buffer, heapAllocs func() (result.Alloc, error)) (edgeAllocs, error) {
+	var e edgeAllocs
+	pout, err := cmd.StdoutPipe()
+	if err != nil {
+		return e, err
+	}
+	pin, err := cmd.StdinPipe()
+	if err != nil {
+		return e, err
+	}
+	if err := cmd.Start(); err != nil {
+		return e, err
+	}
+	sc := bufio.NewScanner(pout)
+	for sc.Scan() {
+		line := sc.Text()
+		stdout.WriteString(line + "\n")
+		phase, ok := strings.CutPrefix(line, result.PhasePrefix)
+		if !ok {
+			continue
+		}
+		a, err := heapAllocs()
+		switch phase {
+		case "start":
+			e.start, e.gotS, e.errS = a, err == nil, err
+		case "end":
+			e.end, e.gotE, e.errEnd = a, err == nil, err
+		}
+		_, _ = io.WriteString(pin, "\n")
+	}
+	_, _ = io.Copy(io.Discard, pout)
+	pin.Close()
+	return e, cmd.Wait()
+}
+
+// serverAllocs sets the server's allocations per call from what it had allocated at the edges
+// of the measured phase, or notes why they are unknown.
+func (o *Outcome) serverAllocs(e edgeAllocs) {
+	calls := float64(o.Result.Calls)
+	switch {
+	case e.errS != nil || e.errEnd != nil:
+		o.Note = strings.TrimSpace(o.Note + "\nserver allocations not measured: " + errors.Join(e.errS, e.errEnd).Error())
+	case !e.gotS || !e.gotE || calls == 0 || e.end.Bytes < e.start.Bytes:
+		// no PHASE lines, or no calls: nothing to divide
+	default:
+		o.ServerMeasured = true
+		o.ServerAllocs = float64(e.end.Mallocs-e.start.Mallocs) / calls
+		o.ServerBytes = float64(e.end.Bytes-e.start.Bytes) / calls
+	}
 }
 
 // build compiles the two commands into bin.

@@ -55,7 +55,8 @@ func keptLog(path string) (string, error) {
 }
 
 // reference is the row a row's ratios are taken against: tarscomm's sync client on the same
-// server when that server speaks TARS, else tarscomm's client on tarscomm's server.
+// server when that server is a TARS framework's (tarscomm's, TarsGo's), else tarscomm's client
+// on tarscomm's server (gRPC, Kitex, and the floor's stdlib server).
 func reference(r Row) Row {
 	if r.Server == "tarscomm" || r.Server == "tarsgo" {
 		return Row{"tarscomm", r.Server}
@@ -111,9 +112,12 @@ func (rep *Report) Write() error {
 	w("Columns: QPS of successful calls; latency percentiles in µs; heap allocations per call in\n")
 	w("the client process (runtime.MemStats: objects, and bytes with their ratio to the payload); CPU\n")
 	w("per call (user + system) of the client process (getrusage) and of the server process\n")
-	w("(/proc/PID/stat); errors = failed calls plus replies that did not echo the request, summed\n")
-	w("over the rounds. ×tc = ratio to tarscomm's sync client on the same server (TARS servers) or on\n")
-	w("tarscomm's server (gRPC, Kitex).\n\n")
+	w("(/proc/PID/stat); heap bytes the server process allocated per call (runtime.MemStats'\n")
+	w("TotalAlloc, read from the server at both edges of the measured phase); errors = failed calls\n")
+	w("plus replies that did not echo the request, summed over the rounds. ×tc = ratio to tarscomm's\n")
+	w("sync client on the same server (tarscomm's, TarsGo's) or on tarscomm's server (the others).\n")
+	w("The floor is `stdlib → stdlib`: a minimal multiplexed TARS client and server on the standard\n")
+	w("library, no framework at either end (benchmarks/README.md).\n\n")
 
 	w("## Targets\n\n")
 	w("### Issue 5 (main matrix, 128 B unless said)\n\n")
@@ -132,12 +136,18 @@ func (rep *Report) Write() error {
 		w("| %s | %s | %s |\n", c.target, c.measured, c.verdict())
 	}
 	w("\n")
+	w("### Issue 18: wire speed at both ends (%s against the floor, %s, and %s)\n\n", rowTC.Name(), rowFloor.Name(), rowGRPC.Name())
+	w("| target | measured | met |\n|---|---|---|\n")
+	for _, c := range floorTargets(stats) {
+		w("| %s | %s | %s |\n", c.target, c.measured, c.verdict())
+	}
+	w("\n")
 
 	for _, m := range o.Plan.Matrices() {
 		for _, size := range m.Sizes {
 			w("## %s payload\n\n", fmtSize(size))
-			w("| c | client → server | QPS | ×tc | p50 µs | p99 µs | p99 ×tc | allocs/call | bytes/call | client CPU µs/call | CPU ×tc | server CPU µs/call | errors |\n")
-			w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			w("| c | client → server | QPS | ×tc | p50 µs | p99 µs | p99 ×tc | allocs/call | bytes/call | client CPU µs/call | CPU ×tc | server CPU µs/call | server bytes/call | errors |\n")
+			w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 			for _, c := range m.Cs {
 				for _, row := range m.Rows {
 					st := stats.Get(row, Cell{c, size})
@@ -145,11 +155,12 @@ func (rep *Report) Write() error {
 						continue
 					}
 					ref := stats.Get(reference(row), Cell{c, size})
-					w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+					w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 						c, row.Name(), fmtQPS(st.QPS), ratio(st, ref, func(s *Stat) float64 { return s.QPS }),
 						fmtUS(st.P50), fmtUS(st.P99), ratio(st, ref, func(s *Stat) float64 { return s.P99 }),
 						fmtNum(st.Allocs, 1), fmtBytesPerCall(st.Bytes, size), fmtNum(st.ClientCPU, 1),
-						ratio(st, ref, func(s *Stat) float64 { return s.ClientCPU }), fmtNum(st.ServerCPU, 1), fmtErrs(st))
+						ratio(st, ref, func(s *Stat) float64 { return s.ClientCPU }), fmtNum(st.ServerCPU, 1),
+						fmtBytesPerCall(st.ServerBytes, size), fmtErrs(st))
 				}
 			}
 			w("\n")
@@ -164,7 +175,7 @@ func (rep *Report) Write() error {
 	w("## Every run\n\n<details><summary>%d RESULT lines, in the order they ran</summary>\n\n```\n", len(rep.Outcomes))
 	for _, out := range rep.Outcomes {
 		if out.OK {
-			w("round=%d server=%s %s\n", out.Run.Round, out.Run.Row.Server, out.Result.String())
+			w("round=%d server=%s %s%s\n", out.Run.Round, out.Run.Row.Server, out.Result.String(), fmtServerAllocs(out))
 		} else {
 			w("round=%d server=%s client=%s c=%d size=%d FAILED: %s\n", out.Run.Round, out.Run.Row.Server,
 				out.Run.Row.Client, out.Run.Cell.C, out.Run.Cell.Size, firstLine(out.Note))
@@ -224,6 +235,7 @@ var (
 	rowKitex   = Row{"kitex", "kitex"}
 	rowKitexMx = Row{"kitex-mux", "kitex-mux"}
 	rowGRPC    = Row{"grpc", "grpc"}
+	rowFloor   = Row{"stdlib", "stdlib"}
 )
 
 // kitexBest returns the Kitex mode with the higher QPS in cell.
@@ -405,21 +417,9 @@ func largeTargets(s Stats, m Matrix) []check {
 			cell := Cell{c, size}
 			where := fmt.Sprintf("%s, c=%d", fmtSize(size), c)
 			tc := s.Get(rowTC, cell)
-			for _, vs := range []struct {
-				what   string
-				row    Row
-				factor float64
-			}{{"the stdlib client's", rowStdlib, largeVsStdlib}, {"2× gRPC-go's", rowGRPC, largeVsGRPC}} {
-				t := where + ": QPS ≥ " + vs.what
-				other := s.Get(vs.row, cell)
-				if tc == nil || other == nil {
-					missing(t)
-					continue
-				}
-				r := tc.QPS / other.QPS
-				out = append(out, check{t, fmt.Sprintf("%s vs %s: %.2f×%s", fmtQPS(tc.QPS), fmtQPS(other.QPS), r, errNote(tc, other)),
-					verdict(r >= vs.factor)})
-			}
+			out = append(out,
+				qpsCheck(s, where+": QPS ≥ the stdlib client's", cell, rowStdlib, largeVsStdlib),
+				qpsCheck(s, where+": QPS ≥ 2× gRPC-go's", cell, rowGRPC, largeVsGRPC))
 			t := fmt.Sprintf("%s: client bytes allocated per call ≤ %.1f× the payload", where, largeBytesLimit)
 			if tc == nil || math.IsNaN(tc.Bytes) {
 				missing(t)
@@ -432,10 +432,110 @@ func largeTargets(s Stats, m Matrix) []check {
 	return out
 }
 
-// errNote mentions the errors of either side of a comparison (QPS counts successful calls only).
-func errNote(a, b *Stat) string {
+// The targets of issue 18: tarscomm (client and server) against the floor (the stdlib client
+// and server) and gRPC-go.
+const (
+	floorLargeVsFloor = 1.0 // large payloads: tarscomm's QPS at least the floor's
+	floorLargeVsGRPC  = 2.0 // and twice gRPC-go's
+	floorBytesLimit   = 1.5 // client and server bytes allocated per call, in payloads
+	floorSmallVsFloor = 2.5 // 128 B, c = 64 and 512: QPS against the floor's
+	floorCPULimit     = 2.0 // 128 B, c = 512: client and server CPU per call, µs
+)
+
+// Issue 18's cells: the large payloads at c = 4 and 64; 128 B at c = 512, 64 and 1.
+var (
+	floorLargeSizes = []int{8 << 20, 1 << 20, 64 << 10}
+	floorLargeCs    = []int{4, 64}
+)
+
+// floorTargets evaluates issue 18's targets on the medians of both matrices: each is measured
+// where its cell was run, "not in this run" elsewhere.
+func floorTargets(s Stats) []check {
+	var out []check
+	missing := func(t string) { out = append(out, check{t, "not in this run", -1}) }
+	for _, size := range floorLargeSizes {
+		for _, c := range floorLargeCs {
+			cell := Cell{c, size}
+			where := fmt.Sprintf("%s, c=%d", fmtSize(size), c)
+			out = append(out,
+				qpsCheck(s, where+": QPS ≥ the floor's", cell, rowFloor, floorLargeVsFloor),
+				qpsCheck(s, where+": QPS ≥ 2× gRPC-go's", cell, rowGRPC, floorLargeVsGRPC))
+			tc := s.Get(rowTC, cell)
+			for _, side := range []struct {
+				what  string
+				bytes func(*Stat) float64
+			}{{"client", func(st *Stat) float64 { return st.Bytes }}, {"server", func(st *Stat) float64 { return st.ServerBytes }}} {
+				t := fmt.Sprintf("%s: %s bytes allocated per call ≤ %.1f× the payload", where, side.what, floorBytesLimit)
+				if tc == nil || math.IsNaN(side.bytes(tc)) {
+					missing(t)
+					continue
+				}
+				r := side.bytes(tc) / float64(size)
+				out = append(out, check{t, fmt.Sprintf("%s: %.2f×%s", fmtBytes(side.bytes(tc)), r, errNote(tc)), verdict(r <= floorBytesLimit)})
+			}
+		}
+	}
+	for _, c := range []int{512, 64} {
+		out = append(out, qpsCheck(s, fmt.Sprintf("128 B, c=%d: QPS ≥ %.1f× the floor's", c, floorSmallVsFloor), Cell{c, 128}, rowFloor, floorSmallVsFloor))
+	}
+	tc := s.Get(rowTC, Cell{512, 128})
+	for _, side := range []struct {
+		what string
+		cpu  func(*Stat) float64
+	}{{"client", func(st *Stat) float64 { return st.ClientCPU }}, {"server", func(st *Stat) float64 { return st.ServerCPU }}} {
+		t := fmt.Sprintf("128 B, c=512: %s CPU per call ≤ %.0f µs", side.what, floorCPULimit)
+		if tc == nil || math.IsNaN(side.cpu(tc)) {
+			missing(t)
+			continue
+		}
+		v := side.cpu(tc)
+		out = append(out, check{t, fmt.Sprintf("%.2f µs", v), verdict(v <= floorCPULimit)})
+	}
+	{
+		cell := Cell{1, 128}
+		tc, fl := s.Get(rowTC, cell), s.Get(rowFloor, cell)
+		t := "128 B, c=1: p50 ≤ the floor's"
+		if tc == nil || fl == nil {
+			missing(t)
+		} else {
+			r := tc.P50 / fl.P50
+			out = append(out, check{t, fmt.Sprintf("%s µs vs %s µs: %.2f×", fmtUS(tc.P50), fmtUS(fl.P50), r), verdict(tc.P50 <= fl.P50)})
+		}
+	}
+	return out
+}
+
+// fmtServerAllocs formats the server's allocations per call of a run for its raw line.
+func fmtServerAllocs(o Outcome) string {
+	if !o.ServerMeasured {
+		return " server_allocs_per_call=NA server_bytes_per_call=NA"
+	}
+	return fmt.Sprintf(" server_allocs_per_call=%.2f server_bytes_per_call=%.0f", o.ServerAllocs, o.ServerBytes)
+}
+
+// qpsCheck is target t: in cell, tarscomm's QPS (tarscomm → tarscomm) at least factor times
+// vs's.
+func qpsCheck(s Stats, t string, cell Cell, vs Row, factor float64) check {
+	tc, other := s.Get(rowTC, cell), s.Get(vs, cell)
+	if tc == nil || other == nil {
+		return check{t, "not in this run", -1}
+	}
+	r := tc.QPS / other.QPS
+	return check{t, fmt.Sprintf("%s vs %s: %s%s", fmtQPS(tc.QPS), fmtQPS(other.QPS), fmtRatio(r), errNote(tc, other)), verdict(r >= factor)}
+}
+
+// fmtRatio formats a ratio of two measurements, one of which may be 0 (no successful call).
+func fmtRatio(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return "no ratio"
+	}
+	return fmt.Sprintf("%.2f×", r)
+}
+
+// errNote mentions the errors of each side of a comparison (QPS counts successful calls only).
+func errNote(sts ...*Stat) string {
 	var parts []string
-	for _, st := range []*Stat{a, b} {
+	for _, st := range sts {
 		if st.Errs > 0 || st.Failed > 0 {
 			parts = append(parts, fmt.Sprintf("%s: %d errors in %d calls, %d failed runs", st.Row.Client, st.Errs, st.Calls, st.Failed))
 		}

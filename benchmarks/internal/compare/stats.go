@@ -16,6 +16,9 @@ type Stat struct {
 	QPS, P50, P90, P99, P999, Max       float64
 	Allocs, Bytes, ClientCPU, ServerCPU float64
 
+	// The server process's heap allocations per call (objects, bytes); NaN where not measured.
+	ServerAllocs, ServerBytes float64
+
 	// Client memory (medians, KiB): heap in use at the start and end of the measured phase, peak RSS.
 	HeapStartKB, HeapEndKB, MaxRSSKB float64
 
@@ -57,8 +60,12 @@ func Aggregate(outs []Outcome) Stats {
 		a.st.Runs++
 		a.st.Calls += r.Calls
 		a.st.Errs += r.Errs
+		srvAllocs, srvBytes := math.NaN(), math.NaN()
+		if o.ServerMeasured {
+			srvAllocs, srvBytes = o.ServerAllocs, o.ServerBytes
+		}
 		for i, v := range []float64{r.QPS, r.P50, r.P90, r.P99, r.P999, r.Max, r.AllocsPerCall, r.BytesPerCall, r.ClientCPU, r.ServerCPU,
-			memKB(r.HeapStartKB), memKB(r.HeapEndKB), memKB(r.MaxRSSKB)} {
+			memKB(r.HeapStartKB), memKB(r.HeapEndKB), memKB(r.MaxRSSKB), srvAllocs, srvBytes} {
 			a.vals[i] = append(a.vals[i], v)
 		}
 	}
@@ -67,7 +74,7 @@ func Aggregate(outs []Outcome) Stats {
 		a := accs[k]
 		st := a.st
 		for i, p := range []*float64{&st.QPS, &st.P50, &st.P90, &st.P99, &st.P999, &st.Max, &st.Allocs, &st.Bytes, &st.ClientCPU, &st.ServerCPU,
-			&st.HeapStartKB, &st.HeapEndKB, &st.MaxRSSKB} {
+			&st.HeapStartKB, &st.HeapEndKB, &st.MaxRSSKB, &st.ServerAllocs, &st.ServerBytes} {
 			*p = median(a.vals[i])
 		}
 		out[k] = st

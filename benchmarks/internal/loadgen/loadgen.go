@@ -32,6 +32,11 @@ type Config struct {
 	Warmup   time.Duration
 	SrvPID   int       // server process whose CPU to measure; 0: none
 	Log      io.Writer // where errors and notes go (stderr); nil discards
+
+	// Edge, if not nil, is called right before each edge of the measured phase ("start",
+	// "end"), before the client's snapshot and the phase change, on the goroutine that takes
+	// them; it may block briefly (the driver reads the server's allocations there).
+	Edge func(phase string)
 }
 
 // Phases of a run.
@@ -182,6 +187,11 @@ func Run(cfg Config) (result.Result, error) {
 
 	time.Sleep(cfg.Warmup)
 	heapStart := liveHeap() // before the measured phase: its GC is not measured
+	edge := cfg.Edge
+	if edge == nil {
+		edge = func(string) {}
+	}
+	edge("start")
 	start, err := take(cfg.SrvPID, true)
 	if err != nil {
 		return result.Result{}, err
@@ -193,6 +203,7 @@ func Run(cfg Config) (result.Result, error) {
 	case <-r.ended:
 		timer.Stop()
 	}
+	edge("end")
 	r.phase.Store(phaseStop)
 	end, err := take(cfg.SrvPID, false)
 	if err != nil {

@@ -186,8 +186,12 @@ func TestRunReportsErrors(t *testing.T) {
 	}
 }
 
+// TestRunForADuration also checks that Edge is called at the start and the end of the
+// measured phase, in that order, and that the phase lasts from one to the other.
 func TestRunForADuration(t *testing.T) {
 	addr := startServer(t)
+	var edges []string
+	var at []time.Time
 	res, err := Run(Config{
 		Client:   "tarscomm",
 		Peer:     peer.ClientConfig{Addrs: []string{addr}, Timeout: time.Second},
@@ -195,11 +199,15 @@ func TestRunForADuration(t *testing.T) {
 		Duration: 300 * time.Millisecond,
 		Size:     128,
 		SrvPID:   0,
+		Edge:     func(p string) { edges = append(edges, p); at = append(at, time.Now()) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Calls == 0 || res.Errs != 0 || res.Secs < 0.29 || res.Secs > 1 {
 		t.Fatalf("result %s: want calls, no errors, about 0.3 s", res)
+	}
+	if len(edges) != 2 || edges[0] != "start" || edges[1] != "end" || at[1].Sub(at[0]) < 290*time.Millisecond {
+		t.Errorf("edges %v at %v, want start then end, the measured phase apart", edges, at)
 	}
 }

@@ -3,8 +3,11 @@
 //
 // Clients: tarscomm (sync, and async with a callback per call), TarsGo, gRPC-go, Kitex (with a
 // connection pool, or multiplexed) and a minimal pipelined TARS client on the standard library
-// (the baseline). Servers: tarscomm's server, TarsGo's, gRPC-go's and Kitex's (pooled or
-// multiplexed). The TARS clients (tarscomm, TarsGo, stdlib) call any of the TARS servers.
+// (the baseline). Servers: tarscomm's server, TarsGo's, gRPC-go's, Kitex's (pooled or
+// multiplexed) and a minimal multiplexed TARS server on the standard library. The stdlib
+// client and server together are "the floor": what TARS over TCP costs with no framework at
+// all. The TARS clients (tarscomm, TarsGo, stdlib) call any of the TARS servers (tarscomm,
+// TarsGo, stdlib).
 //
 // Every client checks every reply: the sequence number and the payload must come back
 // unchanged, or the call counts as failed (ErrMismatch).
@@ -157,6 +160,7 @@ var servers = map[string]serverFactory{
 	"grpc":      startGRPCServer,
 	"kitex":     startKitexPoolServer,
 	"kitex-mux": startKitexMuxServer,
+	"stdlib":    startStdlibServer,
 }
 
 // Servers returns the names StartServer accepts, sorted.
@@ -181,7 +185,9 @@ func StartServer(name, addr string, cfg ServerConfig) (Server, error) {
 
 // SpeaksTARS reports whether the server called name speaks the TARS protocol, so that any TARS
 // client (tarscomm, tarscomm-async, tarsgo, stdlib) can call it.
-func SpeaksTARS(server string) bool { return slices.Contains([]string{"tarscomm", "tarsgo"}, server) }
+func SpeaksTARS(server string) bool {
+	return slices.Contains([]string{"tarscomm", "tarsgo", "stdlib"}, server)
+}
 
 // IsTARSClient reports whether the client called name speaks TARS.
 func IsTARSClient(client string) bool {

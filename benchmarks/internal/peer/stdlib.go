@@ -19,7 +19,9 @@ import (
 // connection's output buffer and wake its writer goroutine (once per batch); its reader
 // goroutine decodes the replies and hands each to its caller by request id (a caller's id is
 // its worker number: one call in flight each). Timeouts use one reusable timer per caller.
-// It has no reconnect, no load balancing and no pooling beyond that.
+// It has no reconnect, no load balancing and no pooling beyond that. The writer and the
+// reader loop are shared with the stdlib server (stdlib_conn.go); the client with that server
+// is the floor.
 //
 // Large messages cost one copy each way in the client: a body of stdlibInlineMax bytes or more
 // is not copied into the output buffer but written from the caller's own buffer, between its
@@ -33,10 +35,6 @@ var (
 )
 
 const stdlibMaxFrame = MaxFrame
-
-// stdlibInlineMax is the body size from which a request's body is written from the caller's
-// buffer instead of being copied into the connection's output buffer.
-const stdlibInlineMax = 16 << 10
 
 type stdlibClient struct {
 	conns     []*stdConn
@@ -55,7 +53,7 @@ func newStdlibClient(cfg ClientConfig) (Client, error) {
 		}
 		sc := &stdConn{
 			nc:      nc,
-			wake:    make(chan struct{}, 1),
+			w:       newFrameWriter(nc),
 			done:    make(chan struct{}),
 			callers: make([]atomic.Pointer[stdCaller], cfg.Concurrency+1),
 		}
@@ -88,19 +86,11 @@ func (c *stdlibClient) NewCaller(worker int, payload []byte) Caller {
 
 type stdConn struct {
 	nc      net.Conn
-	wake    chan struct{} // capacity 1: a pending wakeup of the writer
+	w       *frameWriter
 	done    chan struct{}
 	once    sync.Once
 	closed  atomic.Bool
 	callers []atomic.Pointer[stdCaller] // by request id
-
-	// What the writer has still to write, in order: segs, then out[mark:]. Small requests are
-	// framed whole into out; a large one puts its head in out, then out[mark:] and its body
-	// (the caller's buffer) go to segs, and its tail starts the next part of out.
-	mu   sync.Mutex
-	out  []byte   // guarded by mu
-	mark int      // guarded by mu: out[:mark] is in segs
-	segs [][]byte // guarded by mu
 }
 
 func (sc *stdConn) close() {
@@ -118,90 +108,35 @@ func (sc *stdConn) send(id int32, servant string, body []byte, timeoutMS int32) 
 	if sc.closed.Load() {
 		return errStdlibClosed
 	}
-	sc.mu.Lock()
-	wasEmpty := len(sc.out) == 0 && len(sc.segs) == 0
+	out := sc.w.begin()
 	if len(body) < stdlibInlineMax {
-		sc.out = tarswire.AppendRequest(sc.out, id, servant, Method, body, timeoutMS)
+		out = tarswire.AppendRequest(out, id, servant, Method, body, timeoutMS)
 	} else {
-		sc.out = tarswire.AppendRequestHead(sc.out, id, servant, Method, len(body), timeoutMS)
-		sc.segs = append(sc.segs, sc.out[sc.mark:], body)
-		sc.mark = len(sc.out)
-		sc.out = tarswire.AppendRequestTail(sc.out, timeoutMS)
+		out = tarswire.AppendRequestHead(out, id, servant, Method, len(body), timeoutMS)
+		out = sc.w.attach(out, body)
+		out = tarswire.AppendRequestTail(out, timeoutMS)
 	}
-	sc.mu.Unlock()
-	if wasEmpty {
-		select {
-		case sc.wake <- struct{}{}:
-		default:
-		}
+	if sc.w.end(out) {
+		sc.w.signal()
 	}
 	return nil
 }
 
-// writeLoop writes each batch queued since the last in one write, or one writev if it holds
-// large bodies. Two output buffers take turns: callers fill one while the other is written.
+// writeLoop writes each batch of requests queued since the last (frameWriter.run).
 func (sc *stdConn) writeLoop() {
-	var spare []byte
-	var spareSegs, iov [][]byte
-	for {
-		select {
-		case <-sc.wake:
-		case <-sc.done:
-			return
-		}
-		sc.mu.Lock()
-		buf, mark, segs := sc.out, sc.mark, sc.segs
-		sc.out, sc.mark, sc.segs = spare[:0], 0, spareSegs[:0]
-		sc.mu.Unlock()
-		var err error
-		switch {
-		case len(segs) > 0:
-			iov = append(append(iov[:0], segs...), buf[mark:])
-			bufs := net.Buffers(iov)
-			_, err = bufs.WriteTo(sc.nc)
-			clear(segs) // drop the references to the callers' bodies
-		case len(buf) > 0:
-			_, err = sc.nc.Write(buf)
-		}
-		if err != nil {
-			sc.close()
-			return
-		}
-		spare, spareSegs = buf, segs
+	if sc.w.run(sc.done, nil) != nil {
+		sc.close()
 	}
 }
 
 func (sc *stdConn) readLoop() {
 	defer sc.close()
-	buf := make([]byte, 256<<10)
-	n := 0
 	var rsp echopb.EchoRsp
 	var r tarswire.Response
-	for {
-		m, err := sc.nc.Read(buf[n:])
-		if err != nil {
-			return
-		}
-		n += m
-		off := 0
-		for {
-			l, err := tarswire.FrameLen(buf[off:n], stdlibMaxFrame)
-			if err != nil {
-				return
-			}
-			if l == 0 || off+l > n {
-				if l > len(buf) { // a frame larger than the buffer: grow it
-					nb := make([]byte, l)
-					n = copy(nb, buf[off:n])
-					buf, off = nb, 0
-				}
-				break
-			}
-			sc.deliver(buf[off:off+l], &r, &rsp)
-			off += l
-		}
-		n = copy(buf, buf[off:n])
-	}
+	_ = readFrames(sc.nc, stdlibMaxFrame, func(frame []byte) error {
+		sc.deliver(frame, &r, &rsp)
+		return nil
+	}, nil)
 }
 
 // deliver decodes one reply and hands its outcome to its caller.

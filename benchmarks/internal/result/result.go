@@ -214,3 +214,57 @@ func (v uv) parse(s string) (err error) {
 	*v.p, err = strconv.ParseUint(s, 10, 64)
 	return err
 }
+
+// PhasePrefix starts the line a load generator run with -sync prints right before each edge
+// of its measured phase: "PHASE start", "PHASE end".
+const PhasePrefix = "PHASE "
+
+// AllocPrefix starts the line an echo server prints when asked for its allocations (a line
+// "stats" on its standard input): "ALLOC mallocs=N bytes=N", runtime.MemStats' Mallocs and
+// TotalAlloc of the server process so far.
+const AllocPrefix = "ALLOC "
+
+// Alloc is a process's heap allocations so far: objects and bytes (runtime.MemStats' Mallocs
+// and TotalAlloc).
+type Alloc struct {
+	Mallocs, Bytes uint64
+}
+
+// String formats a as an ALLOC line, without a trailing newline.
+func (a Alloc) String() string {
+	return fmt.Sprintf("%smallocs=%d bytes=%d", AllocPrefix, a.Mallocs, a.Bytes)
+}
+
+// ParseAlloc reads an ALLOC line (text before "ALLOC " is ignored); both keys are needed.
+func ParseAlloc(line string) (Alloc, error) {
+	i := strings.Index(line, AllocPrefix)
+	if i < 0 {
+		return Alloc{}, fmt.Errorf("result: no %q in %q", AllocPrefix, line)
+	}
+	var a Alloc
+	seen := 0
+	for _, tok := range strings.Fields(line[i+len(AllocPrefix):]) {
+		k, v, ok := strings.Cut(tok, "=")
+		var dst *uint64
+		switch {
+		case !ok:
+			return Alloc{}, fmt.Errorf("result: %q is not key=value", tok)
+		case k == "mallocs":
+			dst = &a.Mallocs
+		case k == "bytes":
+			dst = &a.Bytes
+		default:
+			continue
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return Alloc{}, fmt.Errorf("result: %s=%s: %w", k, v, err)
+		}
+		*dst = n
+		seen++
+	}
+	if seen != 2 {
+		return Alloc{}, fmt.Errorf("result: want mallocs and bytes in %q", line)
+	}
+	return a, nil
+}

@@ -67,3 +67,16 @@ func TestMemLineRoundTrip(t *testing.T) {
 		t.Fatal("ParseMem accepted a bad number")
 	}
 }
+
+func TestAllocRoundTrip(t *testing.T) {
+	in := Alloc{Mallocs: 123456789, Bytes: 1 << 40}
+	got, err := ParseAlloc("echoserver said: " + in.String())
+	if err != nil || got != in {
+		t.Fatalf("ParseAlloc(%q) = %+v, %v", in.String(), got, err)
+	}
+	for _, bad := range []string{"mallocs=1 bytes=2", "ALLOC mallocs=1", "ALLOC mallocs=x bytes=2", "ALLOC mallocs bytes=2"} {
+		if _, err := ParseAlloc(bad); err == nil {
+			t.Errorf("ParseAlloc(%q) succeeded", bad)
+		}
+	}
+}

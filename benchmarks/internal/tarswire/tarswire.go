@@ -1,7 +1,9 @@
-// Package tarswire is the smallest TARS wire codec a client needs, written with the standard
-// library only, for the baseline client of the benchmarks: it frames a RequestPacket with a
-// body and reads the request id, return code and body out of a ResponsePacket. It shares no
-// code with tarscomm's codec, so the baseline does not move when the library does.
+// Package tarswire is the smallest TARS wire codec a client and a server need, written with
+// the standard library only, for the baseline (the floor) of the benchmarks: a client frames a
+// RequestPacket with a body and reads the request id, return code and body out of a
+// ResponsePacket; a server reads what it needs of a RequestPacket and frames the
+// ResponsePacket answering it. It shares no code with tarscomm's codec, so the baseline does
+// not move when the library does.
 package tarswire
 
 import (
@@ -28,7 +30,7 @@ const (
 	tSimpleList
 )
 
-// ErrMalformed reports a response that is not a valid TARS ResponsePacket.
+// ErrMalformed reports a packet that is not a valid TARS RequestPacket or ResponsePacket.
 var ErrMalformed = errors.New("tarswire: malformed packet")
 
 func appendHead(b []byte, tag, typ byte) []byte {
@@ -93,6 +95,124 @@ func AppendRequestTail(b []byte, timeoutMS int32) []byte {
 	b = appendInt(b, 8, int64(timeoutMS))
 	b = appendInt(appendHead(b, 9, tMap), 0, 0)     // context: empty map
 	return appendInt(appendHead(b, 10, tMap), 0, 0) // status: empty map
+}
+
+// PacketOneway is the packet type of a request that wants no reply.
+const PacketOneway = 1
+
+// Request is what a server needs of a RequestPacket.
+type Request struct {
+	Version     int16
+	PacketType  int8 // 0 normal, PacketOneway
+	MessageType int32
+	RequestID   int32
+	Servant     []byte // a view into the frame given to DecodeRequest
+	Func        []byte // a view into the frame
+	Body        []byte // sBuffer: a view into the frame
+}
+
+// DecodeRequest reads r from one whole frame (length prefix included). It fails on a frame
+// without a body (tag 7).
+func DecodeRequest(frame []byte, r *Request) error {
+	d := decoder{b: frame[4:]}
+	*r = Request{}
+	seenBody := false
+	for d.off < len(d.b) {
+		tag, typ, err := d.head()
+		if err != nil {
+			return err
+		}
+		isInt := typ <= tInt32 || typ == tZero
+		var v int64
+		switch {
+		case isInt && tag >= 1 && tag <= 4:
+			if v, err = d.int(typ); err != nil {
+				return err
+			}
+			switch tag {
+			case 1:
+				r.Version = int16(v)
+			case 2:
+				r.PacketType = int8(v)
+			case 3:
+				r.MessageType = int32(v)
+			case 4:
+				r.RequestID = int32(v)
+			}
+		case (tag == 5 || tag == 6) && (typ == tString1 || typ == tString4):
+			s, err := d.str(typ)
+			if err != nil {
+				return err
+			}
+			if tag == 5 {
+				r.Servant = s
+			} else {
+				r.Func = s
+			}
+		case tag == 7 && typ == tSimpleList:
+			if r.Body, err = d.simpleList(); err != nil {
+				return err
+			}
+			seenBody = true
+		default:
+			if err := d.skip(typ, 0); err != nil {
+				return err
+			}
+		}
+	}
+	if !seenBody {
+		return ErrMalformed
+	}
+	return nil
+}
+
+// AppendResponse appends the framed ResponsePacket answering req to b: ret (0 is success),
+// body as sBuffer, desc as sResultDesc if not empty; version, request id and message type are
+// req's. Tags 1 to 7 are always written (TarsGo's and tarscomm's readers require them), the
+// status map empty.
+func AppendResponse(b []byte, req *Request, ret int32, body []byte, desc string) []byte {
+	b = AppendResponseHead(b, req, ret, len(body), desc)
+	return AppendResponseTail(append(b, body...), desc)
+}
+
+// AppendResponseHead appends what precedes the body in the frame AppendResponse writes
+// (length prefix included), for a body of bodyLen bytes; the body, then AppendResponseTail
+// with the same desc, complete the frame (see AppendRequestHead).
+func AppendResponseHead(b []byte, req *Request, ret int32, bodyLen int, desc string) []byte {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0)
+	b = appendInt(b, 1, int64(req.Version))
+	b = appendInt(b, 2, 0) // cPacketType: normal
+	b = appendInt(b, 3, int64(req.RequestID))
+	b = appendInt(b, 4, int64(req.MessageType))
+	b = appendInt(b, 5, int64(ret))
+	b = appendHead(b, 6, tSimpleList)
+	b = appendHead(b, 0, tInt8)
+	b = appendInt(b, 0, int64(bodyLen))
+	frameLen := len(b) - start + bodyLen + responseTailLen(desc)
+	binary.BigEndian.PutUint32(b[start:], uint32(frameLen))
+	return b
+}
+
+// AppendResponseTail appends what follows the body in the frame AppendResponse writes.
+func AppendResponseTail(b []byte, desc string) []byte {
+	b = appendInt(appendHead(b, 7, tMap), 0, 0) // status: empty map
+	if desc != "" {
+		b = appendString(b, 8, desc)
+	}
+	return b
+}
+
+// responseTailLen is the length of AppendResponseTail's bytes.
+func responseTailLen(desc string) int {
+	n := 2 // the status map's head and its length 0
+	if desc != "" {
+		n += 1 + 1 + len(desc) // head, length, bytes
+		if len(desc) > 255 {
+			n += 3
+		}
+	}
+	return n
 }
 
 // Response is what a client needs of a ResponsePacket.

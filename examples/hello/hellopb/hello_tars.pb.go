@@ -38,6 +38,10 @@ func (p *GreeterProxy) SetServantProxy(sp *servantproxy.ServantProxy) { p.sp = s
 // ServantProxy returns the untyped proxy p calls through, nil while p is unbound.
 func (p *GreeterProxy) ServantProxy() *servantproxy.ServantProxy { return p.sp }
 
+// SetPushCallback makes cb receive what the servant pushes on p's connections, and their
+// connects and closes; nil stops it (see servantproxy.ServantProxy.SetPushCallback).
+func (p *GreeterProxy) SetPushCallback(cb *servantproxy.PushCallback) { p.sp.SetPushCallback(cb) }
+
 // SayHello calls the servant's "SayHello" and waits for its reply, until the
 // earlier of ctx's deadline and the sync invoke timeout.
 //

@@ -221,6 +221,10 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 	g.p("// ServantProxy returns the untyped proxy p calls through, nil while p is unbound.")
 	g.p("func (p *", proxy, ") ServantProxy() *", sp, " { return p.sp }")
 	g.p()
+	g.p("// SetPushCallback makes cb receive what the servant pushes on p's connections, and their")
+	g.p("// connects and closes; nil stops it (see servantproxy.ServantProxy.SetPushCallback).")
+	g.p("func (p *", proxy, ") SetPushCallback(cb *", g.use(servantproxyPkg), ".PushCallback) { p.sp.SetPushCallback(cb) }")
+	g.p()
 	for _, fi := range fis {
 		fn := strconv.Quote(fi.fn.Name)
 		params := g.inParams(fi)

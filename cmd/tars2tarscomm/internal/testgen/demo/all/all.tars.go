@@ -1773,6 +1773,10 @@ func (p *StoreProxy) SetServantProxy(sp *servantproxy.ServantProxy) { p.sp = sp 
 // ServantProxy returns the untyped proxy p calls through, nil while p is unbound.
 func (p *StoreProxy) ServantProxy() *servantproxy.ServantProxy { return p.sp }
 
+// SetPushCallback makes cb receive what the servant pushes on p's connections, and their
+// connects and closes; nil stops it (see servantproxy.ServantProxy.SetPushCallback).
+func (p *StoreProxy) SetPushCallback(cb *servantproxy.PushCallback) { p.sp.SetPushCallback(cb) }
+
 // Put calls put and waits for its reply, until the earlier of ctx's deadline
 // and the sync invoke timeout.
 //
