@@ -306,7 +306,9 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 	default:
 		threads := c.threads
 		m = naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
-			list := objectproxy.NewList(l.Active, l.Inactive) // sorted once, off the loops
+			// Sorted, and what the pickers build from it built, once, off the loops.
+			list := objectproxy.NewList(l.Active, l.Inactive)
+			list.Prepare(opts.Balancer)
 			for i, t := range threads {
 				o := objs[i]
 				t.Execute(func() { o.Install(list) })

@@ -22,13 +22,16 @@ func tarsProto(p Protocol) int {
 // cmpDesc): "<istcp>:<host>:<port>", istcp being 0 for udp, 1 for tcp, 2 for ssl. Two endpoints
 // with equal keys are the same endpoint to TarsCpp, whatever their other options.
 func (e Endpoint) TarsKey() string {
-	b := make([]byte, 0, len(e.Host)+10)
+	return string(e.AppendTarsKey(make([]byte, 0, len(e.Host)+10)))
+}
+
+// AppendTarsKey appends e.TarsKey() to b: many keys can share one buffer.
+func (e Endpoint) AppendTarsKey(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(tarsProto(e.Proto)), 10)
 	b = append(b, ':')
 	b = append(b, e.Host...)
 	b = append(b, ':')
-	b = strconv.AppendInt(b, int64(e.Port), 10)
-	return string(b)
+	return strconv.AppendInt(b, int64(e.Port), 10)
 }
 
 // SortTars sorts eps in TarsCpp's order: by TarsKey, as strings (so "1:10.0.0.10:1" sorts before

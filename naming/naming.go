@@ -32,7 +32,9 @@ type Source interface {
 	// with every list after it, never concurrently for one watch (it may be called before Watch
 	// returns). An empty Active list means the object has no endpoint now: its calls fail with
 	// ErrNoEndpoint. While nothing is known push is not called, and calls wait within their
-	// deadlines. stop ends the watch; after it returns push is not called again.
+	// deadlines. stop ends the watch; after it returns push is not called again. A List pushed is
+	// the receiver's: the source does not change its slices afterwards (the Manager keeps the
+	// last one to compare, and the servant's endpoint list keeps them, uncopied).
 	Watch(q Query, push func(List)) (stop func())
 }
 

@@ -10,6 +10,9 @@
 // lock.
 //
 // The endpoint list changes while calls run: Install (or Update), run on the loop, replaces it.
+// The List it installs is built once per change, off the loops (NewList sorts it; Prepare builds
+// what the servant's pickers read from it), and shared read only by every net thread; a loop only
+// matches the endpoints it has connections for against it, in the number of those.
 // An endpoint that leaves gets no new call from then on; the calls it holds complete (reply or
 // deadline), and its connection is closed after them. An endpoint that joins connects on its
 // first call. An unchanged list changes nothing.

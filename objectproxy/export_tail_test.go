@@ -11,4 +11,4 @@ func (o *ObjectProxy) PickNow(c *call.Call) int { return o.pick(c) }
 func (o *ObjectProxy) PickOther(c *call.Call, avoid int) int { return o.pickOther(c, int32(avoid)) }
 
 // EndpointAt exposes list endpoint i to the tests of objectproxy_test.
-func (o *ObjectProxy) EndpointAt(i int) endpoint.Endpoint { return o.list.eps[i] }
+func (o *ObjectProxy) EndpointAt(i int) endpoint.Endpoint { return o.list.at(int32(i)) }

@@ -9,16 +9,21 @@ import "github.com/tarscomm/tarscomm/endpoint"
 // rebuilt without that host lands); with none, to the mod hash without weights, as TarsCpp's
 // getHashProxyForNormal.
 type ketamaRing struct {
-	ring  *endpoint.Ketama
-	node  []int32 // ring node -> list index
-	dirty bool
+	ketama // the List's (List.ketamaRing), read only
+	dirty  bool
 }
 
-func (p *ketamaRing) Build(*View) { p.ring, p.node, p.dirty = nil, p.node[:0], true }
+// ketama is a ring with its nodes' list indices.
+type ketama struct {
+	ring *endpoint.Ketama
+	node []int32 // ring node -> list index
+}
+
+func (p *ketamaRing) Build(*View) { p.ketama, p.dirty = ketama{}, true }
 
 func (p *ketamaRing) Pick(v *View, code uint64) int {
 	if p.dirty {
-		p.build(v)
+		p.ketama, p.dirty = v.o.cur.ketamaRing(), false
 	}
 	at := p.ring.Point(uint32(code))
 	if at < 0 {
@@ -39,24 +44,26 @@ func (p *ketamaRing) Pick(v *View, code uint64) int {
 	return hashNormal(v, code)
 }
 
-// build builds the ring: one node per host among the active endpoints (the first in list order).
-func (p *ketamaRing) build(v *View) {
+// newKetama builds l's ring: one node per host among the active endpoints (the first in list
+// order).
+func newKetama(l *List) ketama {
+	var k ketama
 	var hosts []string
 	var weights []int
-	seen := make(map[string]bool, len(v.Active()))
-	for _, i := range v.Active() {
-		e := v.Endpoint(i)
+	seen := make(map[string]bool, len(l.active))
+	for _, i := range l.active {
+		e := l.l.at(i)
 		if seen[e.Host] {
 			continue
 		}
 		seen[e.Host] = true
 		hosts = append(hosts, e.Host)
 		weights = append(weights, weightOf(e))
-		p.node = append(p.node, i)
+		k.node = append(k.node, i)
 	}
-	if !v.Static() {
+	if !l.l.static {
 		weights = nil
 	}
-	p.ring = endpoint.NewKetama(hosts, weights)
-	p.dirty = false
+	k.ring = endpoint.NewKetama(hosts, weights)
+	return k
 }

@@ -14,15 +14,15 @@ import "slices"
 // as soon as this side sees it fail (a TarsCpp client keeps sending them to it until each call
 // fails its connect timeout), and come back when it recovers.
 type modHash struct {
-	router []int32 // the weighted list under static weighting; nil otherwise
+	router []int32 // the weighted list under static weighting (List.weightedAll, read only); nil otherwise
 	dirty  bool
 }
 
-func (p *modHash) Build(v *View) { p.router, p.dirty = p.router[:0], v.Static() }
+func (p *modHash) Build(v *View) { p.router, p.dirty = nil, v.Static() }
 
 func (p *modHash) Pick(v *View, code uint64) int {
 	if p.dirty {
-		p.router = weightedList(v, allIndices(v.Len(), p.router[:0]), p.router[:0])
+		p.router = v.o.cur.weightedAll()
 		p.dirty = false
 	}
 	var i int32
@@ -37,8 +37,9 @@ func (p *modHash) Pick(v *View, code uint64) int {
 	return rehash(v, code, i)
 }
 
-// allIndices returns 0..n-1 in dst's storage.
-func allIndices(n int, dst []int32) []int32 {
+// allIndices returns 0..n-1.
+func allIndices(n int) []int32 {
+	dst := make([]int32, 0, n)
 	for i := range int32(n) {
 		dst = append(dst, i)
 	}

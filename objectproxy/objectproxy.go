@@ -2,6 +2,7 @@ package objectproxy
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/endpoint"
@@ -56,9 +57,14 @@ type ObjectProxy struct {
 	// Owned by the loop goroutine.
 	awaiting bool                         // no list installed yet: park calls
 	demand   func()                       // run by the first parked call
-	list     endpoints                    // the current list, TarsCpp order
-	adapters []*adapterproxy.AdapterProxy // adapters[i] serves list.eps[i] (its first connection)
-	pools    []pool                       // conns > 1: pools[i] are list.eps[i]'s connections; nil otherwise
+	cur      *List                        // the current list, TarsCpp order (shared with the other threads)
+	list     endpoints                    // cur's endpoints, read on the pick path
+	adapters []*adapterproxy.AdapterProxy // adapters[i] serves endpoint i of list (its first connection)
+	pools    []pool                       // conns > 1: pools[i] are endpoint i's connections; nil otherwise
+	spare    struct {                     // the arrays of the list before, cleared, for the next (install)
+		adapters []*adapterproxy.AdapterProxy
+		pools    []pool
+	}
 	conns    int                          // connections per endpoint, at least 1
 	view     View                         // what the pickers pick from (select.go)
 	pickers  pickers                      // the servant's balancer (picker.go)
@@ -85,7 +91,7 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 		pickers: p, budget: newRetryBudget(o.Guard), conns: max(o.Connections, 1),
 	}
 	op.view.o = op
-	op.update(target.Endpoints, nil)
+	op.install(NewList(slices.Clone(target.Endpoints), nil))
 	return op, nil
 }
 
@@ -122,7 +128,7 @@ func (o *ObjectProxy) at(i int32) *adapterproxy.AdapterProxy {
 //
 //go:noinline
 func (o *ObjectProxy) create(i int32) *adapterproxy.AdapterProxy {
-	return o.open(int(i), o.list.eps[i], o.adapters, o.pools)
+	return o.open(int(i), o.list.at(i), o.adapters, o.pools)
 }
 
 // Update replaces the endpoint list: active are the endpoints to balance over, inactive those a
@@ -132,13 +138,13 @@ func (o *ObjectProxy) create(i int32) *adapterproxy.AdapterProxy {
 // close their connections once their calls have completed. Calls parked waiting for the first
 // list are routed. Must be called on the loop goroutine.
 func (o *ObjectProxy) Update(active, inactive []endpoint.Endpoint) {
-	o.Install(NewList(active, inactive))
+	o.Install(NewList(slices.Clone(active), slices.Clone(inactive)))
 }
 
 // Install is Update with a list prepared by NewList, which every net thread's ObjectProxy of the
 // servant may share. Must be called on the loop goroutine.
 func (o *ObjectProxy) Install(l *List) {
-	o.install(l.l)
+	o.install(l)
 	o.awaiting = false
 	o.demand = nil
 	if len(o.parked) > 0 {

@@ -12,8 +12,9 @@ import (
 // only, so a picker keeps its state (a position, a ring, a random source) without locks.
 //
 // Build runs once per list change, before any Pick on the new list: a picker that needs a
-// structure built from the list (a weighted list, a ring) builds it here or marks it for a
-// lazy build on its first Pick. Pick returns an index into the list (v.Len() > 1; the
+// structure built from the list alone (a weighted list, a ring) takes the List's, built once for
+// every thread (ahead by List.Prepare, through its registry line's prepare, or by the first pick
+// that needs it), so that no loop builds it; per-thread state (a position) it resets here. Pick returns an index into the list (v.Len() > 1; the
 // ObjectProxy answers lists of zero and one endpoint itself), choosing among the healthy
 // endpoints the registry lists as active (View.Up, View.Ok) while there are any; when there are
 // none it returns v.AnyOne(), so that calls keep going somewhere, in turn (that is how a blocked
@@ -41,19 +42,25 @@ type balancer struct {
 	hash bool
 	new  func() Picker
 	doc  string // one line, for Balancers' callers (docs, the debug page)
+	// prepare builds ahead what the picker reads from a List (List.Prepare); nil: nothing.
+	prepare func(l *List)
 }
 
 // balancers is the registry: the names `load-balance` accepts, in the order the docs list them.
 // Adding a balancer is one file with its Picker and one line here (then regenerate conf's copy
 // of the names: go test ./conf -run TestBalancerNames -update).
 var balancers = []balancer{
-	{"roundrobin", false, func() Picker { return new(roundRobin) }, "the healthy endpoints in turn (TarsCpp's default)"},
-	{"weighted", false, func() Picker { return new(staticWeight) }, "TarsCpp's static-weight list by -w, whether or not the endpoints say -v 1"},
-	{"random", false, func() Picker { return newRandom() }, "uniform among the healthy endpoints"},
-	{"hash", true, func() Picker { return new(modHash) }, "TarsCpp's mod hash of the call's hash code (over the weighted list under -v 1)"},
-	{"consistenthash", true, func() Picker { return new(ketamaRing) }, "TarsCpp's ketama ring of the call's hash code"},
-	{"least-inflight", false, func() Picker { return new(leastInflight) }, "the healthy endpoint with the fewest calls in flight, equal ones in turn"},
-	{"p2c", false, func() Picker { return newP2C() }, "of two healthy endpoints drawn at random, the one of the lower latency x load cost"},
+	{"roundrobin", false, func() Picker { return new(roundRobin) }, "the healthy endpoints in turn (TarsCpp's default)", nil},
+	{"weighted", false, func() Picker { return new(staticWeight) }, "TarsCpp's static-weight list by -w, whether or not the endpoints say -v 1", func(l *List) { l.weightedActive() }},
+	{"random", false, func() Picker { return newRandom() }, "uniform among the healthy endpoints", nil},
+	{"hash", true, func() Picker { return new(modHash) }, "TarsCpp's mod hash of the call's hash code (over the weighted list under -v 1)", func(l *List) {
+		if l.l.static {
+			l.weightedAll()
+		}
+	}},
+	{"consistenthash", true, func() Picker { return new(ketamaRing) }, "TarsCpp's ketama ring of the call's hash code", func(l *List) { l.ketamaRing() }},
+	{"least-inflight", false, func() Picker { return new(leastInflight) }, "the healthy endpoint with the fewest calls in flight, equal ones in turn", nil},
+	{"p2c", false, func() Picker { return newP2C() }, "of two healthy endpoints drawn at random, the one of the lower latency x load cost", nil},
 }
 
 // Balancers returns the names of the registered balancers, in the registry's order, each with a

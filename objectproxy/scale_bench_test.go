@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/internal/benchcpu"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
 )
@@ -82,4 +83,47 @@ func BenchmarkScale10k(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(perEndpoint, "heapB/endpoint/thread")
+}
+
+// BenchmarkUpdateInactive10k is the update of communicator's BenchmarkCallsDuringUpdates, taken
+// apart: a servant of 4 active endpoints and 9,996 inactive ones (listed for hash stability, as
+// a registry lists them) on 8 net threads, and an update replacing 1,000 of the inactive ones.
+// NewList is the part done once per update off the loops (on the naming goroutine); Install is
+// the part each of the 8 loops does (per update, all 8 threads, one after the other).
+func BenchmarkUpdateInactive10k(b *testing.B) {
+	const n, threads = 10000, 8
+	active := endpointsFrom(1<<20, 4)
+	base := endpointsFrom(0, n-4)
+	lists := [2][]endpoint.Endpoint{base, append(endpointsFrom(n, 1000), base[1000:]...)}
+	b.Run("NewList", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 := benchcpu.Used(b)
+		for i := range b.N {
+			objectproxy.NewList(active, lists[i%2])
+		}
+		benchcpu.Report(b, cpu0)
+	})
+	b.Run("Install", func(b *testing.B) {
+		ths := make([]*netthread.Thread, threads)
+		objs := make([]*objectproxy.ObjectProxy, threads)
+		for i := range ths {
+			ths[i] = newThread(b)
+			o, err := ths[i].NewObjectProxy(endpoint.Target{Object: "Bench.Server.Obj", Endpoints: active}, objectproxy.Options{Balancer: "roundrobin"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			objs[i] = o
+		}
+		prepared := [2]*objectproxy.List{objectproxy.NewList(active, lists[0]), objectproxy.NewList(active, lists[1])}
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := benchcpu.Used(b)
+		for i := range b.N {
+			l := prepared[i%2]
+			for k, th := range ths {
+				onLoop(th, func() { objs[k].Install(l) })
+			}
+		}
+		benchcpu.Report(b, cpu0)
+	})
 }

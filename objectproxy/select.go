@@ -17,7 +17,7 @@ type View struct {
 	o   *ObjectProxy
 	now int64 // the clock of the pick under way
 
-	active []int32 // indices of the endpoints in the registry's active list, in list order
+	active []int32 // indices of the endpoints in the registry's active list, in list order (the List's: read only)
 	up     []int32 // the active ones that were healthy at the last refresh
 	upSnap []bool  // upSnap[k]: whether active[k] was healthy at the last refresh
 	stale  bool    // up must be refreshed before use
@@ -30,7 +30,7 @@ type View struct {
 func (v *View) Len() int { return len(v.o.adapters) }
 
 // Endpoint returns endpoint i of the list.
-func (v *View) Endpoint(i int32) endpoint.Endpoint { return v.o.list.eps[i] }
+func (v *View) Endpoint(i int32) endpoint.Endpoint { return v.o.list.at(i) }
 
 // Listed reports whether endpoint i is in the registry's active list (not only registered).
 func (v *View) Listed(i int32) bool { return v.o.list.inReg[i] }
@@ -115,13 +115,7 @@ func (v *View) fromUp(c chooser) int {
 
 // build prepares the view for o's new list.
 func (v *View) build() {
-	o := v.o
-	v.active = v.active[:0]
-	for i, in := range o.list.inReg {
-		if in {
-			v.active = append(v.active, int32(i))
-		}
-	}
+	v.active = v.o.cur.active
 	v.upSnap = slices.Grow(v.upSnap[:0], len(v.active))[:len(v.active)]
 	v.stale = true
 }

@@ -14,16 +14,16 @@ import (
 // -v 1, whatever the servant's balancer (TarsCpp's rule), and of every such call under
 // "weighted".
 type staticWeight struct {
-	list  []int32 // list indices, in TarsCpp's order; built on the first pick after a change
+	list  []int32 // list indices, in TarsCpp's order: the List's (List.weightedActive), read only
 	pos   uint32
 	dirty bool
 }
 
-func (p *staticWeight) Build(*View) { p.list, p.pos, p.dirty = p.list[:0], 0, true }
+func (p *staticWeight) Build(*View) { p.list, p.pos, p.dirty = nil, 0, true }
 
 func (p *staticWeight) Pick(v *View, _ uint64) int {
 	if p.dirty {
-		p.list = weightedList(v, v.active, p.list[:0])
+		p.list = v.o.cur.weightedActive()
 		p.dirty = false
 	}
 	if n := uint32(len(p.list)); n > 0 {
@@ -43,13 +43,14 @@ func (p *staticWeight) Pick(v *View, _ uint64) int {
 // own (weightedStride), built in O(entries log entries).
 const exactWeightedMax = 4 << 20
 
-// weightedList appends to dst TarsCpp's weighted list over the endpoints idx (list indices)
-// that have a positive weight, as list indices.
-func weightedList(v *View, idx []int32, dst []int32) []int32 {
+// weightedList returns TarsCpp's weighted list over the endpoints idx (list indices) that have a
+// positive weight, as list indices.
+func weightedList(l *endpoints, idx []int32) []int32 {
 	var cand []int32
 	var ws []int
+	var dst []int32
 	for _, i := range idx {
-		if w := weightOf(v.Endpoint(i)); w > 0 {
+		if w := weightOf(l.at(i)); w > 0 {
 			cand = append(cand, i)
 			ws = append(ws, w)
 		}
