@@ -99,7 +99,10 @@ func TestBacklogQueueFullWhileConnecting(t *testing.T) {
 // longer than their timeout: every one must end with ErrTimeout, and (a timing target, checked
 // by make test-timing) within its deadline plus a few check intervals. Expiring a queued call
 // must be O(1); a linear removal per expiry holds the loop for seconds at this size. The test
-// counts late calls rather than timing the loop.
+// counts late calls rather than timing the loop. The connect hangs for a minute (the test's
+// liveness bound): under -race on a loaded machine, queueing the 50k calls once took longer
+// than the 10 s connect timeout this test had, and the calls queued last then failed with the
+// connect instead of expiring.
 func TestBacklogExpiryNotQuadratic(t *testing.T) {
 	const (
 		calls     = 50000
@@ -108,7 +111,7 @@ func TestBacklogExpiryNotQuadratic(t *testing.T) {
 	)
 	st := startStalled(t)
 	comm := newComm(t, faultConf(func(c *conf.Config) {
-		c.ConnectTimeout = 10 * time.Second
+		c.ConnectTimeout = time.Minute
 		c.AsyncQueueCap = 2 * calls
 		c.QueueCap = 2 * calls
 	}))
