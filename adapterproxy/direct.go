@@ -1,6 +1,9 @@
 package adapterproxy
 
-import "github.com/tarscomm/tarscomm/internal/call"
+import (
+	"github.com/tarscomm/tarscomm/internal/bigwrite"
+	"github.com/tarscomm/tarscomm/internal/call"
+)
 
 // Direct writes: a caller writes its own frame.
 //
@@ -9,7 +12,7 @@ import "github.com/tarscomm/tarscomm/internal/call"
 // must not call gnet, whose connection methods belong to the loop goroutine, so Flush becomes
 // flushDirect: a lone frame, on a plain TCP connection with nothing of it waiting anywhere
 // (gnet's outbound buffer as the loop last saw it, a big writer, a direct write's rest), is
-// written to the socket with write(2). Everything else is handed to the loop (Resume), which
+// written to the socket with write(2) (bigwrite.Direct, as the loop's large frames are). Everything else is handed to the loop (Resume), which
 // writes it on its next turn as it always did. The rest of a frame the socket did not take is
 // kept in tail and written by the loop before anything else.
 
@@ -28,7 +31,7 @@ func (a *AdapterProxy) flushDirect() {
 		a.handOff()
 		return
 	}
-	n := writeFD(a.fd, c.Frame)
+	n, _ := bigwrite.Direct(a.fd, c.Frame)
 	if n <= 0 {
 		a.handOff() // EAGAIN, or an error the loop's write meets again and handles
 		return
