@@ -12,9 +12,10 @@ import (
 // must not call gnet, whose connection methods belong to the loop goroutine, so Flush becomes
 // flushDirect: a lone frame, on a plain TCP connection with nothing of it waiting anywhere
 // (gnet's outbound buffer as the loop last saw it, a big writer, a direct write's rest), is
-// written to the socket with write(2) (bigwrite.Direct, as the loop's large frames are). Everything else is handed to the loop (Resume), which
-// writes it on its next turn as it always did. The rest of a frame the socket did not take is
-// kept in tail and written by the loop before anything else.
+// written to the socket with write(2) (bigwrite.Direct, as the loop's large frames are).
+// Everything else is handed to the loop (Resume), which writes it on its next turn as it always
+// did. The rest of a frame the socket did not take is kept in tail and written by the loop
+// before anything else.
 
 // directMax is the largest frame a caller writes itself: the direct path is for small calls
 // at low concurrency, where the loop's wakeup is most of the latency.
