@@ -115,7 +115,7 @@ type AdapterProxy struct {
 	dirty      bool                 // registered with the loop for a Flush
 	big        *bigwrite.Writer     // a writer goroutine finishes a large frame: write nothing else
 	fd         int                  // the plain TCP connection's socket for direct writes, -1 without one (direct.go)
-	gnetQueued int                  // bytes in gnet's outbound buffer when the loop last looked (direct.go)
+	gnetQueued int                  // bytes in gnet's outbound buffer when the loop last looked: set after every write through gnet (direct.go)
 	tail       []byte               // the rest of a frame a direct write left: the loop writes it first
 	dialFails  int                  // consecutive failed dials (or connections reset before use)
 	proven     bool                 // the current connection has delivered a reply

@@ -46,6 +46,9 @@ func (a *AdapterProxy) writeBig(c *call.Call) bool {
 	if err != nil {
 		_, _ = conn.Write(buf[n:]) // gnet copies the rest; on error it closes the connection
 		bufpool.Put(buf)
+		// Whatever gnet now holds must be seen before a direct write (direct.go), which
+		// would otherwise put its frame on the wire in the middle of this one.
+		a.gnetQueued = conn.OutboundBuffered()
 		return true
 	}
 	a.big = w

@@ -34,6 +34,15 @@ import (
 // A busy thread never takes this path: its callers see quiet unset and queue as before, so
 // batching (one write for many calls) is untouched, and the loop never waits for the mutex
 // unless a lone caller is mid-route.
+//
+// The rule that keeps this free of deadlocks: a caller takes the path only when no other call
+// is on the thread (none queued, none in the wheel, which holds every routed call until it
+// ends), so the only call that can end on its goroutine, inside Submit, is its own; every other
+// call ends on the loop goroutine, as before. servantproxy's asyncBackup relies on it: it
+// submits a backup holding the lock that the backup's Notify takes, sound only because the
+// primary is on the thread then, or ending on the loop, which holds own meanwhile
+// (TestDirectPathAsyncBackupAlone hangs if the path is opened while calls wait). And callers only try own (TryLock), never wait for it, so no caller waits
+// on the loop while it holds a lock of its own.
 
 // enter takes the loop side for the loop goroutine. It reports false when the loop goroutine
 // holds it already: gnet re-enters a callback synchronously (a write that fails inside Flush

@@ -231,6 +231,12 @@ func (t *Thread) objects() []*objectproxy.ObjectProxy {
 // Submit hands c (with Dest and Frame set) to the loop. It fails with call.ErrQueueFull
 // when QueueCap calls are already waiting, and with call.ErrClosed after Close; on error the
 // caller still owns c. Safe for concurrent use.
+//
+// On the direct path (direct.go) c is routed inside Submit, on the caller's goroutine, and may
+// end there (no endpoint, send-buffer-limit, ...): c.Complete, and so c.Notify, can run before
+// Submit returns, on the goroutine that called it, but only when no other call is on the
+// thread. A caller that holds, across Submit, a lock that c's Notify takes must know that
+// another call is on the thread then (servantproxy's asyncBackup does: the backup's primary).
 func (t *Thread) Submit(c *call.Call) error {
 	if t.gate.Add(1)&closedBit != 0 {
 		t.gate.Add(-1)

@@ -85,7 +85,11 @@ func (a *asyncBackup) dropSpare() {
 }
 
 // fire runs on the timer's goroutine: it sends the backup if c is still waiting, the budget
-// allows one and the deadline leaves room for it.
+// allows one and the deadline leaves room for it. It submits the backup holding mu, which end,
+// the backup's Notify, takes: that is sound because c is still on the net thread (or ending on
+// its loop, end waiting for mu), so the thread does not route the backup on this goroutine
+// (netthread's direct path, which could end it here, at once, with no endpoint), and end runs
+// on the loop.
 func (a *asyncBackup) fire() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
