@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,23 @@ import (
 // call): the callers are few (one to three goroutines), so that the thread is often quiet and
 // the path is taken, which each test checks with the thread's Direct count. The rest of the
 // suite's stress tests call from many goroutines, which keeps a thread busy and off this path.
+
+// directRunFor is how long a direct-path stress test runs: short by default, and as long as
+// TARSCOMM_SOAK says when it is set (the soak's switch: TARSCOMM_SOAK=60s go test -race -run
+// TestDirectPath ./communicator runs each for a minute).
+func directRunFor(t *testing.T, short time.Duration) time.Duration {
+	t.Helper()
+	env := os.Getenv("TARSCOMM_SOAK")
+	if env == "" {
+		return short
+	}
+	d, err := time.ParseDuration(env)
+	if err != nil || d <= 0 {
+		t.Fatalf("TARSCOMM_SOAK=%q: want a positive duration such as 60s", env)
+	}
+	t.Logf("soak: running for %v (TARSCOMM_SOAK)", d)
+	return d
+}
 
 // directCalls returns how many calls of c went the direct path so far.
 func directCalls(c *communicator.Communicator) uint64 {
@@ -348,7 +366,7 @@ func (l *directLedger) check(t *testing.T) {
 // frame cut or spliced on the wire would make the server close it); the calls after the storm
 // all succeed.
 func TestDirectPathCancelAndTimeoutRace(t *testing.T) {
-	const runFor = 800 * time.Millisecond
+	runFor := directRunFor(t, 800*time.Millisecond)
 	g := startFGreeter(t, "a")
 	comm := newComm(t, faultConf(nil))
 	sp := proxyTo(t, comm, g.greeter)
@@ -448,8 +466,11 @@ func checkNoConnLoss(t *testing.T, c *communicator.Communicator) {
 // with its own reply or a timeout, connection or closed error; calls begun after Close returned
 // fail with ErrClosed.
 func TestDirectPathConnectionChurn(t *testing.T) {
-	const runFor = time.Second
-	eps := []*faultEP{startFaultEP(t, "a"), startFaultEP(t, "b")}
+	runFor := directRunFor(t, time.Second)
+	// tgreeters: their handler does not look up each new connection's owner in /proc (as an
+	// fgreeter's does), which costs tens of milliseconds on a busy machine, paid here by every
+	// one of the many connections.
+	eps := []*tgreeter{startTGreeter(t, "a"), startTGreeter(t, "b")}
 	var lists [3]naming.List // a and b, a only, b only
 	for i, e := range eps {
 		ep, err := endpoint.ParseEndpoint(e.endpoint() + " -t 25")
@@ -533,17 +554,17 @@ func TestDirectPathConnectionChurn(t *testing.T) {
 	var cuts, hangups, changes int
 	for stop := time.Now().Add(runFor); time.Now().Before(stop); {
 		switch r := rng.IntN(10); {
-		case r < 3:
+		case r < 2:
 			cuts += eps[rng.IntN(2)].p.Cut()
-		case r < 6:
+		case r < 4:
 			hangups += eps[rng.IntN(2)].p.Hangup()
-		case r < 8:
+		case r < 6:
 			src.Set(lists[rng.IntN(3)])
 			changes++
 		default:
 			_ = comm.Stats()
 		}
-		time.Sleep(time.Duration(1+rng.IntN(8)) * time.Millisecond)
+		time.Sleep(time.Duration(2+rng.IntN(12)) * time.Millisecond)
 	}
 	direct := directCalls(comm)
 	close(closing)
