@@ -52,7 +52,7 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 		wakeups:       d("netthread", "wakeups_total", "Times the net thread was woken to drain its queue.", thread...),
 		batches:       d("netthread", "batches_total", "Drains of the queue that found requests.", thread...),
 		requests:      d("netthread", "requests_total", "Requests taken from the queue, or routed directly.", thread...),
-		direct:        d("netthread", "direct_requests_total", "Requests their caller routed and wrote itself, the net thread being idle (no wakeup).", thread...),
+		direct:        d("netthread", "direct_requests_total", "Requests their caller routed itself, the net thread being idle (no wakeup to route them); it wrote them too unless they had to wait (a connect, a backlog, a large frame).", thread...),
 		writes:        d("netthread", "writes_total", "Writes to connections.", thread...),
 		out:           d("netthread", "sent_bytes_total", "Bytes written to connections.", thread...),
 		in:            d("netthread", "received_bytes_total", "Bytes read from connections.", thread...),

@@ -38,7 +38,7 @@ type NetThread struct {
 	Wakeups     uint64 `json:"wakeups"`      // times the loop was woken to drain its queue
 	Batches     uint64 `json:"batches"`      // drains of the queue that found requests
 	Requests    uint64 `json:"requests"`     // requests taken from the queue, or routed directly
-	Direct      uint64 `json:"direct"`       // requests their caller routed and wrote itself, the thread being idle (no wakeup)
+	Direct      uint64 `json:"direct"`       // requests their caller routed itself, the thread being idle (no wakeup to route them); it wrote them too unless they had to wait (a connect, a backlog, a large frame)
 	Writes      uint64 `json:"writes"`       // writes to connections
 	BytesOut    uint64 `json:"bytes_out"`    // bytes written to connections
 	BytesIn     uint64 `json:"bytes_in"`     // bytes read from connections
