@@ -80,7 +80,7 @@ bench-smoke:
 
 ## bench-compare: side-by-side benchmark of tarscomm, TarsGo, gRPC-go, Kitex and the floor (a
 ## minimal stdlib TARS client and server) (benchmarks/, its own Go module): writes
-## benchmarks/RESULTS.md and two charts; about 17 minutes on 2 cores.
+## benchmarks/RESULTS.md and two charts; about 19 minutes on 2 cores.
 ## BENCH_ARGS passes flags to benchmarks/cmd/compare, e.g. make bench-compare BENCH_ARGS=-quick.
 .PHONY: bench-compare
 bench-compare:
