@@ -19,7 +19,7 @@ TARS_PROTOCOL := protocol/tars/EndpointF.tars protocol/tars/QueryF.tars protocol
 GEN_PATHS     := ':(glob)protocol/**/*.tars.go' ':(glob)cmd/tars2tarscomm/internal/testgen/**/*.tars.go' \
                  ':(glob)interop/internal/benchtars/**/*.tars.go'
 
-.PHONY: all run examples test test-short test-timing race bench bench-smoke fuzz fmt fmt-check lint vet proto proto-check generate generate-check tidy-check depcheck clean tools
+.PHONY: all run examples test test-short test-timing race bench bench-smoke fuzz fmt fmt-check lint lint-modules vet proto proto-check generate generate-check tidy-check depcheck clean tools
 
 all: fmt-check vet test
 
@@ -80,7 +80,7 @@ bench-smoke:
 
 ## bench-compare: side-by-side benchmark of tarscomm, TarsGo, gRPC-go, Kitex and the floor (a
 ## minimal stdlib TARS client and server) (benchmarks/, its own Go module): writes
-## benchmarks/RESULTS.md and two charts; about 17 minutes on 2 cores.
+## benchmarks/RESULTS.md and two charts; about 19 minutes on 2 cores.
 ## BENCH_ARGS passes flags to benchmarks/cmd/compare, e.g. make bench-compare BENCH_ARGS=-quick.
 .PHONY: bench-compare
 bench-compare:
@@ -106,6 +106,12 @@ vet:
 
 lint: vet
 	$(GO) run $(STATICCHECK) $(PKGS)
+
+## lint-modules: go vet and staticcheck in each of the repository's other Go modules (the
+## integrations, interop and the benchmark harness), each with its own go.mod.
+OTHER_MODULES := interop prometheus otel etcd benchmarks
+lint-modules:
+	@set -e; for m in $(OTHER_MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done
 
 ## proto: regenerate all generated code with pinned tools: protoc $(PROTOC_VERSION) (Debian's
 ## protobuf-compiler), protoc-gen-go from PROTOC_GEN_GO, protoc-gen-go-tars built from this tree.

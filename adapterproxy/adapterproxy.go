@@ -226,6 +226,13 @@ func (a *AdapterProxy) Active(now int64) bool {
 	return a.health.available(now) && (a.state != stateIdle || now >= a.retryAt) && a.guard.allow(now)
 }
 
+// Live reports whether a call sent now would wait for no new dial: the connection is open or
+// its dial is under way, and the proxy is Active. An idle one (never dialled, closed, or after a
+// failed dial) is not live. Must be called on the loop goroutine.
+func (a *AdapterProxy) Live(now int64) bool {
+	return a.state != stateIdle && a.Active(now)
+}
+
 // Send queues c for the next Flush and tracks it until its reply, its deadline, or the loss of
 // the connection, whichever comes first; it connects first if needed. Must be called on the loop
 // goroutine.

@@ -20,7 +20,8 @@ type Servant struct {
 
 	// Connections is how many connections each net thread keeps to each endpoint of this
 	// servant, 1..64; calls sent to an endpoint go to its connections in turn, and each
-	// connection has its own health. More than one spreads a thread's calls over several
+	// connection has its own health; a call that failed unsent on one moves to another that is
+	// open or dialling, without using a retry. More than one spreads a thread's calls over several
 	// backends behind a VIP (LVS, a Kubernetes ClusterIP service) that pins a connection to one.
 	// 0 means 1, as in TARS.
 	Connections int `toml:"connections"`

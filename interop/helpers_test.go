@@ -295,10 +295,9 @@ func startTarscommServer(t *testing.T, id string) *tarscommServer {
 type echoServer struct {
 	id string
 
-	mu       sync.Mutex
-	notes    map[string][]int64
-	oneways  int               // Note calls received as one-way
-	lastSeen map[string]string // the last Inspect's request context
+	mu      sync.Mutex
+	notes   map[string][]int64
+	oneways int // Note calls received as one-way
 }
 
 var _ echopb.EchoServer = (*echoServer)(nil)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -62,5 +61,8 @@ func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "go" // not found: exec reports it
 }

@@ -1,8 +1,12 @@
 package objectproxy
 
 import (
+	"math/bits"
+	"slices"
+
 	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/internal/call"
 )
 
 // Connections per endpoint (Options.Connections). The endpoint stays the unit of balancing: the
@@ -12,6 +16,11 @@ import (
 // breaker and reconnect backoff) took them out. An endpoint is healthy while one of its
 // connections is. With one connection per endpoint (the default) pools is nil and none of this
 // runs.
+//
+// A call that failed on one connection before any byte of it was written (its dial failed or the
+// connection closed while it waited in the send queue) moves to another live connection of the
+// same endpoint (sibling) before Retry considers other endpoints: a request that never left the
+// process is not lost to one broken socket while its endpoint has working ones.
 
 // pool is the connections of one endpoint.
 type pool struct {
@@ -55,6 +64,53 @@ func (o *ObjectProxy) conn(i int32) *adapterproxy.AdapterProxy {
 	}
 	p.turn++
 	return p.conns[p.turn%n]
+}
+
+// sibling sends c, which failed unsent on connection c.Owner, to another connection of the same
+// endpoint that is live (adapterproxy.AdapterProxy.Live: open or dialling, and Active), the next
+// in turn; it reports whether it did. Live rules out the connection that failed (a failed
+// connection is idle when it hands its calls back) and never starts a dial, so such a move adds
+// neither a request nor a connect for the endpoint: it is not a retry, and takes neither one of
+// Options.Retries nor a token of the retry budget. It is bounded all the same: a call moves at
+// most conns-1 times (c.Hops) per endpoint it is sent to, so calls on connections that keep
+// failing (all dialling an endpoint that refuses) end after at most conns connections, then go to
+// another endpoint or fail with their error. A call whose connection is no longer in the list
+// (its endpoint left) is not moved.
+func (o *ObjectProxy) sibling(c *call.Call, now int64) bool {
+	failed, ok := c.Owner.(*adapterproxy.AdapterProxy)
+	if !ok || int(c.Hops) >= o.conns-1 {
+		return false
+	}
+	p := o.poolOf(c, failed)
+	if p == nil {
+		return false
+	}
+	n := uint32(len(p.conns))
+	for range n {
+		p.turn++
+		if a := p.conns[p.turn%n]; a != failed && a.Live(now) {
+			c.Hops++
+			a.Send(c)
+			return true
+		}
+	}
+	return false
+}
+
+// poolOf returns the pool that holds connection a, looked for among the endpoints c was sent to
+// (c.Tried) first, then among all; nil when a is not in the list.
+func (o *ObjectProxy) poolOf(c *call.Call, a *adapterproxy.AdapterProxy) *pool {
+	for t := c.Tried; t != 0; t &= t - 1 {
+		if i := bits.TrailingZeros64(t); i < len(o.pools) && slices.Contains(o.pools[i].conns, a) {
+			return &o.pools[i]
+		}
+	}
+	for i := range o.pools {
+		if slices.Contains(o.pools[i].conns, a) {
+			return &o.pools[i]
+		}
+	}
+	return nil
 }
 
 // ok reports whether one of the pool's connections is healthy.

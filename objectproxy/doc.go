@@ -64,7 +64,11 @@
 // and the retry and backup rules behave as with one connection; then the endpoint's connections
 // are taken in turn, skipping those that are not healthy (with none healthy, the next in turn, so
 // that a blocked one gets its retry). A connection that fails is thus taken out like an endpoint
-// is, and the others keep serving. The price: each connection learns by itself that its
+// is, and the others keep serving. The calls that waited on it unsent (its dial failed, or it
+// closed before writing them) move to another of the endpoint's connections that is open or
+// dialling, before Retry considers other endpoints; such a move is not a retry (it needs no
+// `retries` and no budget token) and a call makes at most N-1 of them per endpoint (Retry,
+// conns.go). The price: each connection learns by itself that its
 // endpoint is down, so a stopped endpoint costs up to N failed connects (and the calls on them)
 // before it is skipped, where one connection costs one. Adapters lists every connection, an endpoint's one after the
 // other; the net thread's stats sum them into one entry per endpoint. With one connection none of

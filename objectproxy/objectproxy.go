@@ -17,7 +17,9 @@ type Options struct {
 	// code and leaves the others to round robin; any other leaves hashed calls to the mod hash.
 	Balancer string
 	// Retries is how many other endpoints a call may try after failing before any of it was
-	// written (a refused connection, a failed write); 0 turns retries off, as in TARS.
+	// written (a refused connection, a failed write); 0 turns retries off, as in TARS. Moving
+	// such a call to another connection of the same endpoint (Connections > 1) is not a retry:
+	// see Retry.
 	Retries int
 	// Guard is the endpoints' circuit breaker and the retry budget; zero: neither.
 	Guard Guard
@@ -37,7 +39,8 @@ type Options struct {
 	NoEndpoint error
 	// Connections is how many connections (AdapterProxies) each endpoint gets on this net
 	// thread; the calls the balancer sends to an endpoint go to its connections in turn, skipping
-	// those whose health took them out (conns.go). 0 or 1: one, as in TarsCpp.
+	// those whose health took them out, and a call that failed unsent on one of them moves to
+	// another live one (conns.go). 0 or 1: one, as in TarsCpp.
 	Connections int
 	// Short makes every connection of the servant a short one: closed as soon as it holds no
 	// call, dialled again by the next (adapterproxy.Options.Short).
@@ -220,11 +223,25 @@ func (o *ObjectProxy) Expire(c *call.Call) {
 	c.Complete(err)
 }
 
-// Retry implements call.Router: c failed with err before any byte of it was written. It goes to
-// an endpoint it has not tried yet if retries remain, its deadline has not passed and the retry
-// budget (Options.Guard) has a token; otherwise it fails with err. Must be called on the loop goroutine.
+// Retry implements call.Router: c failed with err before any byte of it was written. A call whose
+// deadline has passed fails with err. With several connections per endpoint (Options.Connections),
+// c first moves to another live connection of the endpoint it failed on (sibling, conns.go): that
+// is not a retry, and takes neither one of Options.Retries nor a token of the retry budget. Then
+// it goes to an endpoint it has not tried yet if retries remain and the retry budget
+// (Options.Guard) has a token; otherwise it fails with err. Must be called on the loop goroutine.
 func (o *ObjectProxy) Retry(c *call.Call, err error) {
-	if int(c.Tries) > o.retries || len(o.adapters) < 2 || (c.Deadline != 0 && c.Deadline <= o.loop.Now()) || !o.budget.withdraw(o.loop.Now()) {
+	now := o.loop.Now()
+	if c.Deadline != 0 && c.Deadline <= now {
+		c.Complete(err)
+		return
+	}
+	if o.pools != nil {
+		if o.sibling(c, now) {
+			return
+		}
+		c.Owner, c.Hops = nil, 0 // on another endpoint, c has its connections to try
+	}
+	if int(c.Tries) > o.retries || len(o.adapters) < 2 || !o.budget.withdraw(now) {
 		c.Complete(err)
 		return
 	}

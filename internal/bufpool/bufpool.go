@@ -61,16 +61,23 @@ func keep(i int, b []byte) bool {
 	return true
 }
 
+// slack is what every class holds beyond its nominal size (a power of two, or one plus a
+// quarter, a half or three quarters of it): a frame is a body plus a header of tens of bytes and
+// the encoder's headroom (a few hundred), and bodies are often a round size (1 MiB chunks), so
+// without it such a frame would take the next class, a quarter larger than the body.
+const slack = 8 << 10
+
 // classSize returns the capacity of class i.
 func classSize(i int) int {
 	shift := 16 + i/steps
 	base := 1 << shift
-	return base + (base/steps)*(i%steps)
+	return base + (base/steps)*(i%steps) + slack
 }
 
 // classOf returns the smallest class whose buffers hold n bytes, or -1 when n is beyond the
 // largest class.
 func classOf(n int) int {
+	n -= slack
 	if n <= MinSize {
 		return 0
 	}
@@ -122,6 +129,9 @@ func Put(b []byte) {
 	}
 	if classSize(i) > c {
 		i-- // c is between two classes: it serves the smaller one
+		if i < 0 {
+			return // smaller than the smallest class
+		}
 	}
 	if classSize(i) >= keepMin && keep(i, b[:0]) {
 		return

@@ -47,6 +47,32 @@ func TestGetPut(t *testing.T) {
 	}
 }
 
+// A frame around a round-sized body (the body, a header and the encoder's headroom) takes the
+// class named after the body, not the next one, a quarter larger.
+func TestRoundBodiesFitTheirClass(t *testing.T) {
+	for _, body := range []int{MinSize, 1 << 20, 4 << 20, 8 << 20, 3 << 20, 5 << 20} {
+		frame := body + 100 + 512 // a request's head and tail, and codec's growRoom
+		if got := classSize(classOf(frame)); got != body+slack {
+			t.Errorf("frame of %d bytes around a %d-byte body: class of %d bytes, want %d", frame, body, got, body+slack)
+		}
+		if b := Get(frame); cap(b) < frame {
+			t.Errorf("Get(%d): cap %d", frame, cap(b))
+		}
+	}
+}
+
+// A buffer of at least MinSize but below the smallest class is dropped by Put, not filed under
+// a class it cannot serve.
+func TestPutBelowSmallestClass(t *testing.T) {
+	Put(make([]byte, 0, MinSize))
+	Put(make([]byte, 0, classSize(0)-1))
+	for range 4 {
+		if b := Get(MinSize + 1); cap(b) < MinSize+1 {
+			t.Fatalf("Get(%d) returned cap %d", MinSize+1, cap(b))
+		}
+	}
+}
+
 func TestReuseAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under the race detector")

@@ -5,8 +5,9 @@
 // KiB). A buffer larger than that would pin memory if every pooled object kept one, and would
 // cost an allocation of its whole size per call if none did: at 8 MiB per call that is the
 // difference between running at memory speed and running the garbage collector. bufpool keeps
-// such buffers in size classes, four per doubling (so a buffer is at most 19% larger than asked
-// for), each a sync.Pool: idle buffers are released by the garbage collector like any pooled
+// such buffers in size classes, four per doubling, each 8 KiB above its round size so that a
+// frame around a round-sized body (1 MiB and its header) fits the class named after the body (a
+// buffer is at most a quarter larger than asked for), each class a sync.Pool: idle buffers are released by the garbage collector like any pooled
 // object. Because sync.Pool empties at every collection, and at megabytes per call collections
 // come every few calls, a few buffers of a megabyte and more per class (64 MiB in all) are also
 // kept aside from the collector.

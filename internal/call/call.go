@@ -87,6 +87,7 @@ type Call struct {
 	tnext  *Call
 	tslot  int32
 	Tries  int8   // endpoints tried so far
+	Hops   int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
 	Tried  uint64 // bit i: endpoint i of the ObjectProxy was tried (i < 64)
 	Unsent bool   // queued on a connection but not written yet
 	QIdx   int32  // while Unsent: the call's index in its owner's send queue
@@ -179,7 +180,7 @@ func Put(c *Call) {
 	c.Frame, c.Dest, c.Servant, c.Func, c.Start = frame, nil, "", "", 0
 	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel, c.OnEnd = nil, nil, nil, nil, nil, nil, nil
 	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, nil, 0
-	c.Tries, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, false, 0, "", false
+	c.Tries, c.Hops, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.CtxDst, c.StDst = nil, nil
 	c.state.Store((c.state.Load()>>2 + 1) << 2)

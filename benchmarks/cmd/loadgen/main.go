@@ -12,7 +12,7 @@
 // with -mux. The result line names the mode: fw=tarscomm-async, fw=kitex-mux.
 //
 // Errors (failed calls, replies that do not echo the request) are counted in errs= and
-// described on stderr; -cpuprofile FILE writes the client's CPU profile. The exit status is 0 whenever a result was measured, 2 if some
+// described on stderr; -cpuprofile FILE writes the client's CPU profile, -trace FILE its execution trace. The exit status is 0 whenever a result was measured, 2 if some
 // calls failed, 1 if nothing could be measured.
 //
 // -sync is for the driver (cmd/compare): right before each edge of the measured phase the load
@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"time"
@@ -53,6 +54,7 @@ func main() {
 	mux := flag.Bool("mux", false, "kitex: multiplexed transport (server must run with -mux)")
 	conns := flag.Int("conns", 1, "kitex -mux: connections per address")
 	cpuprofile := flag.String("cpuprofile", "", "write the client's CPU profile of the whole run (warm-up included) to this file")
+	traceFile := flag.String("trace", "", "write the client's execution trace of the whole run (warm-up included) to this file (go tool trace; -pprof=sched shows where goroutines waited for a CPU)")
 	syncEdges := flag.Bool("sync", false, "print PHASE start|end at each edge of the measured phase and wait for a line on stdin (for the driver)")
 	flag.Parse()
 
@@ -80,6 +82,17 @@ func main() {
 			fatal(err.Error())
 		}
 		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fatal(err.Error())
+		}
+		if err := trace.Start(f); err != nil {
+			fatal(err.Error())
+		}
+		stopCPU := stopProfile
+		stopProfile = func() { trace.Stop(); f.Close(); stopCPU() }
 	}
 	var edge func(string)
 	if *syncEdges {
@@ -122,7 +135,7 @@ func main() {
 	os.Exit(code) // without waiting for frameworks' background goroutines
 }
 
-// stopProfile ends the -cpuprofile profile, if any, before the process exits.
+// stopProfile ends the -cpuprofile profile and the -trace trace, if any, before the process exits.
 var stopProfile = func() {}
 
 func fatal(msg string) {

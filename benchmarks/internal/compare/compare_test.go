@@ -52,7 +52,7 @@ func TestLargeMatrixRunsAfterTheMainOneWithItsTiming(t *testing.T) {
 	for i, r := range runs {
 		wantLarge := i >= 4
 		want := map[bool]Timing{false: small, true: large}[wantLarge]
-		if r.Cell == (Cell{64, 8 << 20}) { // 512 MiB in flight: 4× longer phases
+		if r.Cell.Size == 8<<20 { // 8 MiB (and 512 MiB in flight at c=64): 4× longer phases
 			want.Warmup, want.Duration = 4*want.Warmup, 4*want.Duration
 		}
 		if isLarge := r.Cell.Size >= 64<<10; isLarge != wantLarge || r.Timing != want {
@@ -61,6 +61,12 @@ func TestLargeMatrixRunsAfterTheMainOneWithItsTiming(t *testing.T) {
 	}
 	if got := large.For(Cell{64, 3 << 20}); got.Duration != 1500*time.Millisecond || got.Timeout != large.Timeout {
 		t.Errorf("192 MiB in flight: %+v, want 1.5× the phases", got)
+	}
+	if got := large.For(Cell{4, 5 << 20}); got.Duration != 2500*time.Millisecond || got.Warmup != 2*large.Warmup+large.Warmup/2 {
+		t.Errorf("5 MiB calls: %+v, want 2.5× the phases", got)
+	}
+	if got := large.For(Cell{4, 1 << 20}); got != large {
+		t.Errorf("1 MiB at c=4: %+v, want the phases unstretched", got)
 	}
 	if got := p.Servers(); len(got) != 6 { // tarscomm, then stdlib, grpc, tarsgo, kitex, kitex-mux from the large rows
 		t.Errorf("servers %v", got)

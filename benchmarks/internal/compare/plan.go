@@ -132,18 +132,23 @@ type Timing struct {
 	Timeout  time.Duration // of each call
 }
 
-// stretchBytes is the volume in flight (callers × payload) above which a run's warm-up and
-// measured phase grow in proportion, up to maxStretch times: with c = 64 and 8 MiB a call takes
-// seconds, and a phase of the usual length would end before the first calls do.
+// A run's warm-up and measured phase grow with what one call moves, so that the measured phase
+// holds many calls rather than the first few, and the warm-up covers the buffer pools' growth:
+// in proportion to the volume in flight (callers × payload) above stretchBytes, and to the
+// payload itself above stretchSize, whichever is more, up to maxStretch times. With c = 64 and
+// 8 MiB a call takes seconds; with c = 4 and 8 MiB a 1 s phase held 20–70 calls, half of them
+// while the pools were still growing.
 const (
 	stretchBytes = 128 << 20
+	stretchSize  = 2 << 20
 	maxStretch   = 4
 )
 
 // For returns the timing of a run in cell: t, its warm-up and measured phase stretched by
-// c × size / stretchBytes (at least 1, at most maxStretch).
+// the larger of c × size / stretchBytes and size / stretchSize (at least 1, at most maxStretch).
 func (t Timing) For(cell Cell) Timing {
-	f := min(max(float64(cell.C)*float64(cell.Size)/stretchBytes, 1), maxStretch)
+	f := max(float64(cell.C)*float64(cell.Size)/stretchBytes, float64(cell.Size)/stretchSize)
+	f = min(max(f, 1), maxStretch)
 	t.Warmup = time.Duration(float64(t.Warmup) * f)
 	t.Duration = time.Duration(float64(t.Duration) * f)
 	return t
