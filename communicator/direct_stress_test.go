@@ -458,10 +458,10 @@ func checkNoConnLoss(t *testing.T, c *communicator.Communicator) {
 }
 
 // TestDirectPathConnectionChurn: two callers make sync, async and one-way calls, often alone on
-// their net thread (so they go direct), while their connections keep ending under them: the
-// servers' side resets or closes them (through fault proxies), the client closes them when idle
-// (an endpoint -t of 25 ms), and the servant's endpoint list drops and restores each of its two
-// endpoints; then the Communicator closes while they call. Every call ends (sync and one-way
+// their net thread (so they go direct), over two connections per endpoint, while those keep
+// ending under them: the servers' side resets or closes them (through fault proxies), the
+// client closes them when idle (an endpoint -t of 25 ms), and the servant's endpoint list drops
+// and restores each of its two endpoints; then the Communicator closes while they call. Every call ends (sync and one-way
 // calls return; every accepted async call is called back exactly once, before Close returns),
 // with its own reply or a timeout, connection or closed error; calls begun after Close returned
 // fail with ErrClosed.
@@ -481,7 +481,10 @@ func TestDirectPathConnectionChurn(t *testing.T) {
 		lists[1+i].Active = []endpoint.Endpoint{ep}
 	}
 	src := &listSource{last: lists[0]}
-	comm := newCommWith(t, faultConf(nil), communicator.WithNaming(src))
+	// Two connections per endpoint: a call that fails unsent on one moves to the other.
+	comm := newCommWith(t, faultConf(func(c *conf.Config) {
+		c.Servants = map[string]conf.Servant{servant: {Connections: 2}}
+	}), communicator.WithNaming(src))
 	sp, err := comm.Proxy(servant)
 	if err != nil {
 		t.Fatal(err)
