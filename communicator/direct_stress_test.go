@@ -69,11 +69,16 @@ func stampedBody(n int, caller byte, seq uint32) []byte {
 }
 
 // stampBytes is the pattern stamped bodies are cut from: long enough for the largest body of
-// the tests, at any offset.
+// the tests, at any offset; it repeats every 65521 bytes (a prime: the offsets of two bodies
+// never meet).
 var stampBytes = func() []byte {
-	b := make([]byte, 2<<20)
-	for i := range b {
+	const period = 65521
+	b := make([]byte, 7<<20)
+	for i := range period {
 		b[i] = byte(i*31 + i>>8)
+	}
+	for n := period; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
 	}
 	return b
 }()
@@ -126,7 +131,7 @@ func startOrderedEcho(t *testing.T) *orderedEcho {
 	e.rawServer = serveRaw(t, ln, func(_ int64, c net.Conn) {
 		defer func() { _ = c.Close() }()
 		<-e.gate
-		fr := codec.NewFrameReader(c, 0)
+		fr := codec.NewFrameReader(c, 32<<20)
 		next := map[byte]uint32{}
 		var req codec.RequestPacket
 		for {
@@ -631,5 +636,96 @@ func TestDirectPathAsyncBackupAlone(t *testing.T) {
 	t.Logf("backups: %+v; %d calls direct", st, directCalls(comm))
 	if st.Sent == 0 {
 		t.Errorf("no backup was sent: the test did not reach that path")
+	}
+}
+
+// TestDirectPathAfterLargeFrameFallback: when a frame of 1 MiB or more cannot get its writer
+// goroutine (the socket's descriptor cannot be duplicated: the process is out of descriptors),
+// the loop hands the rest of the frame to gnet instead. A small call after it must not be written
+// by its caller until gnet has written that rest, or its bytes land inside the large frame. The
+// peer, reading all along, finds every frame whole and in order. (Without the rule the caller's
+// write lands inside the large frame only when the socket has room at that moment, before the
+// loop fills it from gnet's buffer: a few rounds make that likely.)
+func TestDirectPathAfterLargeFrameFallback(t *testing.T) {
+	const (
+		rounds = 5
+		small  = 4
+		body   = 2 << 10
+		large  = 6 << 20 // more than the socket takes at once
+	)
+	e := startOrderedEcho(t)
+	comm := newComm(t, faultConf(livenessTimeouts))
+	sp := proxyToAddrs(t, comm, e.endpoint()+" -t 600000")
+	ctx := testCtx(t)
+	var seq uint32
+	send := func(n int) {
+		t.Helper()
+		if err := sp.InvokeOnewayRaw(ctx, "echo", stampedBody(n, 0, seq)); err != nil {
+			t.Fatalf("one-way call %d: %v", seq, err)
+		}
+		seq++
+	}
+	read := func() {
+		t.Helper()
+		total := int64(seq)
+		waitFor(t, "the peer reading every frame", func() bool { return e.frames.Load()+e.bad.Load() >= total || t.Failed() })
+		if got := e.frames.Load(); got != total {
+			t.Fatalf("the peer read %d well-formed frames in order, want the %d calls made", got, total)
+		}
+	}
+	send(body) // connects
+	waitFor(t, "the peer accepting the connection", func() bool { return e.accepts.Load() == 1 })
+	e.open()
+	for range rounds {
+		restore := outOfDescriptors(t)
+		send(large)
+		restore()
+		// gnet writes the rest of the large frame as the peer makes room; the small calls go
+		// meanwhile, each once the loop has let go of the thread (a call made at once, while
+		// the loop that completed the large one-way call still holds it, goes through it).
+		for range small {
+			time.Sleep(2 * time.Millisecond)
+			send(body)
+		}
+		read()
+	}
+	t.Logf("%d calls, %d of them direct", seq, directCalls(comm))
+}
+
+// outOfDescriptors makes the process unable to open a descriptor until the returned restore is
+// called (t.Cleanup calls it too): RLIMIT_NOFILE is lowered to the lowest free descriptor, and
+// every one below it is taken. Nothing else of the test may need a descriptor meanwhile.
+func outOfDescriptors(t *testing.T) (restore func()) {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	free, err := syscall.Dup(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = syscall.Close(free)
+	low := lim
+	low.Cur = uint64(free)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Skipf("cannot lower RLIMIT_NOFILE: %v", err)
+	}
+	var taken []int
+	restore = sync.OnceFunc(func() {
+		for _, fd := range taken {
+			_ = syscall.Close(fd)
+		}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			t.Errorf("restore RLIMIT_NOFILE: %v", err)
+		}
+	})
+	t.Cleanup(restore)
+	for {
+		fd, err := syscall.Dup(0)
+		if err != nil {
+			return restore
+		}
+		taken = append(taken, fd)
 	}
 }
