@@ -10,11 +10,10 @@ var errRetired = errors.New("endpoint left the servant's list")
 // holds (written and waiting for a reply, or queued while it connects) complete normally. Once it
 // holds none, Retire closes the connection (a dial under way is given up: its connection is
 // closed when it opens) and returns true; the caller then forgets the AdapterProxy. A
-// connection still holding the rest of a direct write (a one-way call's, whose call has ended)
-// waits for the loop to hand it on, as the idle and short-connection closes do: the chores that
-// call Retire run early in the loop's turn, before the flush that writes it.
+// connection still sending bytes of calls that have ended (sending) waits for them, as the idle
+// and short-connection closes do.
 func (a *AdapterProxy) Retire() bool {
-	if a.calls.len() > 0 || a.q.live > 0 || len(a.tail) > 0 {
+	if a.calls.len() > 0 || a.q.live > 0 || a.sending() {
 		return false
 	}
 	switch a.state {
@@ -25,4 +24,14 @@ func (a *AdapterProxy) Retire() bool {
 		a.state = stateIdle
 	}
 	return true
+}
+
+// sending reports whether bytes of calls already ended (one-way calls, completed once handed on)
+// are still on their way to the socket: the rest of a direct write (tail, which the loop's flush
+// hands on later in the turn than the chores), a large frame its writer goroutine is writing
+// (big), or bytes waiting in gnet's outbound buffer. A connection that holds no call but is
+// sending is not done: closing it (idle, short or retired) would cut a frame reported sent, and
+// the peer would read a truncated one. Loop goroutine only.
+func (a *AdapterProxy) sending() bool {
+	return len(a.tail) > 0 || a.big != nil || (a.state == stateConnected && a.conn != nil && a.outBuffered() > 0)
 }
