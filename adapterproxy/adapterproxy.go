@@ -116,6 +116,8 @@ type AdapterProxy struct {
 	big        *bigwrite.Writer     // a writer goroutine finishes a large frame: write nothing else
 	fd         int                  // the plain TCP connection's socket for direct writes, -1 without one (direct.go)
 	gnetQueued int                  // bytes in gnet's outbound buffer when the loop last looked: set after every write through gnet (direct.go)
+	outLeft    int64                // bytes of ended calls not yet in the socket when a close last looked (sending)
+	outMovedAt int64                // when that count last changed
 	tail       []byte               // the rest of a frame a direct write left: the loop writes it first
 	dialFails  int                  // consecutive failed dials (or connections reset before use)
 	proven     bool                 // the current connection has delivered a reply

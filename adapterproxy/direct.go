@@ -96,7 +96,7 @@ func (a *AdapterProxy) outBuffered() int {
 
 // attachFD notes the socket of connection c for direct writes (a plain TCP connection only).
 func (a *AdapterProxy) attachFD(c any) {
-	a.fd, a.gnetQueued, a.tail = -1, 0, a.tail[:0]
+	a.fd, a.gnetQueued, a.tail, a.outLeft = -1, 0, a.tail[:0], 0
 	if f, ok := c.(fder); ok && !a.udp {
 		a.fd = f.Fd()
 	}

@@ -14,9 +14,10 @@ import "errors"
 var errShort = errors.New("short connection: no call left")
 
 // closeIfDone closes a short connection that holds no call: none waiting for its reply, none
-// queued, no bytes of ended calls still being sent (sending). It reports whether it closed it.
+// queued, no bytes of ended calls still moving to the socket (sending). It reports whether it
+// closed it.
 func (a *AdapterProxy) closeIfDone() bool {
-	if a.state != stateConnected || a.udp || a.calls.len() > 0 || a.q.live > 0 || a.sending() {
+	if a.state != stateConnected || a.udp || a.calls.len() > 0 || a.q.live > 0 || a.sending(a.loop.Now(), sendStall) {
 		return false
 	}
 	a.detach(errShort)

@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -161,17 +160,7 @@ type slowReader struct {
 // its goroutines.
 func startSlowReader(t *testing.T, upstream string, rate int) *slowReader {
 	t.Helper()
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenSmallRcvBuf(t)
 	r := &slowReader{upstream: upstream, rate: rate}
 	r.serve(t, ln, func(_ int64, c net.Conn) { r.forward(c) })
 	return r

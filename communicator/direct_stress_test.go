@@ -117,17 +117,7 @@ func startOrderedEcho(t *testing.T) *orderedEcho {
 	e := &orderedEcho{gate: make(chan struct{})}
 	// A small receive buffer: the client's socket is full after its own send buffer (4 MiB at
 	// most on Linux) and this, not after the tens of megabytes a loopback receiver may take.
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenSmallRcvBuf(t)
 	e.rawServer = serveRaw(t, ln, func(_ int64, c net.Conn) {
 		defer func() { _ = c.Close() }()
 		<-e.gate

@@ -1,9 +1,12 @@
 package communicator_test
 
 import (
+	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
@@ -86,3 +89,22 @@ func (s *rawServer) track(c net.Conn) {
 
 // addr is the address the server listens on.
 func (s *rawServer) addr() string { return s.ln.Addr().String() }
+
+// listenSmallRcvBuf listens on a loopback port whose connections have a 64 KiB receive buffer:
+// a client's socket to it fills after its own send buffer and this, not after the tens of
+// megabytes a loopback receiver may take, so that large writes wait in the client.
+func listenSmallRcvBuf(t testing.TB) net.Listener {
+	t.Helper()
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		})
+		return errors.Join(err, serr)
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
