@@ -36,8 +36,8 @@ func (a *AdapterProxy) Retire() bool {
 // connection (idle, short or retired) would cut a frame reported sent, and the peer would read a
 // truncated one; so a close waits for them while they move (looked at each time it is asked: on
 // every chore tick). Bytes that have not moved for stall (a peer that stopped reading) do not
-// hold it: they would wait forever. Bytes already in the
-// kernel's socket buffer are not counted: they still go out after a close. Loop goroutine only.
+// hold it: they would wait forever. Bytes already in the kernel's socket buffer are not counted:
+// they still go out after a close. Loop goroutine only.
 func (a *AdapterProxy) sending(now, stall int64) bool {
 	left := int64(len(a.tail)) + a.bigLeft()
 	if a.state == stateConnected && a.conn != nil {
