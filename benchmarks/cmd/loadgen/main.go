@@ -24,6 +24,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -74,25 +75,10 @@ func main() {
 		name = "kitex-mux"
 	}
 	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			fatal(err.Error())
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fatal(err.Error())
-		}
-		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		record(*cpuprofile, pprof.StartCPUProfile, pprof.StopCPUProfile)
 	}
 	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
-		if err != nil {
-			fatal(err.Error())
-		}
-		if err := trace.Start(f); err != nil {
-			fatal(err.Error())
-		}
-		stopCPU := stopProfile
-		stopProfile = func() { trace.Stop(); f.Close(); stopCPU() }
+		record(*traceFile, trace.Start, trace.Stop)
 	}
 	var edge func(string)
 	if *syncEdges {
@@ -137,6 +123,20 @@ func main() {
 
 // stopProfile ends the -cpuprofile profile and the -trace trace, if any, before the process exits.
 var stopProfile = func() {}
+
+// record creates path and starts writing a profile or trace to it with start; stopProfile then
+// stops it with stop and closes the file, before what it stopped already.
+func record(path string, start func(io.Writer) error, stop func()) {
+	f, err := os.Create(path)
+	if err != nil {
+		fatal(err.Error())
+	}
+	if err := start(f); err != nil {
+		fatal(err.Error())
+	}
+	before := stopProfile
+	stopProfile = func() { stop(); f.Close(); before() }
+}
 
 func fatal(msg string) {
 	stopProfile()
