@@ -41,8 +41,9 @@ import (
 // call ends on the loop goroutine, as before. servantproxy's asyncBackup relies on it: it
 // submits a backup holding the lock that the backup's Notify takes, sound only because the
 // primary is on the thread then, or ending on the loop, which holds own meanwhile
-// (TestDirectPathAsyncBackupAlone hangs if the path is opened while calls wait). And callers only try own (TryLock), never wait for it, so no caller waits
-// on the loop while it holds a lock of its own.
+// (TestDirectPathAsyncBackupAlone hangs if the path is opened while calls wait). And callers
+// only try own (TryLock), never wait for it, so no caller waits on the loop while it holds a
+// lock of its own.
 
 // enter takes the loop side for the loop goroutine. It reports false when the loop goroutine
 // holds it already: gnet re-enters a callback synchronously (a write that fails inside Flush
