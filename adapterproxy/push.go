@@ -23,10 +23,6 @@ type PushSink interface {
 	Closed(a *AdapterProxy, err error)
 }
 
-// SetPush makes sink receive this proxy's pushes and connection events (nil: none). Must be
-// called before the proxy is used, or on the loop goroutine.
-func (a *AdapterProxy) SetPush(sink PushSink) { a.opts.Push = sink }
-
 // pushed handles a packet with request id 0. Without a sink that wants it, it is dropped with a
 // warning: TarsCpp's client throws and closes the connection instead, failing every call pending
 // on it because of a packet none of them asked for; keeping the connection costs nothing and

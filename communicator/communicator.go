@@ -298,7 +298,8 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		return sp, nil
 	}
 	s := c.cfg.ForServant(target.Object)
-	opts := objectproxy.Options{Balancer: s.LoadBalance, Retries: s.Retries, Guard: guardOf(s), Connections: s.Connections, Short: s.ShortConnections}
+	push := servantproxy.NewPushSink()
+	opts := objectproxy.Options{Balancer: s.LoadBalance, Retries: s.Retries, Guard: guardOf(s), Connections: s.Connections, Short: s.ShortConnections, Push: push}
 	var m *naming.Manager
 	objs := make([]*objectproxy.ObjectProxy, len(c.threads))
 	switch {
@@ -330,6 +331,7 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		AsyncTimeout: s.AsyncInvokeTimeout,
 		Stats:        c.shared,
 		Interceptor:  icpt,
+		Push:         push,
 		SetName:      set,
 		// Tail latency and overload (servantopts.go).
 		MaxInflight:   s.MaxInflight,

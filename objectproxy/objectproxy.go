@@ -45,6 +45,10 @@ type Options struct {
 	// Short makes every connection of the servant a short one: closed as soon as it holds no
 	// call, dialled again by the next (adapterproxy.Options.Short).
 	Short bool
+	// Push receives the pushes and connection events of every AdapterProxy of this ObjectProxy
+	// (adapterproxy.Options.Push); nil: pushes are logged and dropped. It is given here, at
+	// construction, so that a connection never exists without it.
+	Push adapterproxy.PushSink
 }
 
 // ObjectProxy routes the calls of one servant on one net thread.
@@ -87,6 +91,7 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 	}
 	ap.Breaker = o.Guard.Breaker
 	ap.Short = o.Short
+	ap.Push = o.Push
 	op := &ObjectProxy{
 		name: target.Object, loop: loop, opts: ap, retries: o.Retries,
 		why: o.WaitReason, noEndpoint: o.NoEndpoint,

@@ -43,27 +43,30 @@ func (s *ServantProxy) SetPushCallback(cb *PushCallback) {
 	s.p.push.cb.Store(cb)
 }
 
-// pushSink is a proxy's adapterproxy.PushSink: on the loop it copies what arrived into a pooled
-// call and hands it to an async worker, where the callback of the moment runs.
-type pushSink struct {
+// PushSink is a proxy's adapterproxy.PushSink: on the loop it copies what arrived into a pooled
+// call and hands it to an async worker, where the callback of the moment runs. The caller that
+// builds a proxy makes one with NewPushSink, builds the proxy's ObjectProxies with it
+// (objectproxy.Options.Push) and hands it to New (Options.Push), which binds it to the proxy: so
+// every connection has its sink from the start, and nothing is set on an ObjectProxy a loop
+// may already be running.
+type PushSink struct {
+	// p is set by New, before the ServantProxy exists: the loop reads it only after loading a
+	// callback, which only SetPushCallback on that ServantProxy stores (the atomic orders them).
 	p  *proxy
 	cb atomic.Pointer[PushCallback]
 	// The carriers' Finish functions, bound once.
 	onPush, onConnect, onClose func(*call.Call)
 }
 
-// initPush gives p its push sink and hands it to every ObjectProxy of p (before any call).
-func (p *proxy) initPush() {
-	s := &pushSink{p: p}
+// NewPushSink returns the push sink for one proxy's ObjectProxies, to be bound by New.
+func NewPushSink() *PushSink {
+	s := &PushSink{}
 	s.onPush, s.onConnect, s.onClose = s.finishPush, s.finishConnect, s.finishClose
-	p.push = s
-	for _, o := range p.objs {
-		o.SetPush(s)
-	}
+	return s
 }
 
 // Push implements adapterproxy.PushSink (on the loop).
-func (s *pushSink) Push(a *adapterproxy.AdapterProxy, r *codec.ResponsePacket) bool {
+func (s *PushSink) Push(a *adapterproxy.AdapterProxy, r *codec.ResponsePacket) bool {
 	cb := s.cb.Load()
 	if cb == nil || cb.OnPush == nil {
 		return false
@@ -80,7 +83,7 @@ func (s *pushSink) Push(a *adapterproxy.AdapterProxy, r *codec.ResponsePacket) b
 }
 
 // Connected implements adapterproxy.PushSink (on the loop).
-func (s *pushSink) Connected(a *adapterproxy.AdapterProxy) {
+func (s *PushSink) Connected(a *adapterproxy.AdapterProxy) {
 	if cb := s.cb.Load(); cb != nil && cb.OnConnect != nil {
 		if c := s.carrier(a, s.onConnect); c != nil {
 			s.p.async.Deliver(c)
@@ -89,7 +92,7 @@ func (s *pushSink) Connected(a *adapterproxy.AdapterProxy) {
 }
 
 // Closed implements adapterproxy.PushSink (on the loop).
-func (s *pushSink) Closed(a *adapterproxy.AdapterProxy, err error) {
+func (s *PushSink) Closed(a *adapterproxy.AdapterProxy, err error) {
 	if cb := s.cb.Load(); cb != nil && cb.OnClose != nil {
 		if c := s.carrier(a, s.onClose); c != nil {
 			c.Err = err
@@ -100,7 +103,7 @@ func (s *pushSink) Closed(a *adapterproxy.AdapterProxy, err error) {
 
 // carrier returns a call that carries an event of a's connection to an async worker, or nil
 // when the pool refuses it (its queue is full, or it is closing): the event is dropped.
-func (s *pushSink) carrier(a *adapterproxy.AdapterProxy, finish func(*call.Call)) *call.Call {
+func (s *PushSink) carrier(a *adapterproxy.AdapterProxy, finish func(*call.Call)) *call.Call {
 	if s.p.async.Reserve() != nil {
 		return nil
 	}
@@ -109,7 +112,7 @@ func (s *pushSink) carrier(a *adapterproxy.AdapterProxy, finish func(*call.Call)
 	return c
 }
 
-func (s *pushSink) finishPush(c *call.Call) {
+func (s *PushSink) finishPush(c *call.Call) {
 	p := &Push{Endpoint: c.Addr, Func: c.Func, Ret: c.Ret, Body: c.TakeBody(), Context: c.RspCtx, Status: c.RspSt}
 	call.Put(c)
 	if cb := s.cb.Load(); cb != nil && cb.OnPush != nil {
@@ -117,7 +120,7 @@ func (s *pushSink) finishPush(c *call.Call) {
 	}
 }
 
-func (s *pushSink) finishConnect(c *call.Call) {
+func (s *PushSink) finishConnect(c *call.Call) {
 	ep := c.Addr
 	call.Put(c)
 	if cb := s.cb.Load(); cb != nil && cb.OnConnect != nil {
@@ -125,7 +128,7 @@ func (s *pushSink) finishConnect(c *call.Call) {
 	}
 }
 
-func (s *pushSink) finishClose(c *call.Call) {
+func (s *PushSink) finishClose(c *call.Call) {
 	ep, err := c.Addr, c.Err
 	call.Put(c)
 	if cb := s.cb.Load(); cb != nil && cb.OnClose != nil {

@@ -31,6 +31,10 @@ type Options struct {
 	Stats *stats.Shared
 	// Interceptor wraps every call (tracing, metrics); nil: none, at no cost.
 	Interceptor interceptor.Client
+	// Push is the sink the ObjectProxies were built with (NewPushSink, objectproxy.Options.Push);
+	// New binds it to the proxy, whose SetPushCallback then feeds it. nil: the proxy gets no
+	// pushes.
+	Push *PushSink
 	// SetName makes every call a set call (TARS set routing): message type bit 0x80 and
 	// status[STATUS_SETNAME_VALUE] = SetName, encoded with the request. "" for none.
 	SetName string
@@ -74,14 +78,14 @@ type proxy struct {
 	limit   limiter           // max-inflight (limit.go)
 	backup  *backup           // backup requests (backup.go); nil: none
 	finish  func(*call.Call)  // Finish of async calls: finishAsync, or with the limit's release
-	push    *pushSink         // server pushes and connection events (push.go)
+	push    *PushSink         // server pushes and connection events (push.go)
 
 	rr atomic.Uint32 // first-layer round-robin over threads
 }
 
 // New builds the proxy for target over objs, the servant's ObjectProxies, one per net thread:
 // objs[i] was built on o.Threads[i] (Thread.NewObjectProxy), by the caller, which alone knows
-// how they are balanced and fed with endpoints.
+// how they are balanced and fed with endpoints, and with o.Push as their push sink.
 func New(target endpoint.Target, objs []*objectproxy.ObjectProxy, o Options) (*ServantProxy, error) {
 	if target.Object == "" {
 		return nil, errors.New("servantproxy: empty servant name")
@@ -114,7 +118,11 @@ func New(target endpoint.Target, objs []*objectproxy.ObjectProxy, o Options) (*S
 	if p.setName != "" {
 		p.setSt = map[string]string{statusSetName: p.setName}
 	}
-	p.initPush()
+	p.push = o.Push
+	if p.push == nil {
+		p.push = NewPushSink() // fed by nothing: the ObjectProxies were built without it
+	}
+	p.push.p = p
 	return &ServantProxy{p: p}, nil
 }
 
