@@ -173,8 +173,8 @@ func WithMaxConns(n int) Option {
 // WithIdleTimeout closes a connection that has received no bytes for d and has nothing in
 // flight: no handler running for one of its requests, no reply bytes unsent, no TLS handshake
 // under way (WithHandshakeTimeout bounds that). It is the -t of a TarsCpp adapter's endpoint. A
-// connection whose handler still runs or whose reply is still being written is never cut; its
-// idle time counts from its last byte once all of that is over. Connections are checked a few
+// connection whose handler still runs or whose reply is still being written is never cut: d
+// counts from the later of its last byte and the end of that work. Connections are checked a few
 // times per d (at most every second), so one closes between d and about 1.25 d after it fell
 // quiet. d <= 0, the default, never closes an idle connection.
 func WithIdleTimeout(d time.Duration) Option {
