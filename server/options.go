@@ -200,7 +200,9 @@ func WithBacklog(limit, minSent int) Option {
 // the server with requests for large replies and reads none cannot make it hold more than about
 // n bytes for it, not even for the 15 s WithBacklog's rule takes. The default, DefaultMaxBacklog
 // (256 MiB), is far above what a client that reads its replies leaves unsent, even one that
-// pipelines several replies of the maximum packet size. n <= 0 removes the cap.
+// pipelines several replies of the maximum packet size; a client that keeps more than that in
+// replies in flight and reads them more slowly than they are made may be closed: raise the cap
+// for such clients. n <= 0 removes the cap.
 func WithMaxBacklog(n int) Option {
 	return func(o *options) { o.maxBacklog = max(n, 0) }
 }
