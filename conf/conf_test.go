@@ -77,7 +77,8 @@ func fullConfig() Config {
 		"Hello.Server.AuditObj": {},
 	}
 	c.Server.Adapters = []Adapter{
-		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000", Threads: 4, QueueCap: 10000},
+		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000", Threads: 4, QueueCap: 10000,
+			MaxConns: 128, BackPacketLimit: 100 << 20, BackPacketMin: 1024, MaxBacklog: 256 << 20},
 		{Servant: "Hello.Server.AuditObj", Endpoint: "tcp -h ::1 -p 0"},
 	}
 	return c
@@ -282,6 +283,14 @@ func TestValidate(t *testing.T) {
 		{"servant name with endpoints", func(c *Config) { c.Servants = map[string]Servant{"A@tcp -h a": {}} }, `conf: servant."A@tcp -h a": servant name must not contain white space, '@' or '#'`},
 		{"server.netthread", func(c *Config) { c.Server.NetThread = 0 }, "conf: server.netthread = 0: must be between 1 and 256"},
 		{"server.max-packet-size", func(c *Config) { c.Server.MaxPacketSize = 0 }, "conf: server.max-packet-size = 0: must be between 64 and 1073741824"},
+		{"adapter maxconns", func(c *Config) { c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", MaxConns: -2}} }, "conf: server.adapter[0].maxconns = -2: must be between -1 and 4194303"},
+		{"adapter backpacketlimit", func(c *Config) {
+			c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", BackPacketLimit: 1 << 31}}
+		}, "conf: server.adapter[0].backpacketlimit = 2147483648: must be between -1 and 2147483647"},
+		{"adapter backpacketmin", func(c *Config) {
+			c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", BackPacketMin: -1}}
+		}, "conf: server.adapter[0].backpacketmin = -1: must be between 0 and 2147483647"},
+		{"adapter maxbacklog", func(c *Config) { c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", MaxBacklog: -5}} }, "conf: server.adapter[0].maxbacklog = -5: must be between -1 and 1099511627776"},
 		{"adapter servant", func(c *Config) { c.Server.Adapters = []Adapter{{Endpoint: "tcp -h a"}} }, `conf: server.adapter[0].servant = "": servant name must not be empty`},
 		{"adapter endpoint", func(c *Config) { c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: " "}} }, `conf: server.adapter[0].endpoint = " ": must be an endpoint such as "tcp -h 127.0.0.1 -p 18015"`},
 		{"adapter duplicate", func(c *Config) {

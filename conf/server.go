@@ -81,8 +81,10 @@ type Adapter struct {
 
 	// Endpoint is where to listen, in the endpoint grammar: "tcp -h 127.0.0.1 -p 18015". Port 0
 	// picks a free port; "ssl -h ..." serves TLS (cert and key required); -e 1 requires TARS
-	// authentication (accesskey and secretkey required). The server parses it (package
-	// endpoint); conf checks only that it is set.
+	// authentication (accesskey and secretkey required); -t is the idle timeout in milliseconds
+	// (server.WithIdleTimeout), counted in whole seconds as TarsCpp does: absent means 3000,
+	// TarsCpp's default; 0 or less than 1000 never closes an idle connection. The server parses
+	// it (package endpoint); conf checks only that it is set.
 	Endpoint string `toml:"endpoint"`
 
 	// Threads is the number of goroutines running this adapter's handlers (server.WithWorkers),
@@ -93,6 +95,24 @@ type Adapter struct {
 	// QueueCap bounds the requests waiting for a handler goroutine when Threads > 0; a request
 	// finding it full is answered -9 (overload). 0 means 10000. 0..16777216.
 	QueueCap int `toml:"queuecap"`
+
+	// MaxConns bounds the adapter's open connections (server.WithMaxConns): one accepted beyond
+	// it is closed at once. 0 means 128, TarsCpp's default; -1 sets no limit. -1..4194303.
+	MaxConns int `toml:"maxconns"`
+
+	// BackPacketLimit and BackPacketMin are TarsCpp's rule against clients that do not read their
+	// replies (server.WithBacklog): a connection whose unsent reply bytes stay above
+	// BackPacketLimit and that sends at most BackPacketMin bytes in each of 3 windows of 5 s in a
+	// row is closed. 0 means TarsCpp's defaults, 104857600 (100 MiB) and 1024; a
+	// BackPacketLimit of -1 turns the rule off. BackPacketLimit -1..2147483647, BackPacketMin
+	// 0..2147483647.
+	BackPacketLimit int `toml:"backpacketlimit"`
+	BackPacketMin   int `toml:"backpacketmin"`
+
+	// MaxBacklog closes a connection at once when its unsent reply bytes exceed it
+	// (server.WithMaxBacklog): the bound on what one client that does not read can make the
+	// server hold. 0 means 268435456 (256 MiB); -1 removes the cap. -1..1099511627776.
+	MaxBacklog int `toml:"maxbacklog"`
 
 	// ServerTLS overrides the [server]'s ca, cert, key, verifyclient, tls-min-version and
 	// tls-ciphers for this adapter; they apply only to an ssl endpoint.

@@ -3,6 +3,7 @@ package conf
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,11 +13,13 @@ import (
 
 // Limits of the values Validate accepts.
 const (
-	maxNetThread       = 64      // TarsCpp's MAX_CLIENT_THREAD_NUM
-	maxAsyncThread     = 1024    // TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM
-	maxServerNetThread = 256     // gnet event loops of the server
-	maxServerThreads   = 1024    // handler goroutines of a server adapter
-	maxQueueCap        = 1 << 24 // queue-cap, asyncqueuecap and async-inflight-limit
+	maxNetThread       = 64        // TarsCpp's MAX_CLIENT_THREAD_NUM
+	maxAsyncThread     = 1024      // TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM
+	maxServerNetThread = 256       // gnet event loops of the server
+	maxServerThreads   = 1024      // handler goroutines of a server adapter
+	maxServerConns     = 1<<22 - 1 // an adapter's maxconns: TarsCpp's bound
+	maxBacklog         = 1 << 40   // an adapter's maxbacklog
+	maxQueueCap        = 1 << 24   // queue-cap, asyncqueuecap and async-inflight-limit
 	minPacketSize      = 64
 	maxPacketSize      = 1 << 30
 	maxRetries         = 5
@@ -104,6 +107,10 @@ func (c *Config) Validate() error {
 		key := "server.adapter[" + strconv.Itoa(i) + "]"
 		v.intRange(key+".threads", a.Threads, 0, maxServerThreads)
 		v.intRange(key+".queuecap", a.QueueCap, 0, maxQueueCap)
+		v.intRange(key+".maxconns", a.MaxConns, -1, maxServerConns)
+		v.intRange(key+".backpacketlimit", a.BackPacketLimit, -1, math.MaxInt32)
+		v.intRange(key+".backpacketmin", a.BackPacketMin, 0, math.MaxInt32)
+		v.intRange(key+".maxbacklog", a.MaxBacklog, -1, maxBacklog)
 		if a.ServerTLS != (ServerTLS{}) {
 			// Checked merged, so that an adapter's verifyclient may rely on the [server]'s ca.
 			v.errs = append(v.errs, c.Server.ForAdapter(i).ServerTLS.Check(key+"."))

@@ -41,8 +41,8 @@
 //	retry_in     the wait before the next attempt
 //	active       how many endpoints a list holds
 //	path, key, value, host, port, istcp, state, loops, workers, since_read, since_ping,
-//	since_moved, panic, stack, ttl, ret (a TARS return code), bytes (a size): what their names
-//	say, where one subsystem needs them
+//	since_moved, panic, stack, ttl, ret (a TARS return code), bytes (a size), sent (bytes
+//	sent): what their names say, where one subsystem needs them
 //
 // Loggers are named after the subsystem: tarscomm (the Communicator's default), registry,
 // naming-file, asyncproc, server, gnet.

@@ -17,22 +17,29 @@ import (
 // what the socket does not take is finished by a bigwrite.Writer from those buffers, instead of
 // being copied into gnet's outbound buffer. While such a writer runs, replies wait in cs.held, in
 // order: large ones are taken over, small ones copied. Loop goroutine only.
+//
+// It fails with errBacklog, leaving the closing of c to the caller, when the connection's unsent
+// bytes exceed WithMaxBacklog (limits.go).
 func (l *loop) send(cs *conn, c gnet.Conn, out *replies) (handed bool, err error) {
 	size := out.size()
 	if cs.big != nil {
+		cs.lim.held += size
 		if size >= bigwrite.Min || len(out.large) > 0 {
 			cs.held = append(cs.held, *out) // take it over rather than copy it
-			return true, nil
+			return true, l.checkBacklog(cs, c)
 		}
 		if n := len(cs.held); n > 0 && len(cs.held[n-1].large) == 0 && len(cs.held[n-1].b) < bigwrite.Min {
 			cs.held[n-1].b = append(cs.held[n-1].b, out.b...)
 		} else {
 			cs.held = append(cs.held, replies{b: append([]byte(nil), out.b...)})
 		}
-		return false, nil
+		return false, l.checkBacklog(cs, c)
 	}
+	cs.lim.handed += int64(size)
 	if size < bigwrite.Min && len(out.large) == 0 {
-		_, err = c.Write(out.b) // the common case: small replies
+		if _, err = c.Write(out.b); err == nil { // the common case: small replies
+			err = l.checkBacklog(cs, c)
+		}
 		return false, err
 	}
 	iov := out.vec(l.iov[:0])
@@ -49,7 +56,7 @@ func (l *loop) send(cs *conn, c gnet.Conn, out *replies) (handed bool, err error
 				}
 				if w, err := bigwrite.StartVec(fd, iov, n); err == nil {
 					l.startBig(cs, w, *out)
-					return true, nil
+					return true, l.checkBacklog(cs, c)
 				}
 				iov = bigwrite.Skip(iov, n) // no descriptor to spare: gnet copies the rest
 			}
@@ -61,6 +68,9 @@ func (l *loop) send(cs *conn, c gnet.Conn, out *replies) (handed bool, err error
 		_, err = c.Writev(iov)
 	}
 	out.release()
+	if err == nil {
+		err = l.checkBacklog(cs, c)
+	}
 	return false, err
 }
 
@@ -108,12 +118,15 @@ func (l *loop) bigDone(cs *conn, w *bigwrite.Writer, out replies, err error) {
 		next := cs.held[0]
 		cs.held[0] = replies{}
 		cs.held = cs.held[1:]
+		cs.lim.held -= next.size()
 		handed, err := l.send(cs, cs.c, &next)
 		if !handed {
 			bufpool.Put(next.b)
 		}
 		if err != nil {
-			_ = cs.c.Close()
+			if cs.c != nil { // a failed write closed it already (OnClose); errBacklog did not
+				_ = cs.c.Close()
+			}
 			return
 		}
 	}

@@ -41,6 +41,10 @@ type conn struct {
 	big    *bigwrite.Writer         // a writer goroutine finishes a large reply: write nothing else
 	held   []replies                // replies waiting, in order, for big to finish
 	gone   atomic.Bool              // OnClose ran: pushes fail (push.go)
+	lim    connLimits               // what the limits watch (limits.go)
+	// handling counts the requests handed to workers whose replies are not yet queued in out
+	// (limits.go: an idle connection is not closed while it is not 0).
+	handling atomic.Int32
 
 	mu     sync.Mutex // guards the following: replies from workers not yet written
 	out    replies
@@ -65,10 +69,14 @@ type loop struct {
 	resp   codec.ResponsePacket
 	batch  []*conn    // spare for dirty
 	routes routeCache // last servant and function routed to
+	conns  []*conn    // the open connections, when limits are checked (limits.go)
 
 	mu        sync.Mutex // guards the following: conns with replies from workers
 	dirty     []*conn
 	scheduled bool // flushTask is queued on the loop
+
+	sweepTask gnet.Runnable // checks the limits of conns (limits.go)
+	sweepDue  atomic.Bool   // sweepTask is queued on the loop
 }
 
 // loopOf returns the state of event loop el, creating it on first use.
@@ -79,6 +87,7 @@ func (s *Server) loopOf(el gnet.EventLoop) *loop {
 	if l == nil {
 		l = &loop{s: s, el: el, rsp: newScratch()}
 		l.flushTask = gnet.RunnableFunc(l.flush)
+		l.sweepTask = gnet.RunnableFunc(l.sweep)
 		s.loops[el] = l
 	}
 	return l
@@ -161,7 +170,7 @@ func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize},
 		authed: s.opts.authKeys == nil}
 	cs.remote = cloneAddr(c.RemoteAddr())
-	if s.stopping.Load() {
+	if s.stopping.Load() || !s.admit(cs) {
 		return nil, gnet.Close
 	}
 	if s.opts.tls != nil {
@@ -169,6 +178,7 @@ func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 			func(err error) { s.log.Debug("tls handshake failed", zap.Error(err)) })
 	}
 	c.SetContext(cs)
+	cs.loop.watch(cs)
 	return nil, gnet.None
 }
 
@@ -196,6 +206,7 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 		cs.held = nil
 		cs.in.Reset()
 		c.SetContext(nil)
+		cs.loop.forget(cs)
 		if cs.hs != nil {
 			cs.hs.Close()
 		}
@@ -222,6 +233,7 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
+	cs.lim.active = true // not idle (limits.go)
 	var tlsErr error
 	if cs.hs != nil {
 		lc, err := cs.hs.Feed()
@@ -264,6 +276,11 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 		if !l.serve(cs, frame, owned) {
 			action = gnet.Close
 			break
+		}
+		if m := l.s.opts.maxBacklog; m > 0 && l.out.size() > m {
+			l.capped(cs, l.out.size()) // before this read's replies take more memory
+			l.dropOut()
+			return gnet.Close
 		}
 	}
 	if len(l.out.b) > 0 {
@@ -365,10 +382,17 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 			}
 			fillCurrent(&j.cur, req, remote)
 			j.cur.conn = cs
+			busy := cs != nil && s.opts.idle > 0 // the idle rule must see the handler (limits.go)
+			if busy {
+				cs.handling.Add(1)
+			}
 			select {
 			case s.jobs <- j:
 				return true
 			default:
+				if busy {
+					cs.handling.Add(-1)
+				}
 				s.done(1)
 				h, ret, desc = nil, codec.RetOverload, "server queue is full"
 			}
@@ -420,7 +444,11 @@ func (l *loop) flush(context.Context) error {
 		cs.mu.Unlock()
 		handed := false
 		if cs.c != nil {
-			handed, _ = l.send(cs, cs.c, &out) // on error gnet closes the conn and calls OnClose
+			var err error
+			// On a failed write gnet closes the conn and calls OnClose; errBacklog closes it here.
+			if handed, err = l.send(cs, cs.c, &out); err != nil && cs.c != nil {
+				_ = cs.c.Close()
+			}
 		} else {
 			out.release() // the connection is gone: its replies are dropped
 		}

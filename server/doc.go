@@ -59,6 +59,33 @@
 // connection has closed, Push fails with ErrConnClosed. A tarscomm client hands it to the
 // proxy's push callback (servantproxy.SetPushCallback).
 //
+// # Limits
+//
+// One client cannot exhaust the server; the rules are TarsCpp's TC_EpollServer's, plus a hard
+// cap:
+//
+//   - WithMaxConns: a connection accepted beyond the limit is closed at once. Off by default.
+//   - WithIdleTimeout: a connection that has received no bytes for the timeout and has nothing in
+//     flight (no handler running for it in worker mode, no reply bytes unsent, no large reply
+//     being written, no TLS handshake, which WithHandshakeTimeout bounds) is closed. A
+//     connection whose handler runs or whose reply is being written is never cut. Off by
+//     default.
+//   - WithBacklog, TarsCpp's rule against clients that do not read their replies: a connection
+//     whose unsent reply bytes (everything the server holds for it: gnet's outbound buffer, the
+//     large-reply writer's rest and the replies held behind it, worker replies the loop has not
+//     written yet) stay above the limit, and that sends at most the minimum in each of 3
+//     windows of 5 s in a row, is closed and logged at warn level with what it sent. On by
+//     default with TarsCpp's defaults: 100 MiB and 1024 bytes.
+//   - WithMaxBacklog: a connection whose unsent reply bytes pass the cap (256 MiB by default) is
+//     closed at once, before the replies of a read take more memory: a flood of requests for
+//     large replies cannot run the server out of memory in the 15 s the rule above takes.
+//
+// Refusals and closes are counted (LimitStats) and logged: refusals and idle closes at debug
+// level, the backlog rules at warn. The idle and slow-reader rules are checked on each
+// connection's own event loop, by a sweep every second or less (gnet's ticker queues it on
+// every loop) that runs only when one of them is on; on the per-request path the limits cost
+// a flag store and a byte count per read. UDP has no connections: the limits do not apply.
+//
 // # Stopping
 //
 // Stop refuses new connections (closed on accept) and new requests (answered with RetOverload

@@ -26,6 +26,11 @@ type options struct {
 	authKeys      func(accessKey string) (secretKey string, ok bool) // nil: no authentication
 	icpt          []interceptor.Server                               // around every handler call
 	stats         bool                                               // count requests served
+	maxConns      int                                                // open connections; 0: no limit
+	idle          time.Duration                                      // idle connections close; 0: never
+	backlogLimit  int                                                // the slow-reader rule's threshold; 0: off
+	backlogMin    int                                                // bytes a backlogged connection sends per window
+	maxBacklog    int                                                // unsent reply bytes that close at once; 0: no cap
 }
 
 // Default values of the options.
@@ -34,6 +39,15 @@ const (
 	DefaultQueueCap = 10000
 	// DefaultHandshakeTimeout is the default limit of a client's TLS handshake (WithTLS).
 	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultBacklogLimit and DefaultBacklogMin are the defaults of WithBacklog: TarsCpp's
+	// (Application reads backpacketlimit with a default of 100 MiB, backpacketmin 1024).
+	DefaultBacklogLimit = 100 << 20
+	DefaultBacklogMin   = 1024
+	// DefaultMaxBacklog is the default of WithMaxBacklog, 256 MiB: room for a client that
+	// pipelines a few dozen replies of the default maximum packet size (10 MiB) and reads them as
+	// they come, far above what a reader that keeps up leaves behind, yet a bound on what one
+	// client can make the server hold.
+	DefaultMaxBacklog = 256 << 20
 )
 
 func defaultOptions() options {
@@ -42,6 +56,9 @@ func defaultOptions() options {
 		maxPacketSize: codec.DefaultMaxPacketSize,
 		queueCap:      DefaultQueueCap,
 		handshake:     DefaultHandshakeTimeout,
+		backlogLimit:  DefaultBacklogLimit,
+		backlogMin:    DefaultBacklogMin,
+		maxBacklog:    DefaultMaxBacklog,
 	}
 }
 
@@ -144,4 +161,48 @@ func WithInterceptor(ss ...interceptor.Server) Option {
 // stat service with report/stat (FromClient false).
 func WithStats() Option {
 	return func(o *options) { o.stats = true }
+}
+
+// WithMaxConns bounds the open connections of the server, as TarsCpp's adapter key maxconns
+// does: a connection accepted beyond n is closed at once (logged at debug level, counted in
+// LimitStats). n <= 0, the default, sets no limit.
+func WithMaxConns(n int) Option {
+	return func(o *options) { o.maxConns = max(n, 0) }
+}
+
+// WithIdleTimeout closes a connection that has received no bytes for d and has nothing in
+// flight: no handler running for one of its requests, no reply bytes unsent, no TLS handshake
+// under way (WithHandshakeTimeout bounds that). It is the -t of a TarsCpp adapter's endpoint. A
+// connection whose handler still runs or whose reply is still being written is never cut: d
+// counts from the later of its last byte and the end of that work. Connections are checked a few
+// times per d (at most every second), so one closes between d and about 1.25 d after it fell
+// quiet. d <= 0, the default, never closes an idle connection.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(o *options) { o.idle = max(d, 0) }
+}
+
+// WithBacklog sets TarsCpp's rule against clients that do not read their replies
+// (BackPacketBuffLimit and BackPacketBuffMin of TC_EpollServer): while a connection's unsent reply
+// bytes (what gnet has buffered, what a large-reply writer has left, replies waiting behind it
+// or for the loop) stay above limit, the server measures every 5 s the bytes it managed to send;
+// a connection that sent minSent bytes or fewer in each of 3 windows in a row is closed, and logged
+// at warn level with what it sent. The rule is on by default with TarsCpp's defaults,
+// DefaultBacklogLimit (100 MiB) and DefaultBacklogMin (1024 bytes). limit <= 0 turns it off;
+// a negative minSent counts as 0. WithMaxBacklog bounds the backlog at once.
+func WithBacklog(limit, minSent int) Option {
+	return func(o *options) {
+		o.backlogLimit, o.backlogMin = max(limit, 0), max(minSent, 0)
+	}
+}
+
+// WithMaxBacklog closes a connection at once when its unsent reply bytes (as counted by
+// WithBacklog, including the replies of the read being served) exceed n: a client that floods
+// the server with requests for large replies and reads none cannot make it hold more than about
+// n bytes for it, not even for the 15 s WithBacklog's rule takes. The default, DefaultMaxBacklog
+// (256 MiB), is far above what a client that reads its replies leaves unsent, even one that
+// pipelines several replies of the maximum packet size; a client that keeps more than that in
+// replies in flight and reads them more slowly than they are made may be closed: raise the cap
+// for such clients. n <= 0 removes the cap.
+func WithMaxBacklog(n int) Option {
+	return func(o *options) { o.maxBacklog = max(n, 0) }
 }

@@ -15,8 +15,9 @@ const maxLarge = 256
 // them into, which the replies owns until they are written, and are written from there, each
 // between b[:at] and b[at:] (a vectored write), instead of being copied into b.
 type replies struct {
-	b     []byte
-	large []largeBody // by increasing at
+	b      []byte
+	large  []largeBody // by increasing at
+	bodies int         // the bytes of large's bodies
 }
 
 // largeBody is the body of one large reply.
@@ -40,6 +41,7 @@ func (r *replies) add(rp *codec.ResponsePacket, req *codec.RequestPacket, ret in
 	var at int
 	r.b, at = codec.AppendResponseAround(r.b, rp)
 	r.large = append(r.large, largeBody{at: at, body: body, buf: scratch})
+	r.bodies += len(body)
 	return true
 }
 
@@ -50,13 +52,7 @@ func within(b, buf []byte) bool {
 }
 
 // size returns the bytes of r's frames.
-func (r *replies) size() int {
-	n := len(r.b)
-	for _, l := range r.large {
-		n += len(l.body)
-	}
-	return n
-}
+func (r *replies) size() int { return len(r.b) + r.bodies }
 
 // vec appends r's frames to v as slices to write in order, and returns the result.
 func (r *replies) vec(v [][]byte) [][]byte {
@@ -76,6 +72,7 @@ func (r *replies) release() {
 		r.large[i] = largeBody{}
 	}
 	r.large = r.large[:0]
+	r.bodies = 0
 }
 
 // free gives back all of r's buffers.

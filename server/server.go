@@ -105,6 +105,8 @@ type Server struct {
 
 	addrStr atomic.Pointer[string] // the bound address as text, for stats and interceptors
 
+	lim serverLimits // WithMaxConns, WithIdleTimeout, WithBacklog, WithMaxBacklog (limits.go)
+
 	// UDP (udp.go). Set by Start and OnBoot before the loops serve; read-only afterwards,
 	// except replyFD, which the last worker closes.
 	udp        bool         // serving datagrams
@@ -137,6 +139,7 @@ func New(opts ...Option) *Server {
 	if o.stats {
 		s.stats = new(stats.Shared)
 	}
+	s.lim.window = backlogWindow
 	return s
 }
 
@@ -226,6 +229,9 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 		gnet.WithNumEventLoop(loops),
 		gnet.WithReuseAddr(true),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+	}
+	if s.lim.tick = s.sweepTick(); s.lim.tick > 0 {
+		gopts = append(gopts, gnet.WithTicker(true)) // OnTick sweeps the limits (limits.go)
 	}
 	var err error
 	s.tlsStop, s.tlsCancel = context.WithCancel(context.Background())

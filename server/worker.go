@@ -50,8 +50,12 @@ func (s *Server) work() {
 		resp   codec.ResponsePacket
 		udpOut []byte // a datagram reply being sent
 	)
+	idle := s.opts.idle > 0 // dispatch counted the job in its conn's handling
 	for j := range s.jobs {
 		if s.forced.Load() {
+			if idle && j.cs != nil {
+				j.cs.handling.Add(-1)
+			}
 			s.done(1) // Stop gave up waiting: drop what is still queued
 			putJob(j)
 			continue
@@ -60,6 +64,9 @@ func (s *Server) work() {
 		taken := false // the reply took rsp over
 		switch {
 		case j.req.PacketType == codec.PacketOneway:
+			if idle && j.cs != nil {
+				j.cs.handling.Add(-1)
+			}
 			s.done(1)
 		case j.cs == nil:
 			udpOut = s.replyDatagram(udpOut, &resp, j, body, ret, desc)
@@ -72,6 +79,9 @@ func (s *Server) work() {
 			wake := !cs.queued
 			cs.queued = true
 			cs.mu.Unlock()
+			if idle {
+				cs.handling.Add(-1) // after the reply is in out, where the idle rule sees it
+			}
 			if wake {
 				cs.loop.enqueue(cs)
 			}

@@ -6,6 +6,24 @@
 // secretkey), and the [server]'s netthread and max-packet-size. A udp endpoint serves TARS over
 // datagrams (server's # UDP), without TLS or authentication.
 //
+// # Limits
+//
+// An adapter's connection limits (server's # Limits) default to what a TarsCpp server applies to
+// a configuration that does not set them, so that a file behaves as it would there:
+//
+//   - maxconns: 128 (TarsCpp's Application reads <maxconns> with a default of 128); -1 for no limit.
+//   - the endpoint's -t, the idle timeout: 3000 ms when absent (TC_Endpoint's default), counted
+//     in whole seconds as TC_EpollServer does, so that -t 0, or any value below 1000, never
+//     closes an idle connection.
+//   - backpacketlimit and backpacketmin, TarsCpp's slow-reader rule: 100 MiB and 1024 bytes
+//     (TarsCpp reads them from its <server> section with these defaults; here they are adapter
+//     keys); backpacketlimit = -1 turns the rule off.
+//   - maxbacklog, this server's hard cap on a connection's unsent reply bytes:
+//     server.DefaultMaxBacklog (256 MiB); -1 removes it.
+//
+// 0 in any of these keys means its default. Options from code apply after the file's and
+// override them (server.WithMaxConns(0) lifts the limit).
+//
 // # Why a package of its own
 //
 // server is an engine package and, like every engine package, takes plain values from code

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +89,7 @@ func AdapterOptions(c *conf.Server, i int) (endpoint.Endpoint, []server.Option, 
 		server.WithWorkers(a.Threads),
 		server.WithQueueCap(a.QueueCap),
 	}
+	opts = append(opts, limits(&a, ep)...)
 	switch ep.Proto {
 	case endpoint.UDP:
 		if c.Adapters[i].ServerTLS != (conf.ServerTLS{}) {
@@ -123,6 +126,44 @@ func AdapterOptions(c *conf.Server, i int) (endpoint.Endpoint, []server.Option, 
 		opts = append(opts, server.WithAuth(keys(a.AccessKey, a.SecretKey)))
 	}
 	return ep, opts, nil
+}
+
+// TarsCpp's defaults of an adapter's limits, as its Application applies them.
+const (
+	defaultMaxConns    = 128       // <maxconns>, read with a default of 128
+	defaultIdleTimeout = 3000      // an endpoint's -t when absent (TC_Endpoint), in ms
+	defaultBackLimit   = 100 << 20 // <backpacketlimit>
+	defaultBackMin     = 1024      // <backpacketmin>
+)
+
+// limits returns the options of a's connection limits: maxconns, the -t of its endpoint ep,
+// backpacketlimit, backpacketmin, maxbacklog. 0 in a key means TarsCpp's default, -1 no limit.
+// TarsCpp counts -t in whole seconds (a connection's timeout is the endpoint's -t / 1000, and 0
+// is never), and so does this.
+func limits(a *conf.Adapter, ep endpoint.Endpoint) []server.Option {
+	or := func(v, def int) int {
+		switch v {
+		case 0:
+			return def
+		case -1:
+			return 0 // the server's "no limit"
+		}
+		return v
+	}
+	idle := ep.Timeout
+	if !slices.Contains(strings.Fields(a.Endpoint), "-t") {
+		idle = defaultIdleTimeout * time.Millisecond
+	}
+	backMin := a.BackPacketMin
+	if backMin == 0 {
+		backMin = defaultBackMin
+	}
+	return []server.Option{
+		server.WithMaxConns(or(a.MaxConns, defaultMaxConns)),
+		server.WithIdleTimeout(idle.Truncate(time.Second)),
+		server.WithBacklog(or(a.BackPacketLimit, defaultBackLimit), backMin),
+		server.WithMaxBacklog(or(a.MaxBacklog, server.DefaultMaxBacklog)),
+	}
 }
 
 // keys is the key lookup of one access key.

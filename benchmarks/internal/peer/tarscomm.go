@@ -113,8 +113,14 @@ func (s *tarscommSlot) Start(seq uint64) error {
 // default, and its fastest mode for handlers that never block).
 type tarscommServer struct{ s *server.Server }
 
+// noBacklogCap lifts the server's cap on a connection's unsent replies (server.WithMaxBacklog,
+// 256 MiB): with 64 callers of 8 MiB a client may hold 512 MiB of replies in flight, and the
+// other servers measured close no connection for that (TarsCpp's slow-reader rule stays on:
+// it closes only a client that reads nothing).
+var noBacklogCap = server.WithMaxBacklog(0)
+
 func startTarscommServer(addr string, cfg ServerConfig) (Server, error) {
-	s := server.New(server.WithNumEventLoop(cfg.Loops), server.WithMaxPacketSize(MaxFrame))
+	s := server.New(server.WithNumEventLoop(cfg.Loops), server.WithMaxPacketSize(MaxFrame), noBacklogCap)
 	if err := server.HandleProto(s, Servant, Method, echoTarscomm); err != nil {
 		return nil, err
 	}

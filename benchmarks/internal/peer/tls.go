@@ -128,7 +128,7 @@ func startTarscommTLSServer(addr string, cfg ServerConfig) (Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := server.New(server.WithNumEventLoop(cfg.Loops), server.WithMaxPacketSize(MaxFrame), server.WithTLS(tc))
+	s := server.New(server.WithNumEventLoop(cfg.Loops), server.WithMaxPacketSize(MaxFrame), noBacklogCap, server.WithTLS(tc))
 	if err := server.HandleProto(s, Servant, Method, echoTarscomm); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,288 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/internal/bufpool"
+)
+
+// The limits that keep one client from exhausting the server (WithMaxConns, WithIdleTimeout,
+// WithBacklog, WithMaxBacklog), TC_EpollServer's rules:
+//
+//   - maxconns is counted at accept (OnOpen, any loop): one atomic counter.
+//   - The hard backlog cap is checked where replies are handed to a connection (send, and after
+//     each request of a read in OnTraffic), on the connection's loop.
+//   - The idle rule and the windowed backlog rule are checked by a sweep of each loop's
+//     connections on that loop (EventLoop.Execute), started by gnet's ticker every tick. The
+//     hot path only marks a connection active (a bool) and counts the bytes handed to it.
+
+// backlogWindow is TarsCpp's window of the backlog rule; tests shorten Server.lim.window.
+const backlogWindow = 5 * time.Second
+
+// slowWindows is how many windows in a row a backlogged connection may send too little.
+const slowWindows = 3
+
+// errBacklog fails a send that left a connection more unsent bytes than WithMaxBacklog.
+var errBacklog = errors.New("reply backlog over the cap")
+
+// serverLimits is the Server's state of the limits.
+type serverLimits struct {
+	window time.Duration // of the backlog rule; set by New, tests shorten it before Start
+	tick   time.Duration // between sweeps; set by Start; 0: no sweeps
+
+	open    atomic.Int64 // connections counted against WithMaxConns
+	refused atomic.Int64 // LimitStats
+	idled   atomic.Int64
+	slowed  atomic.Int64
+	capped  atomic.Int64
+	windows atomic.Int64 // backlog windows measured (tests look)
+
+	tickLoops []*loop // OnTick's scratch
+}
+
+// connLimits is a connection's state of the limits. Owned by its loop goroutine.
+type connLimits struct {
+	slot    int       // index in loop.conns
+	active  bool      // bytes arrived (or it opened) since the last sweep
+	quiet   time.Time // the sweep that last saw it active or busy
+	handed  int64     // reply bytes handed to gnet or to a direct write: sent or buffered
+	held    int       // reply bytes waiting in held behind a large-reply writer
+	closing bool      // a limit closed it
+
+	over  bool               // unsent bytes above WithBacklog's limit at the last sweep
+	since time.Time          // start of the current window
+	sent0 int64              // bytes sent at its start
+	slow  int                // windows in a row that sent too little
+	sent  [slowWindows]int64 // what they sent, for the log
+}
+
+// LimitStats counts the connections the limits refused or closed since Start.
+type LimitStats struct {
+	Refused int64 // accepted beyond WithMaxConns, closed at once
+	Idle    int64 // closed by WithIdleTimeout
+	Slow    int64 // closed by WithBacklog's rule: a backlog that was not read
+	Backlog int64 // closed by WithMaxBacklog: a backlog over the cap
+}
+
+// LimitStats returns what the limits refused and closed. Safe for concurrent use.
+func (s *Server) LimitStats() LimitStats {
+	return LimitStats{
+		Refused: s.lim.refused.Load(),
+		Idle:    s.lim.idled.Load(),
+		Slow:    s.lim.slowed.Load(),
+		Backlog: s.lim.capped.Load(),
+	}
+}
+
+// sweepTick returns the time between sweeps, 0 when no limit needs them: a fraction of the idle
+// timeout and of the backlog window, at most a second.
+func (s *Server) sweepTick() time.Duration {
+	o := &s.opts
+	if s.udp || (o.idle <= 0 && o.backlogLimit <= 0) {
+		return 0
+	}
+	tick := time.Second
+	if o.idle > 0 {
+		tick = min(tick, o.idle/4)
+	}
+	if o.backlogLimit > 0 {
+		tick = min(tick, s.lim.window/4)
+	}
+	return max(tick, 5*time.Millisecond)
+}
+
+// admit counts a new connection against WithMaxConns, and refuses it beyond.
+func (s *Server) admit(cs *conn) bool {
+	m := int64(s.opts.maxConns)
+	if m <= 0 {
+		return true
+	}
+	if s.lim.open.Add(1) <= m {
+		return true
+	}
+	s.lim.open.Add(-1)
+	s.lim.refused.Add(1)
+	s.log.Debug("maxconns reached, closing a new connection", zap.Stringer("remote", cs.remote))
+	return false
+}
+
+// watch adds cs, just opened, to the connections l sweeps.
+func (l *loop) watch(cs *conn) {
+	if l.s.lim.tick > 0 {
+		cs.lim.slot = len(l.conns)
+		cs.lim.active = true
+		l.conns = append(l.conns, cs)
+	}
+}
+
+// forget removes cs, closing, from the limits.
+func (l *loop) forget(cs *conn) {
+	s := l.s
+	if s.opts.maxConns > 0 {
+		s.lim.open.Add(-1)
+	}
+	if s.lim.tick > 0 {
+		last := len(l.conns) - 1
+		moved := l.conns[last]
+		l.conns[cs.lim.slot] = moved
+		moved.lim.slot = cs.lim.slot
+		l.conns[last] = nil
+		l.conns = l.conns[:last]
+	}
+}
+
+// OnTick runs on gnet's ticker goroutine: it queues a sweep on each loop that has none queued.
+func (e *events) OnTick() (time.Duration, gnet.Action) {
+	s := e.s
+	s.loopsMu.Lock()
+	ls := s.lim.tickLoops[:0]
+	for _, l := range s.loops {
+		ls = append(ls, l)
+	}
+	s.loopsMu.Unlock()
+	s.engineMu.RLock()
+	for _, l := range ls {
+		if s.engineDown || !l.sweepDue.CompareAndSwap(false, true) {
+			continue
+		}
+		if err := l.el.Execute(context.Background(), l.sweepTask); err != nil {
+			l.sweepDue.Store(false)
+		}
+	}
+	s.engineMu.RUnlock()
+	clear(ls)
+	s.lim.tickLoops = ls[:0]
+	return s.lim.tick, gnet.None
+}
+
+// sweep checks the limits of every connection of l. It runs on the loop goroutine.
+func (l *loop) sweep(context.Context) error {
+	l.sweepDue.Store(false)
+	now := time.Now()
+	for _, cs := range l.conns {
+		if cs.c != nil && !cs.lim.closing && l.check(cs, now) {
+			cs.lim.closing = true
+			_ = cs.c.Close() // asynchronous: OnClose runs after this sweep
+		}
+	}
+	return nil
+}
+
+// check applies the limits to cs and reports whether it must close.
+func (l *loop) check(cs *conn, now time.Time) bool {
+	s := l.s
+	o := &s.opts
+	busy := cs.handling.Load() != 0 // before its reply is looked for in backlog
+	unsent, sent := l.backlog(cs)
+	if o.maxBacklog > 0 && unsent > o.maxBacklog {
+		l.capped(cs, unsent)
+		return true
+	}
+	if o.backlogLimit > 0 && l.slow(cs, now, unsent, sent) {
+		return true
+	}
+	if o.idle <= 0 {
+		return false
+	}
+	lim := &cs.lim
+	if lim.active || busy || unsent > 0 || cs.big != nil || cs.hs != nil {
+		lim.active, lim.quiet = false, now
+		return false
+	}
+	if since := now.Sub(lim.quiet); since >= o.idle {
+		s.lim.idled.Add(1)
+		s.log.Debug("idle connection closed", zap.Stringer("remote", cs.remote), zap.Duration("since_read", since))
+		return true
+	}
+	return false
+}
+
+// backlog returns the reply bytes the server holds for cs (gnet's outbound buffer, what a
+// large-reply writer has left, replies held behind it, worker replies not yet written) and the
+// bytes it has sent so far.
+func (l *loop) backlog(cs *conn) (unsent int, sent int64) {
+	buffered := cs.c.OutboundBuffered()
+	if cs.big != nil {
+		buffered += int(cs.big.Left())
+	}
+	cs.mu.Lock()
+	pending := cs.out.size()
+	cs.mu.Unlock()
+	return buffered + cs.lim.held + pending, cs.lim.handed - int64(buffered)
+}
+
+// slow applies WithBacklog's rule to cs, whose unsent bytes are unsent after sending sent, and
+// reports whether it must close: TarsCpp's rule, a backlog above the limit for slowWindows
+// windows in a row, in each of which it sent at most the minimum.
+func (l *loop) slow(cs *conn, now time.Time, unsent int, sent int64) bool {
+	s := l.s
+	w := &cs.lim
+	switch {
+	case unsent <= s.opts.backlogLimit:
+		w.over, w.slow = false, 0
+		return false
+	case !w.over:
+		w.over, w.since, w.sent0, w.slow = true, now, sent, 0
+		return false
+	case now.Sub(w.since) < s.lim.window:
+		return false
+	}
+	n := sent - w.sent0
+	w.since, w.sent0 = now, sent
+	s.lim.windows.Add(1)
+	if n > int64(s.opts.backlogMin) {
+		w.slow = 0
+		return false
+	}
+	w.sent[w.slow] = n
+	if w.slow++; w.slow < slowWindows {
+		return false
+	}
+	s.lim.slowed.Add(1)
+	s.log.Warn("client does not read its replies, closing", zap.Stringer("remote", cs.remote),
+		zap.Int("bytes", unsent), zap.Int64s("sent", w.sent[:]))
+	return true
+}
+
+// checkBacklog fails with errBacklog when the bytes the loop holds for cs, whose connection is c,
+// exceed WithMaxBacklog. Called after replies were handed to cs.
+func (l *loop) checkBacklog(cs *conn, c gnet.Conn) error {
+	m := l.s.opts.maxBacklog
+	if m <= 0 {
+		return nil
+	}
+	n := c.OutboundBuffered() + cs.lim.held
+	if cs.big != nil {
+		n += int(cs.big.Left())
+	}
+	if n <= m {
+		return nil
+	}
+	if !cs.lim.closing {
+		l.capped(cs, n)
+	}
+	return errBacklog
+}
+
+// capped counts and logs the closing of cs, whose unsent bytes reached n, by WithMaxBacklog.
+func (l *loop) capped(cs *conn, n int) {
+	cs.lim.closing = true
+	l.s.lim.capped.Add(1)
+	l.s.log.Warn("reply backlog over the cap, closing", zap.Stringer("remote", cs.remote), zap.Int("bytes", n))
+}
+
+// dropOut drops the replies of a read whose connection is closing.
+func (l *loop) dropOut() {
+	l.out.release()
+	if cap(l.out.b) > maxKeptBuffer {
+		bufpool.Put(l.out.b)
+		l.out.b = nil
+	}
+	l.out.b = l.out.b[:0]
+}

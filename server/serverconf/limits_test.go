@@ -1,0 +1,131 @@
+package serverconf_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/server"
+	"github.com/tarscomm/tarscomm/server/serverconf"
+)
+
+// rawConn is a plain TCP connection to servant's adapter of srvs.
+type rawConn struct {
+	t  *testing.T
+	c  net.Conn
+	fr *codec.FrameReader
+}
+
+func dialRaw(t *testing.T, srvs *serverconf.Servers, servant string) *rawConn {
+	t.Helper()
+	ep, _ := srvs.Endpoint(servant)
+	c, err := net.DialTimeout("tcp", ep.Addr(), closeLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &rawConn{t: t, c: c, fr: codec.NewFrameReader(c, 64<<20)}
+}
+
+// send writes a request for servant.fn.
+func (r *rawConn) send(servant, fn string, body []byte) {
+	r.t.Helper()
+	req := &codec.RequestPacket{Version: codec.VersionTars, RequestID: 1, ServantName: servant, FuncName: fn,
+		Buffer: body, Timeout: 3000}
+	if _, err := r.c.Write(codec.AppendRequest(nil, req)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// next reads the next frame, or the error that ends the connection.
+func (r *rawConn) next() ([]byte, error) {
+	if err := r.c.SetReadDeadline(time.Now().Add(closeLimit)); err != nil {
+		return nil, err
+	}
+	return r.fr.Next()
+}
+
+// expectClosed checks that the server closed the connection, after any frames it sent.
+func (r *rawConn) expectClosed() {
+	r.t.Helper()
+	for {
+		_, err := r.next()
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "reset") {
+			r.t.Fatalf("read: %v, want the connection closed", err)
+		}
+		return
+	}
+}
+
+// TestLimits: an adapter's maxconns, its endpoint's -t and maxbacklog reach its server.
+func TestLimits(t *testing.T) {
+	large := bytes.Repeat([]byte("x"), 2<<20)
+	srvs := start(t, `
+[[server.adapter]]
+servant = "App.S.LimitObj"
+endpoint = "tcp -h 127.0.0.1 -p 0 -t 1000"
+maxconns = 1
+maxbacklog = 1048576
+backpacketlimit = 2097152
+backpacketmin = 10
+`, func(s *serverconf.Servers) {
+		echo(t, s, "App.S.LimitObj")
+		if err := s.Server("App.S.LimitObj").Handle("App.S.LimitObj", "large",
+			func(context.Context, *server.Current, []byte, []byte) ([]byte, error) { return large, nil }); err != nil {
+			t.Fatal(err)
+		}
+	})
+	srv := srvs.Server("App.S.LimitObj")
+
+	a := dialRaw(t, srvs, "App.S.LimitObj")
+	a.send("App.S.LimitObj", "echo", []byte("hi"))
+	if _, err := a.next(); err != nil {
+		t.Fatalf("the first connection: %v", err)
+	}
+	b := dialRaw(t, srvs, "App.S.LimitObj")
+	b.expectClosed() // maxconns = 1
+	a.expectClosed() // idle for -t 1000
+	if got := srv.LimitStats(); got.Refused != 1 || got.Idle != 1 {
+		t.Fatalf("LimitStats() = %+v, want one refused (maxconns) and one closed idle (-t)", got)
+	}
+
+	var c *rawConn
+	deadline := time.Now().Add(closeLimit)
+	for srv.LimitStats().Backlog == 0 { // a's close may not have been counted yet: b may be refused
+		if time.Now().After(deadline) {
+			t.Fatal("a reply over maxbacklog did not close its connection")
+		}
+		c = dialRaw(t, srvs, "App.S.LimitObj")
+		c.send("App.S.LimitObj", "large", nil)
+		c.expectClosed()
+	}
+}
+
+// TestLimitErrors: bad values of the limit keys are refused, naming the key.
+func TestLimitErrors(t *testing.T) {
+	const adapter = "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"tcp -h 127.0.0.1 -p 0\"\n"
+	for _, tc := range []struct{ key, want string }{
+		{"maxconns = -2", "conf: server.adapter[0].maxconns = -2: must be between -1 and 4194303"},
+		{"backpacketlimit = -3", "conf: server.adapter[0].backpacketlimit = -3: must be between -1 and 2147483647"},
+		{"backpacketmin = -1", "conf: server.adapter[0].backpacketmin = -1: must be between 0 and 2147483647"},
+		{"maxbacklog = -2", "conf: server.adapter[0].maxbacklog = -2: must be between -1 and 1099511627776"},
+	} {
+		cfg, err := conf.Parse([]byte(adapter + tc.key))
+		if err == nil {
+			_, err = serverconf.New(cfg.Server)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v; want one containing %q", tc.key, err, tc.want)
+		}
+	}
+}
