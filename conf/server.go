@@ -82,9 +82,9 @@ type Adapter struct {
 	// Endpoint is where to listen, in the endpoint grammar: "tcp -h 127.0.0.1 -p 18015". Port 0
 	// picks a free port; "ssl -h ..." serves TLS (cert and key required); -e 1 requires TARS
 	// authentication (accesskey and secretkey required); -t is the idle timeout in milliseconds
-	// (server.WithIdleTimeout), counted in whole seconds as TarsCpp does: absent means 3000,
-	// TarsCpp's default; 0 or less than 1000 never closes an idle connection. The server parses
-	// it (package endpoint); conf checks only that it is set.
+	// (server.WithIdleTimeout), counted in whole seconds as TarsCpp does: absent means 60000,
+	// what TARS deployments write on their adapters; 0 or less than 1000 never closes an idle
+	// connection. The server parses it (package endpoint); conf checks only that it is set.
 	Endpoint string `toml:"endpoint"`
 
 	// Threads is the number of goroutines running this adapter's handlers (server.WithWorkers),
@@ -97,7 +97,9 @@ type Adapter struct {
 	QueueCap int `toml:"queuecap"`
 
 	// MaxConns bounds the adapter's open connections (server.WithMaxConns): one accepted beyond
-	// it is closed at once. 0 means 128, TarsCpp's default; -1 sets no limit. -1..4194303.
+	// it is closed at once. 0 (the default) or -1 sets no limit: TarsCpp falls back to 128 when
+	// a deployment's template does not set it, a bound that would refuse the 129th client of a
+	// file that forgot the key. -1..4194303.
 	MaxConns int `toml:"maxconns"`
 
 	// BackPacketLimit and BackPacketMin are TarsCpp's rule against clients that do not read their

@@ -8,20 +8,23 @@
 //
 // # Limits
 //
-// An adapter's connection limits (server's # Limits) default to what a TarsCpp server applies to
-// a configuration that does not set them, so that a file behaves as it would there:
+// An adapter's connection limits (server's # Limits) follow TarsCpp's keys and rules, with two
+// defaults chosen for a file that does not set them:
 //
-//   - maxconns: 128 (TarsCpp's Application reads <maxconns> with a default of 128); -1 for no limit.
-//   - the endpoint's -t, the idle timeout: 3000 ms when absent (TC_Endpoint's default), counted
-//     in whole seconds as TC_EpollServer does, so that -t 0, or any value below 1000, never
-//     closes an idle connection.
+//   - maxconns: no limit (0 or -1). TarsCpp's Application falls back to 128, which TARS
+//     deployments raise in their templates; a file written for this server that forgot the key
+//     should not refuse its 129th client.
+//   - the endpoint's -t, the idle timeout: 60000 ms when absent, what TARS deployments write on
+//     their adapters' endpoints (TC_Endpoint's own default, 3000 ms, races the clients' idle
+//     close at the same -t), counted in whole seconds as TC_EpollServer does, so that -t 0, or
+//     any value below 1000, never closes an idle connection.
 //   - backpacketlimit and backpacketmin, TarsCpp's slow-reader rule: 100 MiB and 1024 bytes
 //     (TarsCpp reads them from its <server> section with these defaults; here they are adapter
 //     keys); backpacketlimit = -1 turns the rule off.
 //   - maxbacklog, this server's hard cap on a connection's unsent reply bytes:
 //     server.DefaultMaxBacklog (256 MiB); -1 removes it.
 //
-// 0 in any of these keys means its default. Options from code apply after the file's and
+// 0 in any of these keys means its default (for maxconns: no limit). Options from code apply after the file's and
 // override them (server.WithMaxConns(0) lifts the limit).
 //
 // # Why a package of its own

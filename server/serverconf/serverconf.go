@@ -128,16 +128,17 @@ func AdapterOptions(c *conf.Server, i int) (endpoint.Endpoint, []server.Option, 
 	return ep, opts, nil
 }
 
-// TarsCpp's defaults of an adapter's limits, as its Application applies them.
+// The defaults of an adapter's limits (doc.go says why the first two are not TarsCpp's 128 and
+// 3000 ms).
 const (
-	defaultMaxConns    = 128       // <maxconns>, read with a default of 128
-	defaultIdleTimeout = 3000      // an endpoint's -t when absent (TC_Endpoint), in ms
-	defaultBackLimit   = 100 << 20 // <backpacketlimit>
-	defaultBackMin     = 1024      // <backpacketmin>
+	defaultMaxConns    = 0         // <maxconns>: no limit
+	defaultIdleTimeout = 60000     // an endpoint's -t when absent, in ms: what TARS deployments write
+	defaultBackLimit   = 100 << 20 // <backpacketlimit>, TarsCpp's
+	defaultBackMin     = 1024      // <backpacketmin>, TarsCpp's
 )
 
 // limits returns the options of a's connection limits: maxconns, the -t of its endpoint ep,
-// backpacketlimit, backpacketmin, maxbacklog. 0 in a key means TarsCpp's default, -1 no limit.
+// backpacketlimit, backpacketmin, maxbacklog. 0 in a key means its default, -1 no limit.
 // TarsCpp counts -t in whole seconds (a connection's timeout is the endpoint's -t / 1000, and 0
 // is never), and so does this.
 func limits(a *conf.Adapter, ep endpoint.Endpoint) []server.Option {
