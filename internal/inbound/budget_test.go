@@ -15,19 +15,30 @@ func deliver(t *testing.T, a *Assembler, c *chunkConn, pieces [][]byte) (frames 
 	t.Helper()
 	for _, p := range pieces {
 		c.buf = append(c.buf, p...)
-		for {
-			f, own, err := a.Next(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f == nil {
-				break
-			}
-			frames, owned = append(frames, f), append(owned, own)
-		}
+		f, own := drain(t, a, c)
+		frames, owned = append(frames, f...), append(owned, own...)
 		checkGrowing(t, a)
 	}
 	return frames, owned
+}
+
+// drain runs a on c until no frame is complete, as OnTraffic does, and returns the frames:
+// those handed over as they are, copies of the views.
+func drain(t *testing.T, a *Assembler, c Conn) (frames [][]byte, owned []bool) {
+	t.Helper()
+	for {
+		f, own, err := a.Next(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == nil {
+			return frames, owned
+		}
+		if !own {
+			f = bytes.Clone(f)
+		}
+		frames, owned = append(frames, f), append(owned, own)
+	}
 }
 
 // checkGrowing fails if a assembles a growing frame in a buffer much larger than what it got.
@@ -141,16 +152,8 @@ func TestFillerInGrowingFrames(t *testing.T) {
 		k := min(1+rng.IntN(96<<10), len(stream))
 		c.arrive(stream[:k])
 		stream = stream[k:]
-		for {
-			f, _, err := a.Next(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f == nil {
-				break
-			}
-			got = append(got, bytes.Clone(f))
-		}
+		f, _ := drain(t, &a, c)
+		got = append(got, f...)
 		checkGrowing(t, &a)
 		if c.sink != nil && (a.got >= len(a.frame) || &c.sink[0] != &a.frame[a.got] || len(c.sink) != len(a.frame)-a.got) {
 			t.Fatalf("a sink of %d bytes that is not the free part of the frame's buffer (%d/%d)", len(c.sink), a.got, len(a.frame))

@@ -146,8 +146,8 @@ func (a *Assembler) pull(c Conn) {
 
 // grow moves the frame, whose buffer is full, to a buffer from bufpool at least twice as large
 // and large enough for more bytes, but no larger than the frame, and gives the old one back.
-// Memory follows what arrived: a buffer grows only for bytes in hand, so it never holds more
-// than twice the bytes received (or bufpool.MinSize).
+// Memory follows what arrived: a buffer grows only for bytes in hand, so it holds at most about
+// twice the bytes received (or bufpool.MinSize), plus bufpool's rounding up to a class.
 func (a *Assembler) grow(more int) {
 	b := bufpool.Get(min(max(2*len(a.frame), a.got+more), a.length))
 	b = b[:min(cap(b), a.length)]
