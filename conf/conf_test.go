@@ -76,6 +76,7 @@ func fullConfig() Config {
 		},
 		"Hello.Server.AuditObj": {},
 	}
+	c.Server.FrameBudget = 256 << 20
 	c.Server.Adapters = []Adapter{
 		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000", Threads: 4, QueueCap: 10000,
 			MaxConns: 10240, BackPacketLimit: 100 << 20, BackPacketMin: 1024, MaxBacklog: 256 << 20},
@@ -283,6 +284,7 @@ func TestValidate(t *testing.T) {
 		{"servant name with endpoints", func(c *Config) { c.Servants = map[string]Servant{"A@tcp -h a": {}} }, `conf: servant."A@tcp -h a": servant name must not contain white space, '@' or '#'`},
 		{"server.netthread", func(c *Config) { c.Server.NetThread = 0 }, "conf: server.netthread = 0: must be between 1 and 256"},
 		{"server.max-packet-size", func(c *Config) { c.Server.MaxPacketSize = 0 }, "conf: server.max-packet-size = 0: must be between 64 and 1073741824"},
+		{"server.frame-budget", func(c *Config) { c.Server.FrameBudget = -2 }, "conf: server.frame-budget = -2: must be between -1 and 1099511627776"},
 		{"adapter maxconns", func(c *Config) { c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", MaxConns: -2}} }, "conf: server.adapter[0].maxconns = -2: must be between -1 and 4194303"},
 		{"adapter backpacketlimit", func(c *Config) {
 			c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", BackPacketLimit: 1 << 31}}

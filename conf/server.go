@@ -18,6 +18,12 @@ type Server struct {
 	// closes the connection. Default 10 MiB, 64..1 GiB.
 	MaxPacketSize int `toml:"max-packet-size"`
 
+	// FrameBudget bounds the bytes that incomplete large requests of all the connections of an
+	// adapter's server reserve ahead of their arrival (server.WithFrameBudget): beyond it a
+	// request is received into a buffer that grows with the bytes that arrive. 0: the server's
+	// default, 256 MiB; -1: no budget. -1..1 TiB.
+	FrameBudget int `toml:"frame-budget"`
+
 	// HandshakeTimeout bounds a client's TLS handshake on an ssl adapter; a client that has not
 	// completed it by then is disconnected. Default 10s, 1ms..1h.
 	HandshakeTimeout time.Duration `toml:"handshake-timeout"`

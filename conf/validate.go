@@ -19,6 +19,7 @@ const (
 	maxServerThreads   = 1024      // handler goroutines of a server adapter
 	maxServerConns     = 1<<22 - 1 // an adapter's maxconns: TarsCpp's bound
 	maxBacklog         = 1 << 40   // an adapter's maxbacklog
+	maxFrameBudget     = 1 << 40   // the server's frame-budget
 	maxQueueCap        = 1 << 24   // queue-cap, asyncqueuecap and async-inflight-limit
 	minPacketSize      = 64
 	maxPacketSize      = 1 << 30
@@ -100,6 +101,7 @@ func (c *Config) Validate() error {
 
 	v.intRange("server.netthread", c.Server.NetThread, 1, maxServerNetThread)
 	v.intRange("server.max-packet-size", c.Server.MaxPacketSize, minPacketSize, maxPacketSize)
+	v.intRange("server.frame-budget", c.Server.FrameBudget, -1, maxFrameBudget)
 	v.durRange("server.handshake-timeout", c.Server.HandshakeTimeout, time.Millisecond, time.Hour)
 	v.errs = append(v.errs, c.Server.ServerTLS.Check("server."))
 	seen := make(map[string]int, len(c.Server.Adapters))

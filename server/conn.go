@@ -167,7 +167,7 @@ func listenAddr(eng gnet.Engine) (net.Addr, error) {
 // OnOpen attaches a conn to c, or refuses c once Stop began.
 func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
-	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize},
+	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize, Budget: s.budget},
 		authed: s.opts.authKeys == nil}
 	cs.remote = cloneAddr(c.RemoteAddr())
 	if s.stopping.Load() || !s.admit(cs) {

@@ -79,12 +79,21 @@
 //   - WithMaxBacklog: a connection whose unsent reply bytes pass the cap (256 MiB by default) is
 //     closed at once, before the replies of a read take more memory: a flood of requests for
 //     large replies cannot run the server out of memory in the 15 s the rule above takes.
+//   - WithFrameBudget: the bytes that incomplete large requests (64 KiB and over) of all
+//     connections reserve ahead of their arrival (256 MiB by default). Within it a request
+//     whose header has arrived is received into a buffer of its whole length, the fast path;
+//     beyond it a request is received into a buffer that grows with the bytes that actually
+//     arrive, so headers that claim the maximum packet size and stall, on many connections,
+//     pin 64 KiB each, not the length they claim. Nothing is refused or closed: such requests
+//     are counted (LimitStats.Grown).
 //
-// Refusals and closes are counted (LimitStats) and logged: refusals and idle closes at debug
-// level, the backlog rules at warn. The idle and slow-reader rules are checked on each
-// connection's own event loop, by a sweep every second or less (gnet's ticker queues it on
-// every loop) that runs only when one of them is on; on the per-request path the limits cost
-// a flag store and a byte count per read. UDP has no connections: the limits do not apply.
+// Refusals, closes and grown requests are counted (LimitStats); refusals and idle closes are
+// logged at debug level, the backlog rules at warn. The idle and slow-reader rules are checked
+// on each connection's own event loop, by a sweep every second or less (gnet's ticker queues it
+// on every loop) that runs only when one of them is on; on the per-request path the limits cost
+// a flag store and a byte count per read, and an atomic add or two per large request that
+// arrives over several reads (the frame budget). UDP has no connections: the limits do not
+// apply.
 //
 // # Stopping
 //

@@ -62,12 +62,14 @@ type connLimits struct {
 	sent  [slowWindows]int64 // what they sent, for the log
 }
 
-// LimitStats counts the connections the limits refused or closed since Start.
+// LimitStats counts the connections the limits refused or closed since Start, and the requests
+// WithFrameBudget had no room for.
 type LimitStats struct {
 	Refused int64 // accepted beyond WithMaxConns, closed at once
 	Idle    int64 // closed by WithIdleTimeout
 	Slow    int64 // closed by WithBacklog's rule: a backlog that was not read
 	Backlog int64 // closed by WithMaxBacklog: a backlog over the cap
+	Grown   int64 // requests received into a growing buffer: WithFrameBudget had no room for them
 }
 
 // LimitStats returns what the limits refused and closed. Safe for concurrent use.
@@ -77,6 +79,7 @@ func (s *Server) LimitStats() LimitStats {
 		Idle:    s.lim.idled.Load(),
 		Slow:    s.lim.slowed.Load(),
 		Backlog: s.lim.capped.Load(),
+		Grown:   s.budget.Grown(),
 	}
 }
 

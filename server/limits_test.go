@@ -292,9 +292,12 @@ func TestMaxBacklog(t *testing.T) {
 func TestLimitsDefaults(t *testing.T) {
 	o := New().opts
 	if o.maxConns != 0 || o.idle != 0 || o.backlogLimit != DefaultBacklogLimit ||
-		o.backlogMin != DefaultBacklogMin || o.maxBacklog != DefaultMaxBacklog {
-		t.Fatalf("defaults: maxConns %d idle %v backlog %d/%d maxBacklog %d", o.maxConns, o.idle,
-			o.backlogLimit, o.backlogMin, o.maxBacklog)
+		o.backlogMin != DefaultBacklogMin || o.maxBacklog != DefaultMaxBacklog || o.frameBudget != DefaultFrameBudget {
+		t.Fatalf("defaults: maxConns %d idle %v backlog %d/%d maxBacklog %d frameBudget %d", o.maxConns, o.idle,
+			o.backlogLimit, o.backlogMin, o.maxBacklog, o.frameBudget)
+	}
+	if s := New(WithFrameBudget(-1)); s.budget != nil || New().budget.Limit() != DefaultFrameBudget {
+		t.Fatal("WithFrameBudget(-1) must remove the budget; the default must be DefaultFrameBudget")
 	}
 	if DefaultBacklogLimit != 100<<20 || DefaultBacklogMin != 1024 {
 		t.Fatal("WithBacklog's defaults must be TarsCpp's: 100 MiB and 1024 bytes")

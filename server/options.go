@@ -31,6 +31,7 @@ type options struct {
 	backlogLimit  int                                                // the slow-reader rule's threshold; 0: off
 	backlogMin    int                                                // bytes a backlogged connection sends per window
 	maxBacklog    int                                                // unsent reply bytes that close at once; 0: no cap
+	frameBudget   int                                                // bytes incomplete large frames reserve together; 0: no budget
 }
 
 // Default values of the options.
@@ -48,6 +49,14 @@ const (
 	// they come, far above what a reader that keeps up leaves behind, yet a bound on what one
 	// client can make the server hold.
 	DefaultMaxBacklog = 256 << 20
+	// DefaultFrameBudget is the default of WithFrameBudget, 256 MiB: room for 25 requests of the
+	// default maximum packet size (10 MiB) arriving at once over as many connections, far above
+	// what legitimate clients hold in flight at once (a connection assembles one frame at a time,
+	// and a client such as the project's Communicator opens one or two connections per net
+	// thread), yet a bound on what headers alone can make the server reserve: without it a
+	// thousand connections, each sending a header that claims 10 MiB and a byte a minute, would
+	// pin 10 GiB.
+	DefaultFrameBudget = 256 << 20
 )
 
 func defaultOptions() options {
@@ -59,6 +68,7 @@ func defaultOptions() options {
 		backlogLimit:  DefaultBacklogLimit,
 		backlogMin:    DefaultBacklogMin,
 		maxBacklog:    DefaultMaxBacklog,
+		frameBudget:   DefaultFrameBudget,
 	}
 }
 
@@ -205,4 +215,17 @@ func WithBacklog(limit, minSent int) Option {
 // for such clients. n <= 0 removes the cap.
 func WithMaxBacklog(n int) Option {
 	return func(o *options) { o.maxBacklog = max(n, 0) }
+}
+
+// WithFrameBudget bounds the bytes that incomplete large requests (64 KiB and over) of all the
+// server's connections reserve ahead of their arrival. A request whose header has arrived but not
+// its body is received into a buffer of its whole length, taken at once, as long as the budget
+// has room for that length until the request is complete; a request beyond the budget is not
+// refused but received into a buffer that grows with the bytes that actually arrive (a little
+// more copying), so that a header claiming the maximum packet size, followed by nothing, pins
+// 64 KiB and not the claimed length. LimitStats counts such requests (Grown). The default,
+// DefaultFrameBudget (256 MiB), is far above what legitimate clients have in flight at once.
+// n <= 0 removes the budget: every incomplete large request takes its whole length at once.
+func WithFrameBudget(n int) Option {
+	return func(o *options) { o.frameBudget = max(n, 0) }
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
+	"github.com/tarscomm/tarscomm/internal/inbound"
 	"github.com/tarscomm/tarscomm/stats"
 )
 
@@ -105,7 +106,8 @@ type Server struct {
 
 	addrStr atomic.Pointer[string] // the bound address as text, for stats and interceptors
 
-	lim serverLimits // WithMaxConns, WithIdleTimeout, WithBacklog, WithMaxBacklog (limits.go)
+	lim    serverLimits    // WithMaxConns, WithIdleTimeout, WithBacklog, WithMaxBacklog (limits.go)
+	budget *inbound.Budget // WithFrameBudget, shared by the connections' Assemblers; nil: none
 
 	// UDP (udp.go). Set by Start and OnBoot before the loops serve; read-only afterwards,
 	// except replyFD, which the last worker closes.
@@ -140,6 +142,9 @@ func New(opts ...Option) *Server {
 		s.stats = new(stats.Shared)
 	}
 	s.lim.window = backlogWindow
+	if o.frameBudget > 0 {
+		s.budget = inbound.NewBudget(int64(o.frameBudget))
+	}
 	return s
 }
 

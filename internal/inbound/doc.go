@@ -20,5 +20,19 @@
 // straight from the socket into its buffer when the connection has one (plain TCP); a TLS
 // connection (tlsconn.LoopConn) is handed that part of the buffer instead, and decrypts into it.
 //
+// Taking a buffer of the whole length when only the header has arrived lets a peer that claims
+// the maximum packet size and sends nothing more pin that much memory per connection. A server
+// therefore gives all its connections' Assemblers one Budget: the bytes their incomplete large
+// frames may reserve together. A frame the budget can take is assembled as above, its length
+// reserved until it is handed over or dropped; a frame it cannot take is not refused but
+// assembled in a buffer that starts at what has arrived (at least bufpool.MinSize) and grows,
+// at least doubling, only when bytes that do not fit are in hand, never beyond the frame's
+// length: memory follows what the peer sent, at the cost of copying a growing frame's bytes
+// again at each doubling. Direct reads and a TLS connection's filling only ever fill the free
+// part of the current buffer; bytes beyond it wait in the socket (or the TLS connection's
+// buffer) for the next read, which shows that the buffer must grow. Either way the frame handed
+// over is exactly its length, from bufpool. Without a Budget (the client's connections, whose
+// peer is a server they chose) every incomplete large frame takes its whole length at once.
+//
 // An Assembler belongs to one connection and is used on its event loop goroutine only.
 package inbound

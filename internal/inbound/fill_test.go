@@ -52,16 +52,8 @@ func TestFillerGetsTheRestOfLargeFrames(t *testing.T) {
 		k := min(1+rng.IntN(48<<10), len(stream))
 		c.arrive(stream[:k])
 		stream = stream[k:]
-		for {
-			f, _, err := a.Next(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f == nil {
-				break
-			}
-			got = append(got, bytes.Clone(f))
-		}
+		f, _ := drain(t, &a, c)
+		got = append(got, f...)
 	}
 	if len(got) != len(frames) {
 		t.Fatalf("%d frames, want %d", len(got), len(frames))

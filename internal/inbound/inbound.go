@@ -21,13 +21,19 @@ type Conn interface {
 // to codec.DefaultMaxPacketSize; set Max for another limit.
 type Assembler struct {
 	Max int // largest frame accepted, header included; 0 or less: codec.DefaultMaxPacketSize
+	// Budget, shared by a server's connections, bounds what their incomplete large frames
+	// reserve: a frame it cannot take is assembled in a buffer that grows with the bytes that
+	// arrive. nil: every incomplete large frame takes a buffer of its whole length at once.
+	Budget *Budget
 
-	frame []byte // the frame being assembled: len is its whole length
-	got   int    // bytes of frame received so far
-	large bool   // frame is from bufpool, to be handed to the caller
-	small []byte // reused for small frames split across reads
-	view  int    // bytes of the last frame returned as a view into the Conn, not yet consumed
-	fill  filler // the Conn filling the rest of frame itself (see filler), until the next Next
+	frame    []byte // buffer of the frame being assembled: len is what it can receive now
+	length   int    // the frame's whole length; 0: no frame being assembled
+	got      int    // bytes of frame received so far
+	large    bool   // frame is from bufpool, to be handed to the caller
+	reserved int    // bytes of Budget the frame holds: its length, or 0 when its buffer grows
+	small    []byte // reused for small frames split across reads
+	view     int    // bytes of the last frame returned as a view into the Conn, not yet consumed
+	fill     filler // the Conn filling the rest of frame itself (see filler), until the next Next
 }
 
 // Next returns the next whole frame of c, header included, or nil when no frame is complete yet
@@ -44,21 +50,19 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 		_, _ = c.Discard(a.view)
 		a.view = 0
 	}
-	if a.frame != nil {
+	if a.length > 0 {
 		if a.fill != nil {
 			a.got += a.fill.Filled()
 			a.fill = nil
 		}
-		n, _ := c.Read(a.frame[a.got:])
-		a.got += n
-		if a.got < len(a.frame) && a.large {
+		a.pull(c)
+		if a.got < a.length && a.large {
 			a.readDirect(c)
 		}
-		if a.got < len(a.frame) {
+		if a.got < a.length {
 			return nil, false, nil
 		}
-		frame, owned = a.frame, a.large
-		a.frame, a.got, a.large = nil, 0, false
+		frame, owned = a.done()
 		return frame, owned, nil
 	}
 	have := c.InboundBuffered()
@@ -84,23 +88,83 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 	}
 	// Incomplete: take everything buffered now, and each later read, into the frame's buffer.
 	if l >= bufpool.MinSize {
-		a.frame, a.large = bufpool.Get(l)[:l], true
+		a.start(l, have)
 	} else {
 		if cap(a.small) < l {
 			a.small = make([]byte, l)
 		}
 		a.frame = a.small[:l:l]
 	}
+	a.length = l
 	a.got, _ = c.Read(a.frame[:have])
 	if a.large {
 		a.readDirect(c)
-		if a.got == len(a.frame) {
-			frame = a.frame
-			a.frame, a.got, a.large = nil, 0, false
+		if a.got == a.length {
+			frame, _ = a.done()
 			return frame, true, nil
 		}
 	}
 	return nil, false, nil
+}
+
+// start takes the buffer of an incomplete large frame of length l, of which have bytes are
+// buffered: the whole length when Budget can reserve it (or there is none), else a buffer for
+// what is there, at least bufpool.MinSize, that grows as more arrives (grow).
+func (a *Assembler) start(l, have int) {
+	a.large = true
+	if a.Budget == nil {
+		a.frame = bufpool.Get(l)[:l]
+		return
+	}
+	if a.Budget.take(l) {
+		a.frame, a.reserved = bufpool.Get(l)[:l], l
+		return
+	}
+	a.Budget.grown.Add(1)
+	b := bufpool.Get(max(have, bufpool.MinSize))
+	a.frame = b[:min(cap(b), l)]
+}
+
+// pull moves the bytes c holds into the frame, growing its buffer when it is full and more
+// bytes are there. A buffer of the frame's whole length takes them with one Read.
+func (a *Assembler) pull(c Conn) {
+	for a.got < a.length {
+		if a.got == len(a.frame) {
+			more := c.InboundBuffered()
+			if more == 0 {
+				return
+			}
+			a.grow(more)
+		}
+		n, _ := c.Read(a.frame[a.got:])
+		a.got += n
+		if a.got < len(a.frame) {
+			return // c has no more
+		}
+	}
+}
+
+// grow moves the frame, whose buffer is full, to a buffer from bufpool at least twice as large
+// and large enough for more bytes, but no larger than the frame, and gives the old one back.
+// Memory follows what arrived: a buffer grows only for bytes in hand, so it holds at most about
+// twice the bytes received (or bufpool.MinSize), plus bufpool's rounding up to a class.
+func (a *Assembler) grow(more int) {
+	b := bufpool.Get(min(max(2*len(a.frame), a.got+more), a.length))
+	b = b[:min(cap(b), a.length)]
+	copy(b, a.frame[:a.got])
+	bufpool.Put(a.frame)
+	a.frame = b
+}
+
+// done returns the complete frame, which the caller now owns if it is large, releases its
+// reservation, and readies the Assembler for the next frame.
+func (a *Assembler) done() (frame []byte, owned bool) {
+	frame, owned = a.frame[:a.length], a.large
+	if a.reserved > 0 {
+		a.Budget.give(a.reserved)
+	}
+	a.frame, a.length, a.got, a.large, a.reserved = nil, 0, 0, false, 0
+	return frame, owned
 }
 
 // maxQuote bounds what an error about a foreign protocol quotes of the peer's bytes.
@@ -154,8 +218,10 @@ type filler interface {
 // readDirect reads the rest of a large frame straight from c's socket into the frame's buffer,
 // as far as the socket has bytes: one copy (kernel to frame) instead of two (kernel to gnet's
 // read buffer to frame), and a few large read() calls instead of one per 64 KiB. It never reads
-// past the frame, so the bytes of the next frame stay in the socket for gnet, whose poller
-// reports them. An error or end of stream is left for gnet's next read to find.
+// past the frame's buffer, so the bytes of the next frame stay in the socket for gnet, whose
+// poller reports them; so do those of a frame whose growing buffer is full, which gnet's next
+// read brings to pull as evidence that the buffer must grow. An error or end of stream is left
+// for gnet's next read to find.
 func (a *Assembler) readDirect(c Conn) {
 	f, ok := c.(fder)
 	if !ok {
@@ -182,7 +248,7 @@ func (a *Assembler) readDirect(c Conn) {
 }
 
 // Assembling reports how many bytes of an incomplete frame are held, and the frame's length.
-func (a *Assembler) Assembling() (got, length int) { return a.got, len(a.frame) }
+func (a *Assembler) Assembling() (got, length int) { return a.got, a.length }
 
 // Reset drops any frame being assembled (the connection closed) and releases its buffer.
 func (a *Assembler) Reset() {
@@ -193,5 +259,8 @@ func (a *Assembler) Reset() {
 	if a.large {
 		bufpool.Put(a.frame)
 	}
-	a.frame, a.got, a.large, a.view = nil, 0, false, 0
+	if a.reserved > 0 {
+		a.Budget.give(a.reserved)
+	}
+	a.frame, a.length, a.got, a.large, a.reserved, a.view = nil, 0, 0, false, 0, 0
 }

@@ -63,19 +63,13 @@ func feed(t *testing.T, a *Assembler, c *chunkConn, stream []byte, chunk func() 
 		n := min(chunk(), len(stream))
 		c.buf = append(c.buf, stream[:n]...)
 		stream = stream[n:]
-		for {
-			f, owned, err := a.Next(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f == nil {
-				break
-			}
-			if owned && len(f) < 64<<10 {
+		frames, owned := drain(t, a, c)
+		for i, f := range frames {
+			if owned[i] && len(f) < 64<<10 {
 				t.Fatalf("a %d-byte frame handed over: small frames are views", len(f))
 			}
-			out = append(out, bytes.Clone(f))
 		}
+		out = append(out, frames...)
 	}
 	return out
 }

@@ -3,8 +3,9 @@
 // server.Server listening on the adapter's endpoint, with the adapter's handler goroutines
 // (threads, queuecap), TLS (ssl endpoints: cert, key, ca and verifyclient for mutual TLS,
 // tls-min-version, tls-ciphers, handshake-timeout) and TARS authentication (-e 1: accesskey,
-// secretkey), and the [server]'s netthread and max-packet-size. A udp endpoint serves TARS over
-// datagrams (server's # UDP), without TLS or authentication.
+// secretkey), and the [server]'s netthread, max-packet-size and frame-budget (server's
+// WithFrameBudget, for each adapter's server: 0 its default, -1 none). A udp endpoint serves
+// TARS over datagrams (server's # UDP), without TLS or authentication.
 //
 // # Limits
 //

@@ -129,3 +129,43 @@ func TestLimitErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameBudget: the [server]'s frame-budget reaches every adapter's server: a request of
+// 2 MiB that stalls after its first bytes is received beyond a budget of 1 MiB, into a growing
+// buffer, and answered once the rest arrives.
+func TestFrameBudget(t *testing.T) {
+	srvs := start(t, `
+[server]
+frame-budget = 1048576
+
+[[server.adapter]]
+servant = "App.S.BudgetObj"
+endpoint = "tcp -h 127.0.0.1 -p 0"
+`, func(s *serverconf.Servers) { echo(t, s, "App.S.BudgetObj") })
+	srv := srvs.Server("App.S.BudgetObj")
+	c := dialRaw(t, srvs, "App.S.BudgetObj")
+	body := bytes.Repeat([]byte("b"), 2<<20)
+	frame := codec.AppendRequest(nil, &codec.RequestPacket{Version: codec.VersionTars, RequestID: 1,
+		ServantName: "App.S.BudgetObj", FuncName: "echo", Buffer: body, Timeout: 3000})
+	if _, err := c.c.Write(frame[:100]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(closeLimit)
+	for srv.LimitStats().Grown != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("LimitStats() = %+v: the stalled request was not received beyond the budget", srv.LimitStats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := c.c.Write(frame[100:]); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rsp codec.ResponsePacket
+	if err := codec.DecodeResponse(f, &rsp); err != nil || rsp.Ret != codec.RetOK || !bytes.Equal(rsp.Buffer, append([]byte("App.S.BudgetObj:"), body...)) {
+		t.Fatalf("reply: %v, ret %d, %d bytes", err, rsp.Ret, len(rsp.Buffer))
+	}
+}

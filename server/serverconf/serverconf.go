@@ -86,6 +86,7 @@ func AdapterOptions(c *conf.Server, i int) (endpoint.Endpoint, []server.Option, 
 	opts := []server.Option{
 		server.WithNumEventLoop(c.NetThread),
 		server.WithMaxPacketSize(c.MaxPacketSize),
+		server.WithFrameBudget(orDefault(c.FrameBudget, server.DefaultFrameBudget)),
 		server.WithWorkers(a.Threads),
 		server.WithQueueCap(a.QueueCap),
 	}
@@ -142,15 +143,6 @@ const (
 // TarsCpp counts -t in whole seconds (a connection's timeout is the endpoint's -t / 1000, and 0
 // is never), and so does this.
 func limits(a *conf.Adapter, ep endpoint.Endpoint) []server.Option {
-	or := func(v, def int) int {
-		switch v {
-		case 0:
-			return def
-		case -1:
-			return 0 // the server's "no limit"
-		}
-		return v
-	}
 	idle := ep.Timeout
 	if !slices.Contains(strings.Fields(a.Endpoint), "-t") {
 		idle = defaultIdleTimeout * time.Millisecond
@@ -160,11 +152,23 @@ func limits(a *conf.Adapter, ep endpoint.Endpoint) []server.Option {
 		backMin = defaultBackMin
 	}
 	return []server.Option{
-		server.WithMaxConns(or(a.MaxConns, defaultMaxConns)),
+		server.WithMaxConns(orDefault(a.MaxConns, defaultMaxConns)),
 		server.WithIdleTimeout(idle.Truncate(time.Second)),
-		server.WithBacklog(or(a.BackPacketLimit, defaultBackLimit), backMin),
-		server.WithMaxBacklog(or(a.MaxBacklog, server.DefaultMaxBacklog)),
+		server.WithBacklog(orDefault(a.BackPacketLimit, defaultBackLimit), backMin),
+		server.WithMaxBacklog(orDefault(a.MaxBacklog, server.DefaultMaxBacklog)),
 	}
+}
+
+// orDefault returns the value of a limit key that is v: def for 0, the server's "no limit" (0)
+// for -1.
+func orDefault(v, def int) int {
+	switch v {
+	case 0:
+		return def
+	case -1:
+		return 0
+	}
+	return v
 }
 
 // keys is the key lookup of one access key.
