@@ -224,16 +224,18 @@ func (t throttled) Read(p []byte) (int, error) {
 
 // TestBacklogRuleSparesSlowReader: a client that reads its backlog slowly but steadily (more
 // than the minimum per window) is measured window after window, stays open and gets every
-// reply.
+// reply. The windows are long enough (400 ms) that only a reader stalled for 1.2 s on end would
+// be cut, which a busy machine does not do to a test; the backlog (22.5 MiB, read at most 32 KiB
+// per 5 ms) stays over the limit for several windows.
 func TestBacklogRuleSparesSlowReader(t *testing.T) {
 	leakCheck(t)
 	setup := bigReplies(t)
 	s, addr := startServer(t, func(s *Server) {
-		s.lim.window = 200 * time.Millisecond
+		s.lim.window = 400 * time.Millisecond
 		setup(s)
 	}, WithBacklog(1<<20, 1024))
 	c := dial(t, addr)
-	const n = 60 // 15 MiB
+	const n = 90 // 22.5 MiB
 	flood(c, n)
 	if err := c.c.SetReadDeadline(time.Now().Add(6 * testTimeout)); err != nil {
 		t.Fatal(err)
