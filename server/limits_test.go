@@ -129,12 +129,14 @@ func TestMaxConns(t *testing.T) {
 // 100 ms stays open over several timeouts.
 func TestIdleTimeout(t *testing.T) {
 	leakCheck(t)
+	// The timeout is ten times the busy client's pace: only a stall of the test of most of a
+	// second could make that client look idle.
 	s, addr := startServer(t, func(s *Server) { mustHandle(t, s, pbServant, "Echo", echo) },
-		WithIdleTimeout(300*time.Millisecond))
+		WithIdleTimeout(time.Second))
 	idle := dial(t, addr)
 	busy := dial(t, addr)
 	checkEcho(idle, 1)
-	for i := range int32(15) { // 1.5 s: five timeouts
+	for i := range int32(25) { // 2.5 s: past the idle one's close, at most 1.25 s after its call
 		checkEcho(busy, i+1)
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -157,7 +159,7 @@ func TestIdleTimeoutSparesWork(t *testing.T) {
 		mustHandle(t, s, pbServant, "Large", func(_ context.Context, _ *Current, _, rsp []byte) ([]byte, error) {
 			return append(rsp, large...), nil
 		})
-	}, WithWorkers(2), WithIdleTimeout(300*time.Millisecond))
+	}, WithWorkers(2), WithIdleTimeout(time.Second)) // a second between dial and write is never idle
 
 	blocked := dial(t, addr)
 	blocked.write(codec.AppendRequest(nil, request(1, pbServant, "Block", []byte("late"))))
@@ -165,7 +167,7 @@ func TestIdleTimeoutSparesWork(t *testing.T) {
 	unread := dial(t, addr)
 	unread.write(codec.AppendRequest(nil, request(2, pbServant, "Large", nil)))
 
-	blocked.expectSilence(1500 * time.Millisecond) // five timeouts, and still open
+	blocked.expectSilence(2500 * time.Millisecond) // past two timeouts, and still open
 	close(blk.release)
 	if rsp := blocked.recv(); rsp.RequestID != 1 || string(rsp.Buffer) != "late" {
 		t.Fatalf("the blocked call's reply: id %d body %q", rsp.RequestID, rsp.Buffer)

@@ -73,7 +73,7 @@ func TestLimits(t *testing.T) {
 	srvs := start(t, `
 [[server.adapter]]
 servant = "App.S.LimitObj"
-endpoint = "tcp -h 127.0.0.1 -p 0 -t 1000"
+endpoint = "tcp -h 127.0.0.1 -p 0 -t 2000"
 maxconns = 1
 maxbacklog = 1048576
 backpacketlimit = 2097152
@@ -94,7 +94,7 @@ backpacketmin = 10
 	}
 	b := dialRaw(t, srvs, "App.S.LimitObj")
 	b.expectClosed() // maxconns = 1
-	a.expectClosed() // idle for -t 1000
+	a.expectClosed() // idle for -t 2000 (2 s: a's close cannot come before b is refused)
 	if got := srv.LimitStats(); got.Refused != 1 || got.Idle != 1 {
 		t.Fatalf("LimitStats() = %+v, want one refused (maxconns) and one closed idle (-t)", got)
 	}
