@@ -78,7 +78,7 @@ func fullConfig() Config {
 	}
 	c.Server.FrameBudget = 256 << 20
 	c.Server.Adapters = []Adapter{
-		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000", Threads: 4, QueueCap: 10000,
+		{Servant: "Hello.Server.GreeterObj", Endpoint: "tcp -h 127.0.0.1 -p 18015 -t 60000", Threads: 4, QueueCap: 10000, QueueTimeout: 10000,
 			MaxConns: 10240, BackPacketLimit: 100 << 20, BackPacketMin: 1024, MaxBacklog: 256 << 20},
 		{Servant: "Hello.Server.AuditObj", Endpoint: "tcp -h ::1 -p 0"},
 	}

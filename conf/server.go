@@ -102,6 +102,12 @@ type Adapter struct {
 	// finding it full is answered -9 (overload). 0 means 10000. 0..16777216.
 	QueueCap int `toml:"queuecap"`
 
+	// QueueTimeout bounds, in milliseconds, how long a request may wait for one of the
+	// adapter's handler goroutines (Threads > 0; server.WithQueueTimeout): one that waited longer,
+	// or longer than its client's timeout, is answered -6 (server queue timeout) without running.
+	// 0 means 10000, TarsCpp's default; -1 never times a request out. -1..86400000.
+	QueueTimeout int `toml:"queuetimeout"`
+
 	// MaxConns bounds the adapter's open connections (server.WithMaxConns): one accepted beyond
 	// it is closed at once. 0 (the default) or -1 sets no limit: TarsCpp falls back to 128 when
 	// a deployment's template does not set it, a bound that would refuse the 129th client of a

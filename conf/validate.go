@@ -19,6 +19,7 @@ const (
 	maxServerThreads   = 1024      // handler goroutines of a server adapter
 	maxServerConns     = 1<<22 - 1 // an adapter's maxconns: TarsCpp's bound
 	maxBacklog         = 1 << 40   // an adapter's maxbacklog
+	maxQueueTimeout    = 86400000  // an adapter's queuetimeout, ms: a day
 	maxFrameBudget     = 1 << 40   // the server's frame-budget
 	maxQueueCap        = 1 << 24   // queue-cap, asyncqueuecap and async-inflight-limit
 	minPacketSize      = 64
@@ -109,6 +110,7 @@ func (c *Config) Validate() error {
 		key := "server.adapter[" + strconv.Itoa(i) + "]"
 		v.intRange(key+".threads", a.Threads, 0, maxServerThreads)
 		v.intRange(key+".queuecap", a.QueueCap, 0, maxQueueCap)
+		v.intRange(key+".queuetimeout", a.QueueTimeout, -1, maxQueueTimeout)
 		v.intRange(key+".maxconns", a.MaxConns, -1, maxServerConns)
 		v.intRange(key+".backpacketlimit", a.BackPacketLimit, -1, math.MaxInt32)
 		v.intRange(key+".backpacketmin", a.BackPacketMin, 0, math.MaxInt32)

@@ -382,6 +382,9 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 			}
 			fillCurrent(&j.cur, req, remote)
 			j.cur.conn = cs
+			if s.opts.queueTimeout > 0 {
+				j.at = max(s.clock(), 1) // WithQueueTimeout (worker.go)
+			}
 			busy := cs != nil && s.opts.idle > 0 // the idle rule must see the handler (limits.go)
 			if busy {
 				cs.handling.Add(1)

@@ -20,8 +20,9 @@ type Current struct {
 	PacketType int8
 	// MessageType holds the request's iMessageType flag bits.
 	MessageType int32
-	// Timeout is the client's call timeout in milliseconds (0 if it sent none). The server
-	// does not enforce it; the ctx passed to the handler carries no per-call deadline.
+	// Timeout is the client's call timeout in milliseconds (0 if it sent none). In worker mode a
+	// request that waited for a worker longer than that is not run (WithQueueTimeout); the ctx
+	// passed to the handler carries no per-call deadline.
 	Timeout int32
 	// Context and Status are the request's context and status maps (nil when empty).
 	Context, Status map[string]string

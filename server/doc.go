@@ -79,6 +79,10 @@
 //   - WithMaxBacklog: a connection whose unsent reply bytes pass the cap (256 MiB by default) is
 //     closed at once, before the replies of a read take more memory: a flood of requests for
 //     large replies cannot run the server out of memory in the 15 s the rule above takes.
+//   - WithQueueTimeout (worker mode): a request that waited for a worker longer than the queue
+//     timeout (10 s by default, TarsCpp's queuetimeout) or than its client's own timeout is
+//     answered -6 (server queue timeout) without running: under overload the workers serve
+//     requests someone still waits for. A one-way request is dropped.
 //   - WithFrameBudget: the bytes that incomplete large requests (64 KiB and over) of all
 //     connections reserve ahead of their arrival (256 MiB by default). Within it a request
 //     whose header has arrived is received into a buffer of its whole length, the fast path;
@@ -87,7 +91,7 @@
 //     pin 64 KiB each, not the length they claim. Nothing is refused or closed: such requests
 //     are counted (LimitStats.Grown).
 //
-// Refusals, closes and grown requests are counted (LimitStats); refusals and idle closes are
+// Refusals, closes, grown and timed-out requests are counted (LimitStats); refusals and idle closes are
 // logged at debug level, the backlog rules at warn. The idle and slow-reader rules are checked
 // on each connection's own event loop, by a sweep every second or less (gnet's ticker queues it
 // on every loop) that runs only when one of them is on; on the per-request path the limits cost

@@ -43,6 +43,8 @@ type serverLimits struct {
 	capped  atomic.Int64
 	windows atomic.Int64 // backlog windows measured (tests look)
 
+	queueTimeouts atomic.Int64 // requests not run: they waited too long for a worker (worker.go)
+
 	tickLoops []*loop // OnTick's scratch
 }
 
@@ -62,24 +64,26 @@ type connLimits struct {
 	sent  [slowWindows]int64 // what they sent, for the log
 }
 
-// LimitStats counts the connections the limits refused or closed since Start, and the requests
-// WithFrameBudget had no room for.
+// LimitStats counts the connections the limits refused or closed since Start, the requests
+// WithFrameBudget had no room for, and those WithQueueTimeout did not run.
 type LimitStats struct {
-	Refused int64 // accepted beyond WithMaxConns, closed at once
-	Idle    int64 // closed by WithIdleTimeout
-	Slow    int64 // closed by WithBacklog's rule: a backlog that was not read
-	Backlog int64 // closed by WithMaxBacklog: a backlog over the cap
-	Grown   int64 // requests received into a growing buffer: WithFrameBudget had no room for them
+	Refused      int64 // accepted beyond WithMaxConns, closed at once
+	Idle         int64 // closed by WithIdleTimeout
+	Slow         int64 // closed by WithBacklog's rule: a backlog that was not read
+	Backlog      int64 // closed by WithMaxBacklog: a backlog over the cap
+	Grown        int64 // requests received into a growing buffer: WithFrameBudget had no room for them
+	QueueTimeout int64 // requests not run: they waited for a worker too long (WithQueueTimeout)
 }
 
 // LimitStats returns what the limits refused and closed. Safe for concurrent use.
 func (s *Server) LimitStats() LimitStats {
 	return LimitStats{
-		Refused: s.lim.refused.Load(),
-		Idle:    s.lim.idled.Load(),
-		Slow:    s.lim.slowed.Load(),
-		Backlog: s.lim.capped.Load(),
-		Grown:   s.budget.Grown(),
+		Refused:      s.lim.refused.Load(),
+		Idle:         s.lim.idled.Load(),
+		Slow:         s.lim.slowed.Load(),
+		Backlog:      s.lim.capped.Load(),
+		Grown:        s.budget.Grown(),
+		QueueTimeout: s.lim.queueTimeouts.Load(),
 	}
 }
 

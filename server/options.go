@@ -32,12 +32,16 @@ type options struct {
 	backlogMin    int                                                // bytes a backlogged connection sends per window
 	maxBacklog    int                                                // unsent reply bytes that close at once; 0: no cap
 	frameBudget   int                                                // bytes incomplete large frames reserve together; 0: no budget
+	queueTimeout  time.Duration                                      // a request waiting longer for a worker is not run; 0: never
 }
 
 // Default values of the options.
 const (
 	// DefaultQueueCap is the default capacity of the worker queue (WithQueueCap).
 	DefaultQueueCap = 10000
+	// DefaultQueueTimeout is the default of WithQueueTimeout: TarsCpp's (Application reads an
+	// adapter's queuetimeout with a default of 10000 ms).
+	DefaultQueueTimeout = 10 * time.Second
 	// DefaultHandshakeTimeout is the default limit of a client's TLS handshake (WithTLS).
 	DefaultHandshakeTimeout = 10 * time.Second
 	// DefaultBacklogLimit and DefaultBacklogMin are the defaults of WithBacklog: TarsCpp's
@@ -69,6 +73,7 @@ func defaultOptions() options {
 		backlogMin:    DefaultBacklogMin,
 		maxBacklog:    DefaultMaxBacklog,
 		frameBudget:   DefaultFrameBudget,
+		queueTimeout:  DefaultQueueTimeout,
 	}
 }
 
@@ -228,4 +233,16 @@ func WithMaxBacklog(n int) Option {
 // n <= 0 removes the budget: every incomplete large request takes its whole length at once.
 func WithFrameBudget(n int) Option {
 	return func(o *options) { o.frameBudget = max(n, 0) }
+}
+
+// WithQueueTimeout bounds how long a request may wait in the worker queue (worker mode,
+// WithWorkers): one that a worker takes after waiting longer than d, or longer than its
+// client's own timeout (Current.Timeout, when the client sent one), is not run; it is answered
+// codec.RetQueueTimeout (-6, "server queue timeout"), as TarsCpp's queuetimeout does, and counted
+// (LimitStats.QueueTimeout). Under overload this is what keeps the workers on requests someone
+// still waits for, instead of on a queue of calls their clients gave up on. A one-way request
+// is dropped. The default is DefaultQueueTimeout (10 s, TarsCpp's); d <= 0 runs every request
+// however long it waited. Inline mode has no queue.
+func WithQueueTimeout(d time.Duration) Option {
+	return func(o *options) { o.queueTimeout = max(d, 0) }
 }

@@ -72,6 +72,7 @@ type Server struct {
 	booted  bool            // the engine runs: Stop must shut it down
 	eng     gnet.Engine     // the running engine
 	baseCtx context.Context // handlers' ctx; cancelled when Stop gives up waiting
+	epoch   time.Time       // the origin of clock (worker.go)
 	cancel  context.CancelFunc
 	jobs    chan *job // worker queue; nil in inline mode
 	// TLS handshakes of a WithTLS server, each on a goroutine until it hands its connection to
@@ -141,6 +142,7 @@ func New(opts ...Option) *Server {
 	if o.stats {
 		s.stats = new(stats.Shared)
 	}
+	s.epoch = time.Now()
 	s.lim.window = backlogWindow
 	if o.frameBudget > 0 {
 		s.budget = inbound.NewBudget(int64(o.frameBudget))

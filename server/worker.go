@@ -3,6 +3,7 @@ package server
 import (
 	"net"
 	"sync"
+	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
@@ -18,6 +19,7 @@ type job struct {
 	cur   Current
 	body  []byte // the worker's copy of the request body
 	frame []byte // or the whole request frame, a bufpool buffer the job owns
+	at    int64  // when it was queued, on the server's clock (WithQueueTimeout); 0: not stamped
 }
 
 var jobPool = sync.Pool{New: func() any { return new(job) }}
@@ -60,7 +62,13 @@ func (s *Server) work() {
 			putJob(j)
 			continue
 		}
-		body, ret, desc := s.invoke(j.h, &j.cur, j.req.Buffer, rsp.b[:0])
+		var (
+			body      []byte
+			ret, desc = codec.RetQueueTimeout, queueTimeoutDesc
+		)
+		if !s.late(j) {
+			body, ret, desc = s.invoke(j.h, &j.cur, j.req.Buffer, rsp.b[:0])
+		}
 		taken := false // the reply took rsp over
 		switch {
 		case j.req.PacketType == codec.PacketOneway:
@@ -93,3 +101,23 @@ func (s *Server) work() {
 		putJob(j)
 	}
 }
+
+// queueTimeoutDesc is the result description of a request that waited too long for a worker.
+const queueTimeoutDesc = "server queue timeout"
+
+// late reports whether j waited in the queue longer than WithQueueTimeout, or than its client's
+// timeout, and counts it: it is then answered RetQueueTimeout without running its handler.
+func (s *Server) late(j *job) bool {
+	if j.at == 0 {
+		return false
+	}
+	waited := time.Duration(s.clock() - j.at)
+	if waited <= s.opts.queueTimeout && (j.cur.Timeout <= 0 || waited <= time.Duration(j.cur.Timeout)*time.Millisecond) {
+		return false
+	}
+	s.lim.queueTimeouts.Add(1)
+	return true
+}
+
+// clock returns the server's monotonic time in nanoseconds, for queue waits.
+func (s *Server) clock() int64 { return int64(time.Since(s.epoch)) }

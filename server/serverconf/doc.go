@@ -1,7 +1,7 @@
 // Package serverconf builds the project's TARS servers from their TOML configuration: the
 // [server] table and its [[server.adapter]] tables of package conf. Each adapter becomes one
 // server.Server listening on the adapter's endpoint, with the adapter's handler goroutines
-// (threads, queuecap), TLS (ssl endpoints: cert, key, ca and verifyclient for mutual TLS,
+// (threads, queuecap, queuetimeout), TLS (ssl endpoints: cert, key, ca and verifyclient for mutual TLS,
 // tls-min-version, tls-ciphers, handshake-timeout) and TARS authentication (-e 1: accesskey,
 // secretkey), and the [server]'s netthread, max-packet-size and frame-budget (server's
 // WithFrameBudget, for each adapter's server: 0 its default, -1 none). A udp endpoint serves

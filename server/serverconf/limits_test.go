@@ -116,6 +116,7 @@ func TestLimitErrors(t *testing.T) {
 	const adapter = "[[server.adapter]]\nservant = \"A.B.C\"\nendpoint = \"tcp -h 127.0.0.1 -p 0\"\n"
 	for _, tc := range []struct{ key, want string }{
 		{"maxconns = -2", "conf: server.adapter[0].maxconns = -2: must be between -1 and 4194303"},
+		{"queuetimeout = -2", "conf: server.adapter[0].queuetimeout = -2: must be between -1 and 86400000"},
 		{"backpacketlimit = -3", "conf: server.adapter[0].backpacketlimit = -3: must be between -1 and 2147483647"},
 		{"backpacketmin = -1", "conf: server.adapter[0].backpacketmin = -1: must be between 0 and 2147483647"},
 		{"maxbacklog = -2", "conf: server.adapter[0].maxbacklog = -2: must be between -1 and 1099511627776"},
@@ -167,5 +168,67 @@ endpoint = "tcp -h 127.0.0.1 -p 0"
 	var rsp codec.ResponsePacket
 	if err := codec.DecodeResponse(f, &rsp); err != nil || rsp.Ret != codec.RetOK || !bytes.Equal(rsp.Buffer, append([]byte("App.S.BudgetObj:"), body...)) {
 		t.Fatalf("reply: %v, ret %d, %d bytes", err, rsp.Ret, len(rsp.Buffer))
+	}
+}
+
+// TestQueueTimeoutKey: an adapter's queuetimeout reaches its server: with its one handler
+// goroutine held longer than that, the request queued behind it is answered -6 (server queue
+// timeout) without running; the held one succeeds. Both requests go in one write, so the second
+// is queued as soon as the first is handed to the handler.
+func TestQueueTimeoutKey(t *testing.T) {
+	entered := make(chan string, 4)
+	release := make(chan struct{})
+	srvs := start(t, `
+[[server.adapter]]
+servant = "App.S.QueueObj"
+endpoint = "tcp -h 127.0.0.1 -p 0"
+threads = 1
+queuetimeout = 100
+`, func(s *serverconf.Servers) {
+		if err := s.Server("App.S.QueueObj").Handle("App.S.QueueObj", "block", func(_ context.Context, _ *server.Current, req []byte, _ []byte) ([]byte, error) {
+			entered <- string(req)
+			<-release
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	c := dialRaw(t, srvs, "App.S.QueueObj")
+	var frames []byte
+	for i, body := range []string{"first", "second"} {
+		frames = codec.AppendRequest(frames, &codec.RequestPacket{Version: codec.VersionTars, RequestID: int32(i + 1),
+			ServantName: "App.S.QueueObj", FuncName: "block", Buffer: []byte(body), Timeout: 60000})
+	}
+	if _, err := c.c.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-entered; got != "first" {
+		t.Fatalf("handler entered with %q", got)
+	}
+	time.Sleep(300 * time.Millisecond) // the second waits at least this long: 3 × queuetimeout
+	close(release)
+	for _, want := range []struct {
+		id  int32
+		ret int32
+	}{{1, codec.RetOK}, {2, codec.RetQueueTimeout}} {
+		f, err := c.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rsp codec.ResponsePacket
+		if err := codec.DecodeResponse(f, &rsp); err != nil {
+			t.Fatal(err)
+		}
+		if rsp.RequestID != want.id || rsp.Ret != want.ret {
+			t.Fatalf("reply id %d ret %d (%q), want id %d ret %d", rsp.RequestID, rsp.Ret, rsp.ResultDesc, want.id, want.ret)
+		}
+	}
+	select {
+	case got := <-entered:
+		t.Fatalf("the handler ran for %q, which timed out in the queue", got)
+	default:
+	}
+	if got := srvs.Server("App.S.QueueObj").LimitStats().QueueTimeout; got != 1 {
+		t.Fatalf("LimitStats().QueueTimeout = %d, want 1", got)
 	}
 }

@@ -132,10 +132,11 @@ func AdapterOptions(c *conf.Server, i int) (endpoint.Endpoint, []server.Option, 
 // The defaults of an adapter's limits (doc.go says why the first two are not TarsCpp's 128 and
 // 3000 ms).
 const (
-	defaultMaxConns    = 0         // <maxconns>: no limit
-	defaultIdleTimeout = 60000     // an endpoint's -t when absent, in ms: what TARS deployments write
-	defaultBackLimit   = 100 << 20 // <backpacketlimit>, TarsCpp's
-	defaultBackMin     = 1024      // <backpacketmin>, TarsCpp's
+	defaultMaxConns     = 0         // <maxconns>: no limit
+	defaultIdleTimeout  = 60000     // an endpoint's -t when absent, in ms: what TARS deployments write
+	defaultBackLimit    = 100 << 20 // <backpacketlimit>, TarsCpp's
+	defaultBackMin      = 1024      // <backpacketmin>, TarsCpp's
+	defaultQueueTimeout = 10000     // <queuetimeout>, ms, TarsCpp's
 )
 
 // limits returns the options of a's connection limits: maxconns, the -t of its endpoint ep,
@@ -152,6 +153,7 @@ func limits(a *conf.Adapter, ep endpoint.Endpoint) []server.Option {
 		backMin = defaultBackMin
 	}
 	return []server.Option{
+		server.WithQueueTimeout(time.Duration(orDefault(a.QueueTimeout, defaultQueueTimeout)) * time.Millisecond),
 		server.WithMaxConns(orDefault(a.MaxConns, defaultMaxConns)),
 		server.WithIdleTimeout(idle.Truncate(time.Second)),
 		server.WithBacklog(orDefault(a.BackPacketLimit, defaultBackLimit), backMin),
