@@ -69,7 +69,10 @@ type loop struct {
 	resp   codec.ResponsePacket
 	batch  []*conn    // spare for dirty
 	routes routeCache // last servant and function routed to
-	conns  []*conn    // the open connections, when limits are checked (limits.go)
+	// stamp is the clock when this OnTraffic queued its first request for a worker, the time all
+	// the requests of one read are queued at (WithQueueTimeout); each OnTraffic resets it.
+	stamp int64
+	conns []*conn // the open connections, when limits are checked (limits.go)
 
 	mu        sync.Mutex // guards the following: conns with replies from workers
 	dirty     []*conn
@@ -234,6 +237,7 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	cs.lim.active = true // not idle (limits.go)
+	cs.loop.stamp = 0
 	var tlsErr error
 	if cs.hs != nil {
 		lc, err := cs.hs.Feed()
@@ -382,8 +386,11 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 			}
 			fillCurrent(&j.cur, req, remote)
 			j.cur.conn = cs
-			if s.opts.queueTimeout > 0 {
-				j.at = max(s.clock(), 1) // WithQueueTimeout (worker.go)
+			if s.opts.queueTimeout > 0 { // WithQueueTimeout (worker.go)
+				if l.stamp == 0 {
+					l.stamp = max(s.clock(), 1)
+				}
+				j.due = s.due(l.stamp, req.Timeout)
 			}
 			busy := cs != nil && s.opts.idle > 0 // the idle rule must see the handler (limits.go)
 			if busy {

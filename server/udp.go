@@ -56,6 +56,7 @@ func (s *Server) drop(what string, err error, remote net.Addr) {
 // It always returns gnet.None: a bad datagram is dropped, the socket serves on.
 func (l *loop) datagram(c gnet.Conn) gnet.Action {
 	s := l.s
+	l.stamp = 0
 	d, _ := c.Next(-1)
 	if err := datagram.Check(d); err != nil {
 		s.drop("bad datagram, dropped", err, c.RemoteAddr())

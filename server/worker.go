@@ -12,6 +12,10 @@ import (
 // job is one request handed from an event loop to a worker. The loop fills it; the worker
 // owns it until it returns it with putJob.
 type job struct {
+	// due is when, on the server's clock, the request stops being worth running: queued plus
+	// WithQueueTimeout or its client's timeout, whichever is shorter; 0: never. Set by the loop,
+	// where the request is at hand; first in the struct, beside what the worker reads first.
+	due   int64
 	cs    *conn        // the request's connection; nil for a datagram
 	to    *net.UDPAddr // a datagram's sender, where the reply goes
 	h     HandlerFunc
@@ -19,7 +23,6 @@ type job struct {
 	cur   Current
 	body  []byte // the worker's copy of the request body
 	frame []byte // or the whole request frame, a bufpool buffer the job owns
-	at    int64  // when it was queued, on the server's clock (WithQueueTimeout); 0: not stamped
 }
 
 var jobPool = sync.Pool{New: func() any { return new(job) }}
@@ -105,18 +108,24 @@ func (s *Server) work() {
 // queueTimeoutDesc is the result description of a request that waited too long for a worker.
 const queueTimeoutDesc = "server queue timeout"
 
-// late reports whether j waited in the queue longer than WithQueueTimeout, or than its client's
-// timeout, and counts it: it is then answered RetQueueTimeout without running its handler.
+// late reports whether j waited in the queue past its due time (WithQueueTimeout, or its
+// client's timeout), and counts it: it is then answered RetQueueTimeout without running.
 func (s *Server) late(j *job) bool {
-	if j.at == 0 {
-		return false
-	}
-	waited := time.Duration(s.clock() - j.at)
-	if waited <= s.opts.queueTimeout && (j.cur.Timeout <= 0 || waited <= time.Duration(j.cur.Timeout)*time.Millisecond) {
+	if j.due == 0 || s.clock() <= j.due {
 		return false
 	}
 	s.lim.queueTimeouts.Add(1)
 	return true
+}
+
+// due returns when a request queued at the clock's queued, whose client's timeout is timeoutMS
+// (0: none), stops being worth running.
+func (s *Server) due(queued int64, timeoutMS int32) int64 {
+	d := s.opts.queueTimeout
+	if timeoutMS > 0 {
+		d = min(d, time.Duration(timeoutMS)*time.Millisecond)
+	}
+	return queued + int64(d)
 }
 
 // clock returns the server's monotonic time in nanoseconds, for queue waits.
