@@ -21,25 +21,31 @@ import (
 // It fails with errBacklog, leaving the closing of c to the caller, when the connection's unsent
 // bytes exceed WithMaxBacklog (limits.go).
 func (l *loop) send(cs *conn, c gnet.Conn, out *replies) (handed bool, err error) {
+	if handed, err = l.write(cs, c, out); err == nil {
+		err = l.checkBacklog(cs, c)
+	}
+	return handed, err
+}
+
+// write is send without the backlog's cap.
+func (l *loop) write(cs *conn, c gnet.Conn, out *replies) (handed bool, err error) {
 	size := out.size()
 	if cs.big != nil {
 		cs.lim.held += size
 		if size >= bigwrite.Min || len(out.large) > 0 {
 			cs.held = append(cs.held, *out) // take it over rather than copy it
-			return true, l.checkBacklog(cs, c)
+			return true, nil
 		}
 		if n := len(cs.held); n > 0 && len(cs.held[n-1].large) == 0 && len(cs.held[n-1].b) < bigwrite.Min {
 			cs.held[n-1].b = append(cs.held[n-1].b, out.b...)
 		} else {
 			cs.held = append(cs.held, replies{b: append([]byte(nil), out.b...)})
 		}
-		return false, l.checkBacklog(cs, c)
+		return false, nil
 	}
 	cs.lim.handed += int64(size)
 	if size < bigwrite.Min && len(out.large) == 0 {
-		if _, err = c.Write(out.b); err == nil { // the common case: small replies
-			err = l.checkBacklog(cs, c)
-		}
+		_, err = c.Write(out.b) // the common case: small replies
 		return false, err
 	}
 	iov := out.vec(l.iov[:0])
@@ -56,7 +62,7 @@ func (l *loop) send(cs *conn, c gnet.Conn, out *replies) (handed bool, err error
 				}
 				if w, err := bigwrite.StartVec(fd, iov, n); err == nil {
 					l.startBig(cs, w, *out)
-					return true, l.checkBacklog(cs, c)
+					return true, nil
 				}
 				iov = bigwrite.Skip(iov, n) // no descriptor to spare: gnet copies the rest
 			}
@@ -68,9 +74,6 @@ func (l *loop) send(cs *conn, c gnet.Conn, out *replies) (handed bool, err error
 		_, err = c.Writev(iov)
 	}
 	out.release()
-	if err == nil {
-		err = l.checkBacklog(cs, c)
-	}
 	return false, err
 }
 

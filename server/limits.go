@@ -214,14 +214,21 @@ func (l *loop) check(cs *conn, now time.Time) bool {
 // large-reply writer has left, replies held behind it, worker replies not yet written) and the
 // bytes it has sent so far.
 func (l *loop) backlog(cs *conn) (unsent int, sent int64) {
-	buffered := cs.c.OutboundBuffered()
-	if cs.big != nil {
-		buffered += int(cs.big.Left())
-	}
+	buffered := outbound(cs, cs.c)
 	cs.mu.Lock()
 	pending := cs.out.size()
 	cs.mu.Unlock()
 	return buffered + cs.lim.held + pending, cs.lim.handed - int64(buffered)
+}
+
+// outbound returns the reply bytes handed to cs's connection c and not yet in the socket: gnet's
+// outbound buffer and what a large-reply writer has left.
+func outbound(cs *conn, c gnet.Conn) int {
+	n := c.OutboundBuffered()
+	if cs.big != nil {
+		n += int(cs.big.Left())
+	}
+	return n
 }
 
 // slow applies WithBacklog's rule to cs, whose unsent bytes are unsent after sending sent, and
@@ -264,10 +271,7 @@ func (l *loop) checkBacklog(cs *conn, c gnet.Conn) error {
 	if m <= 0 {
 		return nil
 	}
-	n := c.OutboundBuffered() + cs.lim.held
-	if cs.big != nil {
-		n += int(cs.big.Left())
-	}
+	n := outbound(cs, c) + cs.lim.held
 	if n <= m {
 		return nil
 	}

@@ -145,7 +145,7 @@ const (
 // is never), and so does this.
 func limits(a *conf.Adapter, ep endpoint.Endpoint) []server.Option {
 	idle := ep.Timeout
-	if !slices.Contains(strings.Fields(a.Endpoint), "-t") {
+	if !slices.Contains(strings.Fields(a.Endpoint), "-t") { // -t 0 (never) and no -t both parse to 0
 		idle = defaultIdleTimeout * time.Millisecond
 	}
 	backMin := a.BackPacketMin
