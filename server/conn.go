@@ -297,7 +297,7 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 			l.out.b = nil
 		}
 		if err != nil {
-			return gnet.Close // gnet closed c already
+			return gnet.Close // after a failed write gnet closed c already; after errBacklog this closes it
 		}
 	}
 	return action
