@@ -102,6 +102,9 @@ type events struct {
 	gnet.BuiltinEventEngine
 	s      *Server
 	booted chan<- error
+	// ticking is closed by the first OnTick (ticked), when the ticker runs; Start waits for it.
+	ticking chan struct{}
+	ticked  bool // OnTick's goroutine only
 }
 
 // OnBoot records the engine and the bound address and lets Start return.

@@ -147,6 +147,10 @@ func (l *loop) forget(cs *conn) {
 // OnTick runs on gnet's ticker goroutine: it queues a sweep on each loop that has none queued.
 func (e *events) OnTick() (time.Duration, gnet.Action) {
 	s := e.s
+	if !e.ticked {
+		e.ticked = true
+		close(e.ticking)
+	}
 	s.loopsMu.Lock()
 	ls := s.lim.tickLoops[:0]
 	for _, l := range s.loops {

@@ -245,6 +245,9 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 
 	booted := make(chan error, 1)
 	ev := &events{s: s, booted: booted}
+	if s.lim.tick > 0 {
+		ev.ticking = make(chan struct{})
+	}
 	go func() {
 		defer close(s.runDone)
 		s.runErr = gnet.Run(ev, protoAddr, gopts...)
@@ -253,6 +256,16 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	select {
 	case err = <-booted:
 		if err == nil {
+			if ev.ticking != nil {
+				// gnet calls OnBoot before it starts the loops' goroutines, and the ticker's
+				// last: its first OnTick means every goroutine of the engine exists, so that
+				// Start returns with the server's goroutines all started (a leak check that
+				// snapshots them after Start sees them all).
+				select {
+				case <-ev.ticking:
+				case <-s.runDone:
+				}
+			}
 			s.booted = true
 			s.log.Debug("listening", zap.Stringer("endpoint", s.addr), zap.Int("loops", loops),
 				zap.Int("workers", s.opts.workers))
