@@ -8,11 +8,12 @@ import (
 	"github.com/tarscomm/tarscomm/stats"
 )
 
-// Options configure a Collector.
+// Options configure a Collector or a LimitsCollector.
 type Options struct {
 	// Namespace prefixes every metric. Default "tarscomm".
 	Namespace string
-	// Side is the subsystem of the call metrics: "client" (default) or "server".
+	// Side is the subsystem of the call metrics: "client" (default) or "server". A
+	// LimitsCollector ignores it: its metrics are always a server's.
 	Side string
 	// ConstLabels are added to every metric.
 	ConstLabels prometheus.Labels

@@ -25,4 +25,20 @@
 // server_error, closed, cancelled. The histogram's buckets are stats.Bounds; a sample equal to a
 // bound counts in the next bucket (TARS's rule), which Prometheus's "le" does not distinguish at
 // the resolution of a clock.
+//
+// NewLimitsCollector exposes a server's limits (package server, "# Limits"): counters over
+// Server.LimitStats of the connections they refused or closed and the requests they received into
+// a growing buffer or did not run:
+//
+//	reg.MustRegister(tarsprom.NewLimitsCollector(srv.LimitStats, tarsprom.Options{}))
+//
+//	tarscomm_server_connections_refused_total                             counter, beyond WithMaxConns
+//	tarscomm_server_connections_closed_total{reason}                      counter, by a limit
+//	tarscomm_server_requests_grown_total                                  counter, beyond WithFrameBudget
+//	tarscomm_server_queue_timeouts_total                                  counter, not run (WithQueueTimeout)
+//
+// reason is idle (WithIdleTimeout), slow (WithBacklog's rule: a client that does not read its
+// replies) or backlog (WithMaxBacklog's cap on unsent replies). Every series is sent at each
+// scrape, zero or not. The subsystem is always "server" (Options.Side is ignored); the collector
+// can share a registry with NewCollector(srv.Stats, Options{Side: "server"}).
 package tarsprom

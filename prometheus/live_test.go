@@ -26,6 +26,9 @@ import (
 	"github.com/tarscomm/tarscomm/server"
 )
 
+// liveBound bounds the waits of the live tests: a liveness bound, far above what they take.
+const liveBound = 10 * time.Second
+
 const (
 	liveObj  = "Test.Prom.EchoObj"
 	liveCode = -1234 // what "Fail" answers
@@ -121,6 +124,30 @@ func sum(mf map[string]*dto.MetricFamily, name string, want map[string]string) f
 	return s
 }
 
+// series is one sample a test expects: its family, the labels it has (among others) and its
+// value.
+type series struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+// scrapeSettled scrapes url until the sums of the series matching want equal their values, for
+// at most liveBound, and returns the last scrape.
+func scrapeSettled(t *testing.T, url string, want []series) map[string]*dto.MetricFamily {
+	t.Helper()
+	for deadline := time.Now().Add(liveBound); ; time.Sleep(20 * time.Millisecond) {
+		mf := scrapeURL(t, url)
+		settled := true
+		for _, w := range want {
+			settled = settled && sum(mf, w.name, w.labels) == w.value
+		}
+		if settled || time.Now().After(deadline) {
+			return mf
+		}
+	}
+}
+
 // TestLiveScrape makes real calls through a Communicator to a project server over loopback
 // (successes, server errors, timeouts against a handler that blocks), serves the collector over
 // comm.Stats from a registry on 127.0.0.1, scrapes it and checks that the counters equal the
@@ -176,11 +203,7 @@ func TestLiveScrape(t *testing.T) {
 		}
 		return m
 	}
-	want := []struct {
-		name   string
-		labels map[string]string
-		value  float64
-	}{
+	want := []series{
 		{"tarscomm_client_calls_total", call("Echo", "result", "ok"), nOK},
 		{"tarscomm_client_calls_total", call("Echo"), nOK}, // no other result
 		{"tarscomm_client_calls_total", call("Fail", "result", "server_error"), nErr},
@@ -192,17 +215,7 @@ func TestLiveScrape(t *testing.T) {
 		{"tarscomm_endpoint_timeouts_total", map[string]string{"servant": liveObj, "endpoint": addr}, nTimeout},
 	}
 	// A call's counters are merged from the loop that ended it: read until they settle.
-	var mf map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		mf = scrapeURL(t, ts.URL)
-		settled := true
-		for _, w := range want {
-			settled = settled && sum(mf, w.name, w.labels) == w.value
-		}
-		if settled || time.Now().After(deadline) {
-			break
-		}
-	}
+	mf := scrapeSettled(t, ts.URL, want)
 	for _, w := range want {
 		if got := sum(mf, w.name, w.labels); got != w.value {
 			t.Errorf("%s %v = %v, want %v", w.name, w.labels, got, w.value)

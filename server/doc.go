@@ -91,13 +91,13 @@
 //     pin 64 KiB each, not the length they claim. Nothing is refused or closed: such requests
 //     are counted (LimitStats.Grown).
 //
-// Refusals, closes, grown and timed-out requests are counted (LimitStats); refusals and idle closes are
-// logged at debug level, the backlog rules at warn. The idle and slow-reader rules are checked
-// on each connection's own event loop, by a sweep every second or less (gnet's ticker queues it
-// on every loop) that runs only when one of them is on; on the per-request path the limits cost
-// a flag store and a byte count per read, and an atomic add or two per large request that
-// arrives over several reads (the frame budget). UDP has no connections: the limits do not
-// apply.
+// Refusals, closes, grown and timed-out requests are counted (LimitStats; module prometheus's
+// tarsprom.NewLimitsCollector exports them); refusals and idle closes are logged at debug level,
+// the backlog rules at warn. The idle and slow-reader rules are checked on each connection's own
+// event loop, by a sweep every second or less (gnet's ticker queues it on every loop) that runs
+// only when one of them is on; on the per-request path the limits cost a flag store and a byte
+// count per read, and an atomic add or two per large request that arrives over several reads (the
+// frame budget). UDP has no connections: the limits do not apply.
 //
 // # Stopping
 //
