@@ -17,7 +17,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TARS_PROTOCOL := protocol/tars/EndpointF.tars protocol/tars/QueryF.tars protocol/tars/StatF.tars \
                  protocol/tars/PropertyF.tars protocol/tars/RequestF.tars
 GEN_PATHS     := ':(glob)protocol/**/*.tars.go' ':(glob)cmd/tars2tarscomm/internal/testgen/**/*.tars.go' \
-                 ':(glob)interop/internal/benchtars/**/*.tars.go'
+                 ':(glob)interop/internal/benchtars/**/*.tars.go' ':(glob)examples/greeter/**/*.tars.go'
 
 .PHONY: all run examples test test-short test-timing race bench bench-smoke fuzz fmt fmt-check lint lint-modules vet proto proto-check generate generate-check tidy-check depcheck clean tools
 
@@ -156,12 +156,13 @@ proto-check: proto
 
 ## generate: regenerate the Go of the repository's .tars files with cmd/tars2tarscomm built from
 ## this tree: the registry and stat protocol (protocol/), the generator's test package (which is
-## also its golden files), the interop module's benchmark struct. Needs only Go. The import paths
+## also its golden files), the interop module's benchmark struct, the greeter example. Needs only Go. The import paths
 ## come from the go.mod above each -out directory (interop/ is a module of its own).
 generate:
 	$(GO) run ./cmd/tars2tarscomm -out protocol $(TARS_PROTOCOL)
 	$(GO) run ./cmd/tars2tarscomm -out cmd/tars2tarscomm/internal/testgen cmd/tars2tarscomm/testdata/all.tars
 	$(GO) run ./cmd/tars2tarscomm -out interop/internal/benchtars interop/testdata/bench.tars
+	$(GO) run ./cmd/tars2tarscomm -out examples/greeter examples/greeter/Hello.tars
 
 ## generate-check: fail if `make generate` changes or adds anything under the generated paths.
 generate-check: generate
