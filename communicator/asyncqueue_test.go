@@ -26,10 +26,12 @@ func startSleeper(t *testing.T, d time.Duration, workers int, gate <-chan struct
 		server.WithWorkers(workers), server.WithQueueCap(1<<16))
 	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		if req.GetName() != "warm" {
+			stop, release := stopped(ctx, false)
+			defer release()
 			select {
 			case <-gate:
 			case <-time.After(d):
-			case <-ctx.Done():
+			case <-stop:
 				return nil, ctx.Err()
 			}
 		}

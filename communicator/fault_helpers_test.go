@@ -62,11 +62,14 @@ func startFGreeter(t *testing.T, id string) *fgreeter {
 		}
 		if d > 0 {
 			tm := time.NewTimer(d)
+			stop, release := stopped(ctx, false)
 			select {
 			case <-tm.C:
+				release()
 			case <-g.release:
 				tm.Stop()
-			case <-ctx.Done():
+				release()
+			case <-stop:
 				tm.Stop()
 				return nil, ctx.Err()
 			}

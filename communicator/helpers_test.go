@@ -2,6 +2,7 @@ package communicator_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -91,9 +92,11 @@ func startGreeter(t *testing.T, id string, o serverOpt) *greeter {
 			}
 		}
 		if o.block {
+			stop, release := stopped(ctx, o.hold)
+			defer release()
 			select {
 			case <-g.release:
-			case <-ctxDone(ctx, o.hold):
+			case <-stop:
 				return nil, ctx.Err()
 			}
 		}
@@ -147,11 +150,22 @@ func (g *greeter) kill(t *testing.T) {
 	t.Fatalf("server %s still accepts connections after kill", g.id)
 }
 
-func ctxDone(ctx context.Context, ignore bool) <-chan struct{} {
+// stopped returns a channel closed when the handler's ctx is cancelled other than by its
+// deadline (the server's Stop giving up; never, if ignore), and a func that gives the watch back.
+// The tests' handlers that model a server too slow to answer wait on it, not on ctx.Done(): a
+// handler's ctx also ends at its client's deadline (server: "The handler's ctx"), and a handler
+// that returned then would answer, at the deadline, the calls these tests want to see time out.
+func stopped(ctx context.Context, ignore bool) (<-chan struct{}, func()) {
 	if ignore {
-		return nil
+		return nil, func() {}
 	}
-	return ctx.Done()
+	ch := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			close(ch)
+		}
+	})
+	return ch, func() { stop() }
 }
 
 // newComm starts a Communicator with cfg changed by edit; t.Cleanup closes it (bounded: see

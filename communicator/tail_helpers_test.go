@@ -43,9 +43,11 @@ func startTGreeter(t *testing.T, id string) *tgreeter {
 		n := g.calls.Add(1)
 		if d := time.Duration(g.hold.Load()); d > 0 {
 			tm := time.NewTimer(d)
+			stop, release := stopped(ctx, false)
 			select {
 			case <-tm.C:
-			case <-ctx.Done():
+				release()
+			case <-stop:
 				tm.Stop()
 				return nil, ctx.Err()
 			}

@@ -65,9 +65,11 @@ func startTLSGreeter(t *testing.T, p *tlsPKI, id string, o tlsServerOpt) *greete
 	s := server.New(opts...)
 	err = server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		if o.block {
+			stop, release := stopped(ctx, false)
+			defer release()
 			select {
 			case <-g.release:
-			case <-ctx.Done():
+			case <-stop:
 				return nil, ctx.Err()
 			}
 		}

@@ -346,9 +346,13 @@ func (e *echoServer) Sleep(ctx context.Context, cur *server.Current, req *echopb
 	start := time.Now()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
+	done := ctx.Done() // ends at the client's deadline too (server: "The handler's ctx")
+	if req.GetIgnoreDeadline() {
+		done = nil // only the timer ends the sleep
+	}
 	select {
 	case <-timer.C:
-	case <-ctx.Done():
+	case <-done:
 		rsp.Interrupted = true
 	}
 	rsp.SleptMs = time.Since(start).Milliseconds()

@@ -64,13 +64,14 @@ type loop struct {
 	free   replies  // buffers of replies a writer goroutine finished, for the next out (bigDone)
 	iov    [][]byte // scratch for a vectored write (send)
 	rsp    scratch  // reply-body scratch for inline handlers
+	ctxs   callCtxs // inline handlers' ctxs
 	req    codec.RequestPacket
 	cur    Current
 	resp   codec.ResponsePacket
 	batch  []*conn    // spare for dirty
 	routes routeCache // last servant and function routed to
-	// stamp is the clock when this OnTraffic queued its first request for a worker, the time all
-	// the requests of one read are queued at (WithQueueTimeout); each OnTraffic resets it.
+	// stamp is the clock when this OnTraffic first needed it (readAt), the time all the requests
+	// of one read were received at; each OnTraffic resets it.
 	stamp int64
 	conns []*conn // the open connections, when limits are checked (limits.go)
 
@@ -338,7 +339,10 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	cur := &l.cur
 	fillCurrent(cur, req, cs.remote)
 	cur.conn = cs
-	body, ret, desc := s.invoke(h, cur, req.Buffer, l.rsp.b[:0])
+	if req.Timeout > 0 {
+		cur.received = l.readAt()
+	}
+	body, ret, desc := s.invoke(&l.ctxs, h, cur, req.Buffer, l.rsp.b[:0])
 	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp.b)
 	if taken {
 		s.bodiesTaken.Add(1)
@@ -347,6 +351,16 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	*cur = Current{}
 	*req = codec.RequestPacket{}
 	return true
+}
+
+// readAt returns the server's clock when this OnTraffic read its bytes: taken once per read, by
+// the first request that needs it (a client's timeout to count, a queue wait to bound), and the
+// time every request of the read was received at.
+func (l *loop) readAt() int64 {
+	if l.stamp == 0 {
+		l.stamp = max(l.s.clock(), 1)
+	}
+	return l.stamp
 }
 
 // stoppingDesc describes the refusal of a request that arrives after Stop began.
@@ -389,11 +403,11 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 			}
 			fillCurrent(&j.cur, req, remote)
 			j.cur.conn = cs
+			if req.Timeout > 0 {
+				j.cur.received = l.readAt() // the handler's deadline counts from it
+			}
 			if s.opts.queueTimeout > 0 { // WithQueueTimeout (worker.go)
-				if l.stamp == 0 {
-					l.stamp = max(s.clock(), 1)
-				}
-				j.due = s.due(l.stamp, req.Timeout)
+				j.due = s.due(l.readAt(), req.Timeout)
 			}
 			busy := cs != nil && s.opts.idle > 0 // the idle rule must see the handler (limits.go)
 			if busy {

@@ -20,9 +20,10 @@ type Current struct {
 	PacketType int8
 	// MessageType holds the request's iMessageType flag bits.
 	MessageType int32
-	// Timeout is the client's call timeout in milliseconds (0 if it sent none). In worker mode a
-	// request that waited for a worker longer than that is not run (WithQueueTimeout); the ctx
-	// passed to the handler carries no per-call deadline.
+	// Timeout is the client's call timeout in milliseconds (0 if it sent none). The ctx passed
+	// to the handler then has a deadline that long after the loop read the request (a tarscomm
+	// client called with that ctx sends no more than what is left); in worker mode a request
+	// that waited for a worker longer than that is not run (WithQueueTimeout).
 	Timeout int32
 	// Context and Status are the request's context and status maps (nil when empty).
 	Context, Status map[string]string
@@ -38,16 +39,18 @@ type Current struct {
 	Dyed      bool
 	DyeingKey string
 
-	conn *conn // the request's connection, for Pusher (push.go)
+	conn     *conn // the request's connection, for Pusher (push.go)
+	received int64 // the server's clock when the loop read the request: Timeout counts from it
 }
 
 // HandlerFunc serves one function of a servant. req is the request body, valid only during the
 // call; the handler appends its reply body to rsp (which has length 0 and may have spare
 // capacity) and returns the result. A non-nil error answers with an error code and an empty
 // body: an *Error gives its Code and Desc, any other error codec.RetUnknown with err.Error().
-// A panic is recovered and answered with codec.RetUnknown. The server may keep rsp's memory
-// once the handler returned (a large body is written from where the handler put it): a handler
-// must not keep rsp, or the slice it returned, beyond the call.
+// A panic is recovered and answered with codec.RetUnknown. ctx has the client's deadline when
+// it sent a timeout ("The handler's ctx" in the package documentation). The server may keep
+// rsp's memory once the handler returned (a large body is written from where the handler put
+// it): a handler must not keep rsp, or the slice it returned, beyond the call.
 type HandlerFunc func(ctx context.Context, cur *Current, req []byte, rsp []byte) ([]byte, error)
 
 // Error is a TARS return code with a description. A handler returns an *Error to answer with

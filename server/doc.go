@@ -33,9 +33,20 @@
 //
 // A handler's error answers with its code: an *Error gives its Code and Desc, any other error
 // RetUnknown -99 with err.Error(); a panic is recovered, logged, and answered with RetUnknown.
-// One-way requests (codec.PacketOneway) run their handler but get no reply. The ctx handed to
-// handlers carries no per-call deadline (Current.Timeout has the client's); it is cancelled
-// when Stop gives up waiting.
+// One-way requests (codec.PacketOneway) run their handler but get no reply.
+//
+// # The handler's ctx
+//
+// A request that carries its client's timeout (iTimeout, Current.Timeout: TARS clients send it)
+// is handled with a ctx whose deadline is that long after the loop read the request, as
+// TarsGo's servers do: time spent waiting for a worker counts. A handler that calls on with it
+// passes the deadline down: a tarscomm client sends no longer a timeout than what is left, so a
+// chain of calls gives up when its first caller does, instead of working on for nobody. The ctx
+// ends at that deadline or when Stop gives up waiting, not when the handler returns: an async
+// call the handler starts with it has the time its client gave. Its Deadline costs nothing;
+// its timer is made the first time Done is asked for. A request without a timeout gets the
+// server's ctx, which has no deadline (nor has context.WithoutCancel(ctx), for calls that must
+// not inherit it).
 //
 // The Current and the request body handed to a handler are valid only during the call.
 //

@@ -459,8 +459,9 @@ func (s *Server) route(req *codec.RequestPacket, servantName, fn []byte, rc *rou
 	return f.h, codec.RetOK, ""
 }
 
-// invoke runs h, turning its error or panic into a return code and description.
-func (s *Server) invoke(h HandlerFunc, cur *Current, req, rsp []byte) (body []byte, ret int32, desc string) {
+// invoke runs h, turning its error or panic into a return code and description. A request with a
+// timeout gets its ctx from ctxs, the caller's (deadline.go).
+func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []byte) (body []byte, ret int32, desc string) {
 	if s.stats != nil {
 		start := time.Now()
 		defer func() { s.record(cur, ret, time.Since(start)) }() // after the recovery below
@@ -476,6 +477,9 @@ func (s *Server) invoke(h HandlerFunc, cur *Current, req, rsp []byte) (body []by
 	cur.DyeingKey, cur.Dyed = dye.FromRequest(cur.MessageType, cur.Status)
 	if cur.Dyed {
 		ctx = dye.WithKey(ctx, cur.DyeingKey)
+	}
+	if cur.Timeout > 0 {
+		ctx = ctxs.next(ctx, s, cur.received+int64(cur.Timeout)*int64(time.Millisecond))
 	}
 	var err error
 	if s.icpt != nil {

@@ -102,7 +102,10 @@ func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
 	if h != nil {
 		cur = &l.cur
 		fillCurrent(cur, req, c.RemoteAddr())
-		body, ret, desc = s.invoke(h, cur, req.Buffer, l.rsp.b[:0])
+		if req.Timeout > 0 {
+			cur.received = l.readAt()
+		}
+		body, ret, desc = s.invoke(&l.ctxs, h, cur, req.Buffer, l.rsp.b[:0])
 		defer func() { *cur = Current{}; l.rsp.next(len(body), false) }()
 	}
 	if req.PacketType != codec.PacketOneway {

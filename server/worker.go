@@ -52,6 +52,7 @@ func (s *Server) work() {
 	}()
 	var (
 		rsp    = newScratch() // reply-body scratch
+		ctxs   callCtxs       // handlers' ctxs
 		resp   codec.ResponsePacket
 		udpOut []byte // a datagram reply being sent
 	)
@@ -70,7 +71,7 @@ func (s *Server) work() {
 			ret, desc = codec.RetQueueTimeout, queueTimeoutDesc
 		)
 		if !s.late(j) {
-			body, ret, desc = s.invoke(j.h, &j.cur, j.req.Buffer, rsp.b[:0])
+			body, ret, desc = s.invoke(&ctxs, j.h, &j.cur, j.req.Buffer, rsp.b[:0])
 		}
 		taken := false // the reply took rsp over
 		switch {

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+// seenCtx is what a handler saw of its ctx.
+type seenCtx struct {
+	ctx      context.Context
+	deadline time.Time
+	has      bool
+	errIn    error // ctx.Err() while the handler ran
+}
+
+// TestHandlerDeadline: a request that carries its client's timeout is handled with a ctx whose
+// deadline is that timeout after the request was read (between the test's write and the
+// handler's call), live while the handler runs and after it returned; a request without a
+// timeout gets a ctx without a deadline. Inline and worker mode, TCP and UDP.
+func TestHandlerDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		udp     bool
+		workers int
+	}{{"inline", false, 0}, {"workers", false, 2}, {"udp inline", true, 0}, {"udp workers", true, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			leakCheck(t)
+			seen := make(chan seenCtx, 4)
+			setup := func(s *Server) {
+				mustHandle(t, s, "App.S.Obj", "Look", func(ctx context.Context, _ *Current, req, rsp []byte) ([]byte, error) {
+					d, ok := ctx.Deadline()
+					seen <- seenCtx{ctx: ctx, deadline: d, has: ok, errIn: ctx.Err()}
+					return append(rsp, req...), nil
+				})
+			}
+			var roundTrip func(r *codec.RequestPacket) *codec.ResponsePacket
+			if tc.udp {
+				_, uc := startUDP(t, setup, WithWorkers(tc.workers))
+				roundTrip = func(r *codec.RequestPacket) *codec.ResponsePacket { return callUDP(t, uc, r) }
+			} else {
+				_, addr := startServer(t, setup, WithWorkers(tc.workers))
+				c := dial(t, addr)
+				roundTrip = func(r *codec.RequestPacket) *codec.ResponsePacket {
+					c.write(codec.AppendRequest(nil, r))
+					return c.recv()
+				}
+			}
+			call := func(id, timeoutMS int32) (seenCtx, time.Time, time.Time) {
+				t.Helper()
+				r := request(id, "App.S.Obj", "Look", []byte("x"))
+				r.Timeout = timeoutMS
+				before := time.Now()
+				rsp := roundTrip(r)
+				after := time.Now()
+				if rsp.RequestID != id || rsp.Ret != codec.RetOK || string(rsp.Buffer) != "x" {
+					t.Fatalf("reply id %d ret %d %q body %q", rsp.RequestID, rsp.Ret, rsp.ResultDesc, rsp.Buffer)
+				}
+				select {
+				case sc := <-seen:
+					return sc, before, after
+				case <-time.After(testTimeout):
+					t.Fatal("the handler did not run")
+					return seenCtx{}, before, after
+				}
+			}
+
+			sc, before, after := call(1, 60000)
+			if !sc.has {
+				t.Fatal("a request with a 60 s timeout: the handler's ctx has no deadline")
+			}
+			if lo, hi := before.Add(time.Minute), after.Add(time.Minute); sc.deadline.Before(lo) || sc.deadline.After(hi) {
+				t.Errorf("deadline %v not within [%v, %v]: the request's read plus its timeout", sc.deadline, lo, hi)
+			}
+			if sc.errIn != nil {
+				t.Errorf("ctx.Err() while the handler ran: %v", sc.errIn)
+			}
+			// The handler has returned: its ctx lives on until the deadline, for the work it
+			// started.
+			if err := sc.ctx.Err(); err != nil {
+				t.Errorf("ctx.Err() after the handler returned, its deadline a minute away: %v", err)
+			}
+
+			sc, _, _ = call(2, 0)
+			if sc.has {
+				t.Errorf("a request without a timeout: the handler's ctx has deadline %v", sc.deadline)
+			}
+		})
+	}
+}
+
+// TestHandlerDeadlineExpires: a handler that waits on its ctx is ended at its client's deadline
+// (context.DeadlineExceeded, as context.Cause says too), and a ctx derived from it ends with it.
+// The client's timeout is 200 ms; the handler's own bound is testTimeout.
+func TestHandlerDeadlineExpires(t *testing.T) {
+	for _, workers := range []int{0, 1} {
+		t.Run(fmt.Sprintf("workers %d", workers), func(t *testing.T) { handlerDeadlineExpires(t, workers) })
+	}
+}
+
+func handlerDeadlineExpires(t *testing.T, workers int) {
+	leakCheck(t)
+	type result struct{ err, cause, child error }
+	got := make(chan result, 1)
+	_, addr := startServer(t, func(s *Server) {
+		mustHandle(t, s, "App.S.Obj", "Wait", func(ctx context.Context, _ *Current, _, rsp []byte) ([]byte, error) {
+			child, cancel := context.WithCancel(ctx)
+			defer cancel()
+			select {
+			case <-child.Done():
+			case <-time.After(testTimeout):
+			}
+			got <- result{ctx.Err(), context.Cause(ctx), child.Err()}
+			return rsp, ctx.Err()
+		})
+	}, WithWorkers(workers))
+	c := dial(t, addr)
+	r := request(1, "App.S.Obj", "Wait", nil)
+	r.Timeout = 200
+	c.write(codec.AppendRequest(nil, r))
+	if rsp := c.recv(); rsp.Ret != codec.RetUnknown || rsp.ResultDesc != context.DeadlineExceeded.Error() {
+		t.Errorf("workers %d: reply ret %d %q, want the handler's DeadlineExceeded", workers, rsp.Ret, rsp.ResultDesc)
+	}
+	res := <-got
+	if !errors.Is(res.err, context.DeadlineExceeded) || !errors.Is(res.cause, context.DeadlineExceeded) ||
+		!errors.Is(res.child, context.DeadlineExceeded) {
+		t.Errorf("workers %d: at the deadline Err %v, Cause %v, a child's Err %v; want DeadlineExceeded",
+			workers, res.err, res.cause, res.child)
+	}
+}
+
+// TestCallCtxWithoutTimer: Err and Value answer without making the timer while the deadline is
+// ahead; an expired deadline reads DeadlineExceeded (Err and context.Cause) before Done was
+// ever asked for, and Done is then closed.
+func TestCallCtxWithoutTimer(t *testing.T) {
+	type key struct{}
+	parent := context.WithValue(context.Background(), key{}, "v")
+	s := New()
+	var ctxs callCtxs
+	c := ctxs.next(parent, s, s.clock()+int64(time.Hour))
+	if c.Err() != nil || c.Value(key{}) != "v" {
+		t.Fatalf("live ctx: Err %v, Value %v", c.Err(), c.Value(key{}))
+	}
+	if c.timed.Load() != nil {
+		t.Fatal("Err or Value made the timer")
+	}
+	if d, ok := c.Deadline(); !ok || d.Before(time.Now().Add(59*time.Minute)) {
+		t.Fatalf("Deadline %v %v, want an hour from now", d, ok)
+	}
+
+	expired := ctxs.next(parent, s, s.clock()-int64(time.Millisecond))
+	if !errors.Is(expired.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(expired), context.DeadlineExceeded) {
+		t.Fatalf("expired: Err %v, Cause %v", expired.Err(), context.Cause(expired))
+	}
+	select {
+	case <-expired.Done():
+	default:
+		t.Fatal("expired: Done not closed")
+	}
+	if expired.Value(key{}) != "v" {
+		t.Fatal("expired: the parent's value is lost")
+	}
+}
