@@ -239,7 +239,7 @@ func WithFrameBudget(n int) Option {
 // WithWorkers): one that a worker takes after waiting longer than d, or longer than its
 // client's own timeout (Current.Timeout, when the client sent one), is not run; it is answered
 // codec.RetQueueTimeout (-6, "server queue timeout"), as TarsCpp's queuetimeout does, and counted
-// (LimitStats.QueueTimeout). Under overload this is what keeps the workers on requests someone
+// (LimitStats.QueueTimeout, and Stats under that code with WithStats). Under overload this is what keeps the workers on requests someone
 // still waits for, instead of on a queue of calls their clients gave up on. A one-way request
 // is dropped. The default is DefaultQueueTimeout (10 s, TarsCpp's); d <= 0 runs every request
 // however long it waited. Inline mode has no queue.

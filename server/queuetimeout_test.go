@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/stats"
 )
 
 // TestQueueTimeout: in worker mode, a request that waited for the worker longer than
@@ -34,7 +35,7 @@ func TestQueueTimeout(t *testing.T) {
 			leakCheck(t)
 			blk := newBlocker()
 			s, addr := startServer(t, func(s *Server) { mustHandle(t, s, "App.S.Obj", "Work", blk.handle) },
-				WithWorkers(1), WithQueueTimeout(tc.queue))
+				WithWorkers(1), WithQueueTimeout(tc.queue), WithStats())
 			c := dial(t, addr)
 			c.write(codec.AppendRequest(nil, request(1, "App.S.Obj", "Work", []byte("first"))))
 			blk.waitStarted(t)
@@ -86,6 +87,25 @@ func TestQueueTimeout(t *testing.T) {
 			}
 			if got := s.LimitStats().QueueTimeout; got != timedOut {
 				t.Fatalf("LimitStats().QueueTimeout = %d, want %d", got, timedOut)
+			}
+			// The call stats count every request: those that ran, and those the queue timeout
+			// answered, under their code.
+			var calls stats.Counters
+			for _, cs := range s.Stats().Calls {
+				if cs.Servant == "App.S.Obj" && cs.Function == "Work" {
+					calls = cs.Counters
+				}
+			}
+			var dropped uint64
+			for _, cc := range calls.Codes {
+				if cc.Code == codec.RetQueueTimeout {
+					dropped = cc.Count
+				}
+			}
+			if ok := calls.Results[stats.OK]; ok != uint64(1+ran+oneway) || dropped != uint64(timedOut) ||
+				calls.Calls() != uint64(1+ran+oneway)+uint64(timedOut) {
+				t.Fatalf("call stats: %d ok, %d answered %d, %d in all; want %d, %d, %d",
+					ok, dropped, codec.RetQueueTimeout, calls.Calls(), 1+ran+oneway, timedOut, 1+ran+oneway+int(timedOut))
 			}
 		})
 	}

@@ -72,6 +72,8 @@ func (s *Server) work() {
 		)
 		if !s.late(j) {
 			body, ret, desc = s.invoke(&ctxs, j.h, &j.cur, j.req.Buffer, rsp.b[:0])
+		} else if s.stats != nil {
+			s.record(&j.cur, ret, 0) // counted under its code, as a handler's failure is
 		}
 		taken := false // the reply took rsp over
 		switch {
