@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/servantproxy"
@@ -27,9 +28,7 @@ func TestDeadlineCarriesDownTheChain(t *testing.T) {
 	})
 	down := proxyTo(t, comm, g)
 
-	const relayObj = "Test.Relay.RelayObj"
-	relay := server.New(server.WithLogger(zaptest.NewLogger(t).Named("relay")), server.WithNumEventLoop(1), server.WithWorkers(4))
-	err := server.HandleProto(relay, relayObj, "SayHello", func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+	up := startRelayServer(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		callCtx := ctx
 		if req.GetSeq()%2 == 0 {
 			callCtx = context.WithoutCancel(ctx) // no deadline: the proxy's own minute
@@ -47,7 +46,86 @@ func TestDeadlineCarriesDownTheChain(t *testing.T) {
 		}
 		return rsp, down.Invoke(callCtx, "SayHello", req, rsp)
 	})
-	if err != nil {
+
+	ctx := testCtx(t)
+	for _, tc := range []struct {
+		name string
+		seq  uint64
+		lo   int32 // the greeter's Current.Timeout, ms, within [lo, hi]
+		hi   int32
+	}{
+		{"sync", 1, 1, 2000},
+		{"sync", 2, 2001, 60000},
+		{"async", 3, 1, 2000},
+		{"async", 4, 2001, 60000},
+	} {
+		if _, err := sayHello(ctx, up, tc.name, tc.seq, servantproxy.WithTimeout(2*time.Second)); err != nil {
+			t.Fatalf("%s call %d through the relay: %v", tc.name, tc.seq, err)
+		}
+		select {
+		case cur := <-seen:
+			if cur.Timeout < tc.lo || cur.Timeout > tc.hi {
+				t.Errorf("%s call %d: the greeter's request carries a %d ms timeout, want within [%d, %d]",
+					tc.name, tc.seq, cur.Timeout, tc.lo, tc.hi)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s call %d: the greeter saw no request", tc.name, tc.seq)
+		}
+	}
+}
+
+// TestHandlerAsyncCallOutlivesHandler: an async call a handler starts with its ctx is not
+// cancelled when the handler returns (the ctx ends then, but a call made with a handler's ctx
+// takes its deadline and does not watch it: internal/handlerctx). The relay starts the call to a
+// greeter that holds it, and answers; only then does the test let the greeter answer, and the
+// call's callback gets the reply.
+func TestHandlerAsyncCallOutlivesHandler(t *testing.T) {
+	seen := make(chan *server.Current, 1)
+	g := startGreeter(t, "held", serverOpt{block: true, seen: seen})
+	comm := newComm(t, nil)
+	down := proxyTo(t, comm, g)
+	type outcome struct {
+		rsp *hellopb.HelloReply
+		err error
+	}
+	done := make(chan outcome, 1)
+	up := startRelayServer(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+		rsp := new(hellopb.HelloReply)
+		if err := down.AsyncInvoke(ctx, "SayHello", req, rsp, func(err error) { done <- outcome{rsp, err} }); err != nil {
+			return nil, err
+		}
+		return &hellopb.HelloReply{Message: req.GetName() + "@relay", Seq: req.GetSeq()}, nil
+	})
+	ctx := testCtx(t)
+	if from, err := sayHello(ctx, up, "fire", 7, servantproxy.WithTimeout(20*time.Second)); err != nil || from != "relay" {
+		t.Fatalf("the relay's answer: from %q, err %v", from, err)
+	}
+	select { // the relay's handler has returned, its async call is at the greeter
+	case <-seen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the greeter saw no call")
+	}
+	close(g.release)
+	select {
+	case o := <-done:
+		if o.err != nil {
+			t.Fatalf("the async call a handler started ended with %v after the handler returned, want the reply", o.err)
+		}
+		if _, err := checkReply(o.rsp, "fire", 7); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the async call's callback did not run")
+	}
+}
+
+// startRelayServer starts a project server whose Test.Relay.RelayObj.SayHello is h (on workers, which
+// may block) and returns a proxy to it made by comm; t.Cleanup stops the server.
+func startRelayServer(t *testing.T, comm *communicator.Communicator, h func(context.Context, *server.Current, *hellopb.HelloRequest) (*hellopb.HelloReply, error)) *servantproxy.ServantProxy {
+	t.Helper()
+	const relayObj = "Test.Relay.RelayObj"
+	relay := server.New(server.WithLogger(zaptest.NewLogger(t).Named("relay")), server.WithNumEventLoop(1), server.WithWorkers(4))
+	if err := server.HandleProto(relay, relayObj, "SayHello", h); err != nil {
 		t.Fatal(err)
 	}
 	addr, err := relay.Start("127.0.0.1:0")
@@ -64,30 +142,5 @@ func TestDeadlineCarriesDownTheChain(t *testing.T) {
 	if err := comm.StringToProxy(relayObj+"@tcp -h 127.0.0.1 -p "+port, &up); err != nil {
 		t.Fatal(err)
 	}
-
-	ctx := testCtx(t)
-	for _, tc := range []struct {
-		name string
-		seq  uint64
-		lo   int32 // the greeter's Current.Timeout, ms, within [lo, hi]
-		hi   int32
-	}{
-		{"sync", 1, 1, 2000},
-		{"sync", 2, 2001, 60000},
-		{"async", 3, 1, 2000},
-		{"async", 4, 2001, 60000},
-	} {
-		if _, err := sayHello(ctx, &up, tc.name, tc.seq, servantproxy.WithTimeout(2*time.Second)); err != nil {
-			t.Fatalf("%s call %d through the relay: %v", tc.name, tc.seq, err)
-		}
-		select {
-		case cur := <-seen:
-			if cur.Timeout < tc.lo || cur.Timeout > tc.hi {
-				t.Errorf("%s call %d: the greeter's request carries a %d ms timeout, want within [%d, %d]",
-					tc.name, tc.seq, cur.Timeout, tc.lo, tc.hi)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s call %d: the greeter saw no request", tc.name, tc.seq)
-		}
-	}
+	return &up
 }

@@ -159,7 +159,7 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	}
 	timer := time.NewTimer(b.delay)
 	defer timer.Stop()
-	done := ctx.Done()
+	done := watched(ctx)
 	select {
 	case <-c.Done():
 		call.Put(c2)
@@ -196,7 +196,7 @@ func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64
 // reply) from either, or the failure of both. The other call is dropped.
 func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) {
 	b := p.backup
-	done := ctx.Done()
+	done := watched(ctx)
 	var failed *call.Call // the one that ended with a transport error, waiting for the other
 	for {
 		var got, other *call.Call
@@ -270,7 +270,7 @@ func (p *proxy) cancelWait(ctx context.Context, c *call.Call) error {
 // waitSubmitted is wait for a call already submitted: it returns when c has ended (nil: the
 // caller owns c) or ctx has (c is abandoned, and the error says so).
 func (p *proxy) waitSubmitted(ctx context.Context, c *call.Call) error {
-	done := ctx.Done()
+	done := watched(ctx)
 	if done == nil {
 		<-c.Done()
 		return nil

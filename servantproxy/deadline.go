@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"time"
+
+	"github.com/tarscomm/tarscomm/internal/handlerctx"
 )
 
 // Deadline arithmetic. Deadlines are call.Now nanoseconds in an int64; a timeout near
@@ -42,4 +44,14 @@ func deadlineOf(ctx context.Context, now int64, timeout time.Duration) int64 {
 func wireTimeout(now, deadline int64) int32 {
 	ms := (deadline - now) / int64(time.Millisecond)
 	return int32(max(1, min(ms, math.MaxInt32)))
+}
+
+// watched returns the channel a call watches to end early with its caller's ctx: ctx.Done(), or
+// nil for a server handler's ctx (internal/handlerctx), whose deadline the call already has as
+// its own (deadlineOf) and whose timer it would otherwise make on every relayed request.
+func watched(ctx context.Context) <-chan struct{} {
+	if _, ok := ctx.(handlerctx.Handler); ok {
+		return nil
+	}
+	return ctx.Done()
 }

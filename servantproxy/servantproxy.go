@@ -374,9 +374,9 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	c.Notify = p.notify
 	gen := c.Gen()
 	bk := p.newAsyncBackup(c, t) // nil unless the servant sends backups for fn
-	if ctx.Done() != nil {
+	if watched(ctx) != nil {
 		// Cancelling ctx ends the call at once. Watching it costs a few allocations, paid only
-		// by contexts that can be cancelled.
+		// by contexts that can be cancelled (a server handler's ctx is not watched: watched).
 		start, deadline, onEnd := c.Start, c.Deadline, c.OnEnd
 		c.StopCancel = context.AfterFunc(ctx, func() { p.cancelAsync(ctx, c, gen, bk, fn, start, deadline, onEnd, rsp, cb, rawCB) })
 	}

@@ -48,7 +48,8 @@ type Current struct {
 // capacity) and returns the result. A non-nil error answers with an error code and an empty
 // body: an *Error gives its Code and Desc, any other error codec.RetUnknown with err.Error().
 // A panic is recovered and answered with codec.RetUnknown. ctx has the client's deadline when
-// it sent a timeout ("The handler's ctx" in the package documentation). The server may keep
+// it sent a timeout, and ends when the handler returns ("The handler's ctx" in the package
+// documentation). The server may keep
 // rsp's memory once the handler returned (a large body is written from where the handler put
 // it): a handler must not keep rsp, or the slice it returned, beyond the call.
 type HandlerFunc func(ctx context.Context, cur *Current, req []byte, rsp []byte) ([]byte, error)

@@ -12,30 +12,45 @@ import (
 // sends no longer a timeout than what is left (servantproxy takes the earlier of its own timeout
 // and ctx's deadline), so a chain of calls gives up together, as TarsGo's "timeout delivery" does.
 //
-// It ends at the deadline, or with its parent (Stop giving up), not when the handler returns:
-// work the handler starts with it, an async call say, gets the time its client gave. Deadline
-// and Value cost nothing, and Err costs a clock reading; the timer that closes Done at the
-// deadline is made by the first Done (or an Err past the deadline), so a handler that never asks
-// pays no timer, and the server nothing once the handler returns.
+// It ends at the deadline, when the handler returns (end), or with its parent (Stop giving up),
+// as TarsGo's and gRPC's do. Deadline and Value cost nothing, and Err costs a clock reading; the
+// timer that closes Done is made by the first Done (or by an Err once the ctx has ended), so a
+// handler that never asks pays no timer. A tarscomm call made with it does not ask
+// (internal/handlerctx): relaying a request costs no timer either.
 type callCtx struct {
 	parent context.Context
 	srv    *Server                  // its epoch is the origin of due
 	due    int64                    // the deadline on the server's clock (Server.clock)
 	timed  atomic.Pointer[timedCtx] // made on first need; then the ctx's Done, Err and Value
+	ended  atomic.Bool              // the handler returned
 }
 
 // timedCtx is the real context behind a callCtx once one is needed: the parent with the
-// deadline. Its timer ends it; the cancel func is kept only to give back a loser's timer (get).
+// deadline, cancelled when the handler returns.
 type timedCtx struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 }
 
-// callCtxs hands out callCtx values carved from blocks of callCtxBlock, one allocation per
-// block instead of one per request. A callCtx is never reused: a block is freed by the collector
-// once none of its ctxs is referenced (a handler that keeps its ctx keeps its block). Each loop
-// and each worker has its own.
-type callCtxs struct{ block []callCtx }
+// callCtxs hands out the ctxs of one loop's or one worker's handlers. Their parent is a child of
+// the server's ctx of the owner's own (base), so that the timers of many handlers' ctxs do not
+// all register with, and lock, the one server ctx. A callCtx is carved from a block of
+// callCtxBlock, one allocation per block instead of one per request, and never reused: a block
+// is freed by the collector once none of its ctxs is referenced (a handler that keeps its ctx
+// keeps its block).
+type callCtxs struct {
+	block  []callCtx
+	base   context.Context
+	cancel context.CancelFunc // never called: base ends with the server's ctx
+}
+
+// parent returns the owner's child of s's ctx, made on first use (s.baseCtx is set by Start).
+func (a *callCtxs) parent(s *Server) context.Context {
+	if a.base == nil {
+		a.base, a.cancel = context.WithCancel(s.baseCtx)
+	}
+	return a.base
+}
 
 // callCtxBlock is the number of callCtx in a block (3 KiB).
 const callCtxBlock = 64
@@ -56,20 +71,24 @@ func (c *callCtx) Deadline() (time.Time, bool) {
 	return c.srv.epoch.Add(time.Duration(c.due)), true
 }
 
-// Done is closed at the deadline, or when the parent ends.
+// Done is closed at the deadline, when the handler returns, or when the parent ends.
 func (c *callCtx) Done() <-chan struct{} { return c.get().ctx.Done() }
 
-// Err is nil until Done is closed. It needs no timer while the deadline is ahead: it is then the
-// parent's.
+// Err is nil until Done is closed. It needs no timer while the deadline is ahead and the handler
+// has not returned: it is then the parent's.
 func (c *callCtx) Err() error {
 	if t := c.timed.Load(); t != nil {
 		return t.ctx.Err()
 	}
-	if c.srv.clock() < c.due {
+	if !c.ended.Load() && c.srv.clock() < c.due {
 		return c.parent.Err()
 	}
-	return c.get().ctx.Err() // expired: context.Cause must see it too
+	return c.get().ctx.Err() // ended: context.Cause must see it too
 }
+
+// EndsAtDeadline marks the ctx as a handler's (internal/handlerctx): the calls made with it take
+// its deadline and do not watch it.
+func (c *callCtx) EndsAtDeadline() {}
 
 // Value is the parent's value for key; once the timer is made, the timed context answers
 // (context.Cause and the context package's own lookups find it there).
@@ -85,8 +104,10 @@ func (c *callCtx) String() string {
 	return "server.callCtx(deadline " + d.String() + ")"
 }
 
-// get returns the timed context, making it on first use: the parent with the deadline. Whoever
-// stores it first wins; a loser stops its own timer.
+// get returns the timed context, making it on first use: the parent with the deadline, cancelled
+// at once if the handler has returned. Whoever stores it first wins, and a loser stops its own
+// timer; end sets ended before it looks for the winner, and the winner looks at ended after it
+// stored itself, so one of them cancels it.
 func (c *callCtx) get() *timedCtx {
 	if t := c.timed.Load(); t != nil {
 		return t
@@ -98,5 +119,16 @@ func (c *callCtx) get() *timedCtx {
 		cancel()
 		return c.timed.Load()
 	}
+	if c.ended.Load() {
+		cancel()
+	}
 	return t
+}
+
+// end ends the ctx: its handler has returned. It stops the timer if one was made.
+func (c *callCtx) end() {
+	c.ended.Store(true)
+	if t := c.timed.Load(); t != nil {
+		t.cancel()
+	}
 }

@@ -20,8 +20,9 @@ type seenCtx struct {
 
 // TestHandlerDeadline: a request that carries its client's timeout is handled with a ctx whose
 // deadline is that timeout after the request was read (between the test's write and the
-// handler's call), live while the handler runs and after it returned; a request without a
-// timeout gets a ctx without a deadline. Inline and worker mode, TCP and UDP.
+// handler's call), live while the handler runs and ended (context.Canceled, Done closed) once it
+// returned; a request without a timeout gets a ctx without a deadline. Inline and worker mode,
+// TCP and UDP.
 func TestHandlerDeadline(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -79,10 +80,15 @@ func TestHandlerDeadline(t *testing.T) {
 			if sc.errIn != nil {
 				t.Errorf("ctx.Err() while the handler ran: %v", sc.errIn)
 			}
-			// The handler has returned: its ctx lives on until the deadline, for the work it
-			// started.
-			if err := sc.ctx.Err(); err != nil {
-				t.Errorf("ctx.Err() after the handler returned, its deadline a minute away: %v", err)
+			// The reply was written after the handler returned: its ctx has ended.
+			if err := sc.ctx.Err(); !errors.Is(err, context.Canceled) {
+				t.Errorf("ctx.Err() after the handler returned: %v, want context.Canceled", err)
+			}
+			if !closed(sc.ctx.Done()) {
+				t.Error("ctx.Done() not closed after the handler returned")
+			}
+			if cause := context.Cause(sc.ctx); !errors.Is(cause, context.Canceled) {
+				t.Errorf("context.Cause after the handler returned: %v", cause)
 			}
 
 			sc, _, _ = call(2, 0)
@@ -134,8 +140,8 @@ func handlerDeadlineExpires(t *testing.T, workers int) {
 }
 
 // TestCallCtxWithoutTimer: Err and Value answer without making the timer while the deadline is
-// ahead; an expired deadline reads DeadlineExceeded (Err and context.Cause) before Done was
-// ever asked for, and Done is then closed.
+// ahead, and end makes none; an ended ctx reads Canceled, an expired one DeadlineExceeded (Err
+// and context.Cause), though Done was never asked for; Done is then closed.
 func TestCallCtxWithoutTimer(t *testing.T) {
 	type key struct{}
 	parent := context.WithValue(context.Background(), key{}, "v")
@@ -151,17 +157,35 @@ func TestCallCtxWithoutTimer(t *testing.T) {
 	if d, ok := c.Deadline(); !ok || d.Before(time.Now().Add(59*time.Minute)) {
 		t.Fatalf("Deadline %v %v, want an hour from now", d, ok)
 	}
+	c.end()
+	if c.timed.Load() != nil {
+		t.Fatal("end made the timer")
+	}
+	if !errors.Is(c.Err(), context.Canceled) || !errors.Is(context.Cause(c), context.Canceled) {
+		t.Fatalf("after end: Err %v, Cause %v", c.Err(), context.Cause(c))
+	}
+	if !closed(c.Done()) {
+		t.Fatal("after end: Done not closed")
+	}
 
 	expired := ctxs.next(parent, s, s.clock()-int64(time.Millisecond))
 	if !errors.Is(expired.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(expired), context.DeadlineExceeded) {
 		t.Fatalf("expired: Err %v, Cause %v", expired.Err(), context.Cause(expired))
 	}
-	select {
-	case <-expired.Done():
-	default:
+	if !closed(expired.Done()) {
 		t.Fatal("expired: Done not closed")
 	}
 	if expired.Value(key{}) != "v" {
 		t.Fatal("expired: the parent's value is lost")
+	}
+}
+
+// closed reports whether ch is closed (without waiting).
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }

@@ -42,11 +42,12 @@
 // TarsGo's servers do: time spent waiting for a worker counts. A handler that calls on with it
 // passes the deadline down: a tarscomm client sends no longer a timeout than what is left, so a
 // chain of calls gives up when its first caller does, instead of working on for nobody. The ctx
-// ends at that deadline or when Stop gives up waiting, not when the handler returns: an async
-// call the handler starts with it has the time its client gave. Its Deadline costs nothing;
-// its timer is made the first time Done is asked for. A request without a timeout gets the
-// server's ctx, which has no deadline (nor has context.WithoutCancel(ctx), for calls that must
-// not inherit it).
+// ends at that deadline, when the handler returns, or when Stop gives up waiting, as TarsGo's
+// and gRPC's do. Its Deadline costs nothing; its timer is made the first time Done is asked for,
+// which a tarscomm call made with it never does: such a call takes the deadline and does not
+// watch the ctx otherwise, so an async call the handler starts goes on, to that deadline, after
+// the handler returned. Work that must outlive the deadline takes context.WithoutCancel(ctx). A
+// request without a timeout gets the server's ctx, which has no deadline.
 //
 // The Current and the request body handed to a handler are valid only during the call.
 //

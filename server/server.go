@@ -459,28 +459,33 @@ func (s *Server) route(req *codec.RequestPacket, servantName, fn []byte, rc *rou
 	return f.h, codec.RetOK, ""
 }
 
-// invoke runs h, turning its error or panic into a return code and description. A request with a
-// timeout gets its ctx from ctxs, the caller's (deadline.go).
+// invoke runs h, turning its error or panic into a return code and description. The handler's
+// ctx comes from ctxs, the calling loop's or worker's (deadline.go).
 func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []byte) (body []byte, ret int32, desc string) {
 	if s.stats != nil {
 		start := time.Now()
 		defer func() { s.record(cur, ret, time.Since(start)) }() // after the recovery below
 	}
+	ctx := ctxs.parent(s)
+	cur.DyeingKey, cur.Dyed = dye.FromRequest(cur.MessageType, cur.Status)
+	if cur.Dyed {
+		ctx = dye.WithKey(ctx, cur.DyeingKey)
+	}
+	var cc *callCtx
+	if cur.Timeout > 0 {
+		cc = ctxs.next(ctx, s, cur.received+int64(cur.Timeout)*int64(time.Millisecond))
+		ctx = cc
+	}
 	defer func() {
+		if cc != nil {
+			cc.end()
+		}
 		if r := recover(); r != nil {
 			s.log.Error("handler panicked", zap.String("servant", cur.Servant),
 				zap.String("func", cur.Func), zap.Any("panic", r), zap.StackSkip("stack", 2))
 			body, ret, desc = nil, codec.RetUnknown, fmt.Sprintf("handler panicked: %v", r)
 		}
 	}()
-	ctx := s.baseCtx
-	cur.DyeingKey, cur.Dyed = dye.FromRequest(cur.MessageType, cur.Status)
-	if cur.Dyed {
-		ctx = dye.WithKey(ctx, cur.DyeingKey)
-	}
-	if cur.Timeout > 0 {
-		ctx = ctxs.next(ctx, s, cur.received+int64(cur.Timeout)*int64(time.Millisecond))
-	}
 	var err error
 	if s.icpt != nil {
 		body, err = s.intercept(ctx, h, cur, req, rsp)

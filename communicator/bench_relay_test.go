@@ -1,0 +1,72 @@
+package communicator_test
+
+import (
+	"context"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/communicator"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
+	"github.com/tarscomm/tarscomm/internal/benchcpu"
+	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
+)
+
+// BenchmarkRelay measures a call through a relay: the client calls a relay server whose handler
+// (on a worker) calls the echo server and answers with its reply, all in one process over
+// loopback. ctx=handler passes the handler's ctx to the downstream call (its deadline carried
+// down, server: "The handler's ctx"); ctx=detached passes context.WithoutCancel(ctx), without
+// one: the difference is what carrying the deadline costs a relayed request.
+func BenchmarkRelay(b *testing.B) {
+	for _, detached := range []bool{false, true} {
+		name := "ctx=handler"
+		if detached {
+			name = "ctx=detached"
+		}
+		b.Run(name, func(b *testing.B) {
+			down := benchSetup(b)
+			relay := server.New(server.WithNumEventLoop(1), server.WithWorkers(64))
+			err := server.HandleProto(relay, servant, "SayHello", func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+				if detached {
+					ctx = context.WithoutCancel(ctx)
+				}
+				rsp := new(hellopb.HelloReply)
+				return rsp, down.Invoke(ctx, "SayHello", req, rsp)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			addr, err := relay.Start("127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = relay.Stop(context.Background()) })
+			comm, err := communicator.New(conf.Default(), communicator.WithLogger(zap.NewNop()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = comm.Close() })
+			var up servantproxy.ServantProxy
+			if err := comm.StringToProxy(servant+"@"+(&greeter{addr: addr.String()}).endpoint(), &up); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			req := &hellopb.HelloRequest{Name: "relay"}
+			b.ReportAllocs()
+			b.SetParallelism(16)
+			cpu0 := benchcpu.Used(b)
+			b.RunParallel(func(pb *testing.PB) {
+				rsp := new(hellopb.HelloReply)
+				for pb.Next() {
+					if err := up.Invoke(ctx, "SayHello", req, rsp); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			benchcpu.Report(b, cpu0)
+		})
+	}
+}
