@@ -337,11 +337,8 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 		return true
 	}
 	cur := &l.cur
-	fillCurrent(cur, req, cs.remote)
+	l.fillCurrent(cur, req, cs.remote)
 	cur.conn = cs
-	if req.Timeout > 0 {
-		cur.received = l.readAt()
-	}
 	body, ret, desc := s.invoke(&l.ctxs, h, cur, req.Buffer, l.rsp.b[:0])
 	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp.b)
 	if taken {
@@ -401,11 +398,8 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 			if cs == nil {
 				j.to = remote.(*net.UDPAddr)
 			}
-			fillCurrent(&j.cur, req, remote)
+			l.fillCurrent(&j.cur, req, remote)
 			j.cur.conn = cs
-			if req.Timeout > 0 {
-				j.cur.received = l.readAt() // the handler's deadline counts from it
-			}
 			if s.opts.queueTimeout > 0 { // WithQueueTimeout (worker.go)
 				j.due = s.due(l.readAt(), req.Timeout)
 			}

@@ -501,8 +501,11 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	return body, codec.RetOK, ""
 }
 
-// fillCurrent describes req (decoded from a connection to remote) in cur.
-func fillCurrent(cur *Current, req *codec.RequestPacket, remote net.Addr) {
+// fillCurrent describes req (decoded from a connection to remote, in the read of loop l) in cur.
+func (l *loop) fillCurrent(cur *Current, req *codec.RequestPacket, remote net.Addr) {
+	if req.Timeout > 0 {
+		cur.received = l.readAt() // the handler's deadline counts from it
+	}
 	cur.Servant, cur.Func = req.ServantName, req.FuncName
 	cur.RequestID = req.RequestID
 	cur.Version = req.Version

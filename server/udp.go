@@ -101,10 +101,7 @@ func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
 	var cur *Current
 	if h != nil {
 		cur = &l.cur
-		fillCurrent(cur, req, c.RemoteAddr())
-		if req.Timeout > 0 {
-			cur.received = l.readAt()
-		}
+		l.fillCurrent(cur, req, c.RemoteAddr())
 		body, ret, desc = s.invoke(&l.ctxs, h, cur, req.Buffer, l.rsp.b[:0])
 		defer func() { *cur = Current{}; l.rsp.next(len(body), false) }()
 	}
