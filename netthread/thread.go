@@ -282,11 +282,22 @@ func (t *Thread) wake() {
 		case syscall.EAGAIN:
 			return // bytes are waiting already: the loop will run
 		}
-		if t.gate.Load()&closedBit == 0 && !t.broken.Swap(true) {
-			t.log.Error("netthread: cannot wake the event loop: its wakeup socket failed; calls on this thread now fail", zap.Error(err))
-		}
+		t.wakeFailed(err)
 		return
 	}
+}
+
+// wakeFailed handles a write to the anchor socket that failed with err while the socket stays
+// open (its close is anchorLost's). The loop can no longer be woken through it, neither for
+// queued calls nor for the ticker's sweeps, so the thread refuses new calls (broken) and, through
+// gnet's own wakeup (post), fails every call it holds: none waits for a sweep that would never
+// come, as a call its caller routed on the direct path, which only a reply or a sweep ends, would.
+func (t *Thread) wakeFailed(err error) {
+	if t.gate.Load()&closedBit != 0 || t.broken.Swap(true) {
+		return
+	}
+	t.log.Error("netthread: cannot wake the event loop: its wakeup socket failed; calls on this thread now fail", zap.Error(err))
+	t.post(func() { t.failAll(errBroken) })
 }
 
 // errBroken is the error of calls submitted to a thread whose wakeup socket failed.
