@@ -306,21 +306,25 @@ func (e *echoServer) Echo(_ context.Context, _ *server.Current, req *echopb.Echo
 	return &echopb.EchoRsp{Data: req.GetData(), Seq: req.GetSeq()}, nil
 }
 
-func (e *echoServer) Inspect(_ context.Context, cur *server.Current, _ *echopb.InspectReq) (*echopb.InspectRsp, error) {
+func (e *echoServer) Inspect(ctx context.Context, cur *server.Current, _ *echopb.InspectReq) (*echopb.InspectRsp, error) {
 	cur.ResponseContext = prefixed(cur.Context)
 	cur.ResponseStatus = prefixed(cur.Status)
-	return &echopb.InspectRsp{
+	rsp := &echopb.InspectRsp{
 		Context:     maps.Clone(cur.Context),
 		Status:      maps.Clone(cur.Status),
 		TimeoutMs:   cur.Timeout,
 		PacketType:  int32(cur.PacketType),
 		MessageType: cur.MessageType,
 		Version:     int32(cur.Version),
-		DeadlineMs:  -1, // tarscomm's server hands the client's timeout over, not a deadline
+		DeadlineMs:  -1,
 		Servant:     cur.Servant,
 		Func:        cur.Func,
 		ServerId:    e.id,
-	}, nil
+	}
+	if d, ok := ctx.Deadline(); ok { // the client's iTimeout, as TarsGo's servants get it
+		rsp.DeadlineMs = time.Until(d).Milliseconds()
+	}
+	return rsp, nil
 }
 
 func prefixed(m map[string]string) map[string]string {

@@ -100,6 +100,9 @@ func TestTarsGoClientContextStatus(t *testing.T) {
 	if want := map[string]string{"rsp-s": "t"}; !maps.Equal(c.RspStatus, want) {
 		t.Errorf("TarsGo got reply status %v, want %v", c.RspStatus, want)
 	}
+	if ms := rsp.GetDeadlineMs(); ms <= 0 || ms > 1500 {
+		t.Errorf("tarscomm's servant context had %d ms left, want 1..1500 (TarsGo's iTimeout)", ms)
+	}
 	if rsp.GetTimeoutMs() != 1500 || rsp.GetVersion() != 1 || rsp.GetPacketType() != 0 ||
 		rsp.GetServant() != tarscommPbObj || rsp.GetFunc() != "Inspect" {
 		t.Errorf("tarscomm saw iTimeout %d, version %d, packet type %d, %s.%s; want 1500, 1, 0, %s.Inspect",
