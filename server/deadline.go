@@ -7,15 +7,15 @@ import (
 )
 
 // callCtx is the ctx a handler gets for a request that carries its client's timeout (iTimeout):
-// its parent (the server's base ctx, with the dyeing key when dyed) and the time the client
-// stops waiting, counted from when the loop read the request. A tarscomm client called with it
+// its parent (its loop's or worker's child of the server's ctx, with the dyeing key when dyed)
+// and the time the client stops waiting, counted from when the loop read the request. A tarscomm client called with it
 // sends no longer a timeout than what is left (servantproxy takes the earlier of its own timeout
 // and ctx's deadline), so a chain of calls gives up together, as TarsGo's "timeout delivery" does.
 //
 // It ends at the deadline, when the handler returns (end), or with its parent (Stop giving up),
 // as TarsGo's and gRPC's do. Deadline and Value cost nothing, and Err costs a clock reading; the
-// timer that closes Done is made by the first Done (or by an Err once the ctx has ended), so a
-// handler that never asks pays no timer. A tarscomm call made with it does not ask
+// timer that closes Done is made by the first Done (or by an Err once the ctx has ended or
+// expired), so a handler that never asks pays no timer. A tarscomm call made with it does not ask
 // (internal/handlerctx): relaying a request costs no timer either.
 type callCtx struct {
 	parent context.Context
@@ -83,12 +83,12 @@ func (c *callCtx) Err() error {
 	if !c.ended.Load() && c.srv.clock() < c.due {
 		return c.parent.Err()
 	}
-	return c.get().ctx.Err() // ended: context.Cause must see it too
+	return c.get().ctx.Err() // ended or expired: context.Cause must see it too
 }
 
-// EndsAtDeadline marks the ctx as a handler's (internal/handlerctx): the calls made with it take
-// its deadline and do not watch it.
-func (c *callCtx) EndsAtDeadline() {}
+// HandlerCtx marks the ctx as a handler's (internal/handlerctx): the calls made with it take its
+// deadline and do not watch it.
+func (c *callCtx) HandlerCtx() {}
 
 // Value is the parent's value for key; once the timer is made, the timed context answers
 // (context.Cause and the context package's own lookups find it there).

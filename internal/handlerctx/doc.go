@@ -13,6 +13,6 @@ package handlerctx
 
 // Handler is implemented by the ctx package server hands its handlers.
 type Handler interface {
-	// EndsAtDeadline marks the ctx; it does nothing.
-	EndsAtDeadline()
+	// HandlerCtx marks the ctx; it does nothing.
+	HandlerCtx()
 }
