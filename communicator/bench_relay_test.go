@@ -10,7 +10,6 @@ import (
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/internal/benchcpu"
-	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
 
@@ -27,31 +26,18 @@ func BenchmarkRelay(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			down := benchSetup(b)
-			relay := server.New(server.WithNumEventLoop(1), server.WithWorkers(64))
-			err := server.HandleProto(relay, servant, "SayHello", func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+			comm, err := communicator.New(conf.Default(), communicator.WithLogger(zap.NewNop()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = comm.Close() })
+			up := startRelayServer(b, comm, 64, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 				if detached {
 					ctx = context.WithoutCancel(ctx)
 				}
 				rsp := new(hellopb.HelloReply)
 				return rsp, down.Invoke(ctx, "SayHello", req, rsp)
 			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			addr, err := relay.Start("127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = relay.Stop(context.Background()) })
-			comm, err := communicator.New(conf.Default(), communicator.WithLogger(zap.NewNop()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = comm.Close() })
-			var up servantproxy.ServantProxy
-			if err := comm.StringToProxy(servant+"@"+(&greeter{addr: addr.String()}).endpoint(), &up); err != nil {
-				b.Fatal(err)
-			}
 			ctx := context.Background()
 			req := &hellopb.HelloRequest{Name: "relay"}
 			b.ReportAllocs()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tarscomm/tarscomm/communicator"
@@ -28,7 +29,7 @@ func TestDeadlineCarriesDownTheChain(t *testing.T) {
 	})
 	down := proxyTo(t, comm, g)
 
-	up := startRelayServer(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+	up := startRelayServer(t, comm, 4, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		callCtx := ctx
 		if req.GetSeq()%2 == 0 {
 			callCtx = context.WithoutCancel(ctx) // no deadline: the proxy's own minute
@@ -89,7 +90,7 @@ func TestHandlerAsyncCallOutlivesHandler(t *testing.T) {
 		err error
 	}
 	done := make(chan outcome, 1)
-	up := startRelayServer(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+	up := startRelayServer(t, comm, 4, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		rsp := new(hellopb.HelloReply)
 		if err := down.AsyncInvoke(ctx, "SayHello", req, rsp, func(err error) { done <- outcome{rsp, err} }); err != nil {
 			return nil, err
@@ -119,12 +120,12 @@ func TestHandlerAsyncCallOutlivesHandler(t *testing.T) {
 	}
 }
 
-// startRelayServer starts a project server whose Test.Relay.RelayObj.SayHello is h (on workers, which
-// may block) and returns a proxy to it made by comm; t.Cleanup stops the server.
-func startRelayServer(t *testing.T, comm *communicator.Communicator, h func(context.Context, *server.Current, *hellopb.HelloRequest) (*hellopb.HelloReply, error)) *servantproxy.ServantProxy {
+// startRelayServer starts a project server whose Test.Relay.RelayObj.SayHello is h (on workers
+// goroutines, so h may block) and returns a proxy to it made by comm; t.Cleanup stops the server.
+func startRelayServer(t testing.TB, comm *communicator.Communicator, workers int, h func(context.Context, *server.Current, *hellopb.HelloRequest) (*hellopb.HelloReply, error)) *servantproxy.ServantProxy {
 	t.Helper()
 	const relayObj = "Test.Relay.RelayObj"
-	relay := server.New(server.WithLogger(zaptest.NewLogger(t).Named("relay")), server.WithNumEventLoop(1), server.WithWorkers(4))
+	relay := server.New(server.WithLogger(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Named("relay")), server.WithNumEventLoop(1), server.WithWorkers(workers))
 	if err := server.HandleProto(relay, relayObj, "SayHello", h); err != nil {
 		t.Fatal(err)
 	}
