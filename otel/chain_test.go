@@ -79,7 +79,7 @@ func newComm(t *testing.T, o tarsotel.Options) *communicator.Communicator {
 	return c
 }
 
-func proxy(t *testing.T, c *communicator.Communicator, obj, addr string) *servantproxy.ServantProxy {
+func proxy(t testing.TB, c *communicator.Communicator, obj, addr string) *servantproxy.ServantProxy {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(addr)
 	var sp servantproxy.ServantProxy

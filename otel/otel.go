@@ -16,6 +16,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/interceptor"
+	"github.com/tarscomm/tarscomm/internal/handlerctx"
 )
 
 // TARS's trace wire constants.
@@ -83,8 +84,8 @@ func endpointAttrs(prefix, addr string) []attribute.KeyValue {
 // ClientInterceptor returns the client hook: a span per call, its context in the request.
 func ClientInterceptor(o Options) interceptor.Client {
 	tr, prop := o.tracer(), o.propagator()
-	return func(ctx context.Context, info *interceptor.CallInfo, next interceptor.ClientInvoker) error {
-		ctx, span := tr.Start(ctx, info.Servant+"/"+info.Function,
+	return func(parent context.Context, info *interceptor.CallInfo, next interceptor.ClientInvoker) error {
+		ctx, span := tr.Start(parent, info.Servant+"/"+info.Function,
 			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(callAttrs(info.Servant, info.Function)...))
 		prop.Inject(ctx, infoCarrier{info})
 		if sc := span.SpanContext(); sc.IsValid() {
@@ -100,15 +101,15 @@ func ClientInterceptor(o Options) interceptor.Client {
 			}
 			span.End()
 		})
-		return next(ctx, info)
+		return next(handlerctx.Keep(parent, ctx), info) // values only: a handler's ctx stays one
 	}
 }
 
 // ServerInterceptor returns the server hook: a span per request, child of the caller's.
 func ServerInterceptor(o Options) interceptor.Server {
 	tr, prop := o.tracer(), o.propagator()
-	return func(ctx context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
-		ctx = prop.Extract(ctx, propagation.MapCarrier(info.Context))
+	return func(parent context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
+		ctx := prop.Extract(parent, propagation.MapCarrier(info.Context))
 		if !trace.SpanContextFromContext(ctx).IsValid() && info.MessageType&MessageTrace != 0 {
 			if tid, sid, ok := ParseTraceKey(info.Status[TraceStatusKey]); ok {
 				ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
@@ -120,7 +121,9 @@ func ServerInterceptor(o Options) interceptor.Server {
 		attrs = append(attrs, endpointAttrs("client", info.RemoteAddr)...)
 		ctx, span := tr.Start(ctx, info.Servant+"/"+info.Function, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		defer span.End()
-		err := next(ctx, info)
+		// Values only were added: the calls the handler makes with its ctx still take its
+		// deadline without watching it (no timer per relayed request).
+		err := next(handlerctx.Keep(parent, ctx), info)
 		span.SetAttributes(attribute.Int("tars.return_code", int(info.Ret)))
 		if err != nil {
 			span.RecordError(err)

@@ -9,10 +9,34 @@
 // end the call's own deadline already keeps. So a call does not watch a ctx that is a Handler:
 // a sync call cannot outlive its handler anyway, and an async call a handler starts is not
 // cancelled when the handler returns; it ends by its deadline.
+//
+// A server interceptor that only adds values to the handler's ctx (a tracing span, a logger)
+// keeps the mark with Keep; a ctx with a cancel or deadline of its own never has it.
 package handlerctx
+
+import "context"
 
 // Handler is implemented by the ctx package server hands its handlers.
 type Handler interface {
 	// HandlerCtx marks the ctx; it does nothing.
 	HandlerCtx()
 }
+
+// Keep returns derived, which must have been made from parent by adding values only
+// (context.WithValue, or what is built on it, such as OpenTelemetry's span contexts): its Done,
+// Deadline and Err are parent's. When parent is a Handler, so is the result; otherwise derived
+// is returned as it is.
+func Keep(parent, derived context.Context) context.Context {
+	if _, ok := parent.(Handler); !ok {
+		return derived
+	}
+	if _, ok := derived.(Handler); ok {
+		return derived
+	}
+	return kept{derived}
+}
+
+// kept is a Handler's ctx with values added.
+type kept struct{ context.Context }
+
+func (kept) HandlerCtx() {}
