@@ -22,4 +22,10 @@
 // Hand them to the communicator's and the server's interceptor options.
 //
 // Options default to the global TracerProvider and a W3C TraceContext propagator.
+//
+// A span that is not sampled still carries the trace context on, but costs no attributes: the
+// endpoint and return-code attributes are set on recording spans only, and each function's span
+// name and start options are made once (for up to 1,024 functions per interceptor). The spans
+// only add values to a server handler's ctx, so the calls a handler relays with it still take
+// its deadline without watching it.
 package tarsotel

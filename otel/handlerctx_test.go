@@ -24,7 +24,9 @@ func TestHandlerCtxKeptThroughTracing(t *testing.T) {
 	_, o, stop := setup()
 	defer stop()
 	backAddr := startServer(t, o, func(s *server.Server) {
-		echo := func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) { return append(rsp, req...), nil }
+		echo := func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
+			return append(rsp, req...), nil
+		}
 		mustHandle(t, s, backObj, "Load", echo)
 		mustHandle(t, s, backObj, "LoadCancel", echo)
 	})

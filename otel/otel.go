@@ -64,36 +64,39 @@ func (c infoCarrier) Keys() []string {
 	return ks
 }
 
-func callAttrs(servant, function string) []attribute.KeyValue {
-	return []attribute.KeyValue{
-		attribute.String("rpc.system", "tars"),
-		attribute.String("rpc.service", servant),
-		attribute.String("rpc.method", function),
-	}
-}
+// Keys of the endpoint attributes: the server's on a client span, the client's on a server span.
+var (
+	serverKeys = [2]attribute.Key{"server.address", "server.port"}
+	clientKeys = [2]attribute.Key{"client.address", "client.port"}
+)
 
-func endpointAttrs(prefix, addr string) []attribute.KeyValue {
+// setEndpoint sets the address and port of addr ("host:port") on span, under keys.
+func setEndpoint(span trace.Span, keys [2]attribute.Key, addr string) {
 	host, p, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil
+		return
 	}
 	port, _ := strconv.Atoi(p)
-	return []attribute.KeyValue{attribute.String(prefix+".address", host), attribute.Int(prefix+".port", port)}
+	span.SetAttributes(keys[0].String(host), keys[1].Int(port))
 }
 
 // ClientInterceptor returns the client hook: a span per call, its context in the request.
 func ClientInterceptor(o Options) interceptor.Client {
-	tr, prop := o.tracer(), o.propagator()
+	tr, prop, sts := o.tracer(), o.propagator(), newStarts(trace.SpanKindClient)
 	return func(parent context.Context, info *interceptor.CallInfo, next interceptor.ClientInvoker) error {
-		ctx, span := tr.Start(parent, info.Servant+"/"+info.Function,
-			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(callAttrs(info.Servant, info.Function)...))
+		st := sts.get(info.Servant, info.Function)
+		ctx, span := tr.Start(parent, st.name, st.opts...)
 		prop.Inject(ctx, infoCarrier{info})
 		if sc := span.SpanContext(); sc.IsValid() {
 			info.MessageType |= MessageTrace
 			info.SetStatus(TraceStatusKey, TraceKey(sc))
 		}
 		info.OnEnd(func(i *interceptor.CallInfo) {
-			span.SetAttributes(endpointAttrs("server", i.Endpoint)...)
+			if !span.IsRecording() { // not sampled: nothing to set
+				span.End()
+				return
+			}
+			setEndpoint(span, serverKeys, i.Endpoint)
 			span.SetAttributes(attribute.String("tars.endpoint", i.Endpoint), attribute.Int("tars.return_code", int(i.Ret)))
 			if i.Err != nil {
 				span.RecordError(i.Err)
@@ -107,7 +110,7 @@ func ClientInterceptor(o Options) interceptor.Client {
 
 // ServerInterceptor returns the server hook: a span per request, child of the caller's.
 func ServerInterceptor(o Options) interceptor.Server {
-	tr, prop := o.tracer(), o.propagator()
+	tr, prop, sts := o.tracer(), o.propagator(), newStarts(trace.SpanKindServer)
 	return func(parent context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
 		ctx := prop.Extract(parent, propagation.MapCarrier(info.Context))
 		if !trace.SpanContextFromContext(ctx).IsValid() && info.MessageType&MessageTrace != 0 {
@@ -117,13 +120,19 @@ func ServerInterceptor(o Options) interceptor.Server {
 				}))
 			}
 		}
-		attrs := callAttrs(info.Servant, info.Function)
-		attrs = append(attrs, endpointAttrs("client", info.RemoteAddr)...)
-		ctx, span := tr.Start(ctx, info.Servant+"/"+info.Function, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		st := sts.get(info.Servant, info.Function)
+		ctx, span := tr.Start(ctx, st.name, st.opts...)
 		defer span.End()
+		recording := span.IsRecording()
+		if recording {
+			setEndpoint(span, clientKeys, info.RemoteAddr)
+		}
 		// Values only were added: the calls the handler makes with its ctx still take its
 		// deadline without watching it (no timer per relayed request).
 		err := next(handlerctx.Keep(parent, ctx), info)
+		if !recording {
+			return err
+		}
 		span.SetAttributes(attribute.Int("tars.return_code", int(info.Ret)))
 		if err != nil {
 			span.RecordError(err)
