@@ -63,9 +63,11 @@ func TestDyeingFollowsTheCallChain(t *testing.T) {
 	if err := frontPrx.Invoke(ctx, "SayHello", &hellopb.HelloRequest{Name: "chain", Seq: 1}, rsp); err != nil {
 		t.Fatal(err)
 	}
-	if cur := <-frontSeen; !cur.Dyed || cur.DyeingKey != "trace-me" {
+	cur := <-frontSeen
+	if !cur.Dyed || cur.DyeingKey != "trace-me" {
 		t.Errorf("front handler: Dyed %v, DyeingKey %q; want the caller's key", cur.Dyed, cur.DyeingKey)
 	}
+	remote := cur.RemoteAddr.String()
 	select {
 	case cur := <-seen:
 		if key, ok := dye.FromRequest(cur.MessageType, cur.Status); !ok || key != "trace-me" {
@@ -86,8 +88,9 @@ func TestDyeingFollowsTheCallChain(t *testing.T) {
 	}
 
 	mu.Lock()
-	if len(infos) != 2 || infos[0].Function != "SayHello" || infos[0].Ret != 0 || infos[0].LocalAddr != addr.String() {
-		t.Errorf("server interceptor saw %+v", infos)
+	if len(infos) != 2 || infos[0].Function != "SayHello" || infos[0].Ret != 0 || infos[0].LocalAddr != addr.String() ||
+		infos[0].RemoteAddr != remote || infos[1].RemoteAddr != remote {
+		t.Errorf("server interceptor saw %+v; want remote %s, the handler's Current.RemoteAddr", infos, remote)
 	}
 	mu.Unlock()
 	st := front.Stats()

@@ -29,6 +29,9 @@ const (
 // conn is the server's state of one accepted connection, stored as the gnet.Conn's context.
 type conn struct {
 	loop *loop // immutable
+	// remoteStr is remote's String, for the interceptors' ServerInfo: made once, in OnOpen, on a
+	// server with interceptors; immutable.
+	remoteStr string
 
 	// Owned by the loop goroutine.
 	c      gnet.Conn // nil once closed: never write to a Conn after OnClose
@@ -177,6 +180,9 @@ func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize, Budget: s.budget},
 		authed: s.opts.authKeys == nil}
 	cs.remote = cloneAddr(c.RemoteAddr())
+	if s.icpt != nil {
+		cs.remoteStr = cs.remote.String()
+	}
 	if s.stopping.Load() || !s.admit(cs) {
 		return nil, gnet.Close
 	}

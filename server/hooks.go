@@ -33,8 +33,11 @@ func (s *Server) intercept(ctx context.Context, h HandlerFunc, cur *Current, req
 		MessageType: cur.MessageType, Oneway: cur.PacketType == codec.PacketOneway,
 		Context: cur.Context, Status: cur.Status, LocalAddr: s.localAddr(),
 	}
-	if cur.RemoteAddr != nil {
-		info.RemoteAddr = cur.RemoteAddr.String()
+	switch {
+	case cur.conn != nil && cur.conn.remoteStr != "":
+		info.RemoteAddr = cur.conn.remoteStr // made once per connection
+	case cur.RemoteAddr != nil:
+		info.RemoteAddr = cur.RemoteAddr.String() // a datagram's sender
 	}
 	err = s.icpt(ctx, info, func(ctx context.Context, info *interceptor.ServerInfo) error {
 		var herr error
