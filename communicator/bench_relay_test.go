@@ -16,15 +16,14 @@ import (
 // BenchmarkRelay measures a call through a relay: the client calls a relay server whose handler
 // (on a worker) calls the echo server and answers with its reply, all in one process over
 // loopback. ctx=handler passes the handler's ctx to the downstream call (its deadline carried
-// down, server: "The handler's ctx"); ctx=detached passes context.WithoutCancel(ctx), without
-// one: the difference is what carrying the deadline costs a relayed request.
+// down, server: "The handler's ctx"); ctx=handler+value a ctx made from it by adding a value (a
+// request id, a span), which the call does not watch either; ctx=detached passes
+// context.WithoutCancel(ctx), without a deadline: the difference is what carrying the deadline
+// costs a relayed request.
 func BenchmarkRelay(b *testing.B) {
-	for _, detached := range []bool{false, true} {
-		name := "ctx=handler"
-		if detached {
-			name = "ctx=detached"
-		}
-		b.Run(name, func(b *testing.B) {
+	type requestID struct{}
+	for _, mode := range []string{"handler", "handler+value", "detached"} {
+		b.Run("ctx="+mode, func(b *testing.B) {
 			down := benchSetup(b)
 			comm, err := communicator.New(conf.Default(), communicator.WithLogger(zap.NewNop()))
 			if err != nil {
@@ -32,7 +31,10 @@ func BenchmarkRelay(b *testing.B) {
 			}
 			b.Cleanup(func() { _ = comm.Close() })
 			up := startRelayServer(b, comm, 64, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
-				if detached {
+				switch mode {
+				case "handler+value":
+					ctx = context.WithValue(ctx, requestID{}, req.Name)
+				case "detached":
 					ctx = context.WithoutCancel(ctx)
 				}
 				rsp := new(hellopb.HelloReply)

@@ -27,5 +27,5 @@
 // endpoint and return-code attributes are set on recording spans only, and each function's span
 // name and start options are made once (for up to 1,024 functions per interceptor). The spans
 // only add values to a server handler's ctx, so the calls a handler relays with it still take
-// its deadline without watching it.
+// its deadline without watching it (no timer per request).
 package tarsotel

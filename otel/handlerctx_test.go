@@ -17,7 +17,7 @@ import (
 )
 
 // TestHandlerCtxKeptThroughTracing: the spans the tracing interceptors put in a handler's ctx
-// leave it a handler's ctx (internal/handlerctx), so that the calls the handler relays take its
+// only add values to it (internal/handlerctx), so that the calls the handler relays take its
 // deadline without watching it (no timer per relayed request); a ctx the handler derives with a
 // cancel of its own is watched as any other.
 func TestHandlerCtxKeptThroughTracing(t *testing.T) {
@@ -32,10 +32,9 @@ func TestHandlerCtxKeptThroughTracing(t *testing.T) {
 	})
 
 	// The front's client: the tracing interceptor, and inside it a probe of the ctx it passes on.
-	probes := make(chan bool, 4) // per call: was the ctx below the tracing a handler's?
+	probes := make(chan bool, 4) // per call: was the ctx below the tracing unwatched?
 	probe := func(ctx context.Context, info *interceptor.CallInfo, next interceptor.ClientInvoker) error {
-		_, ok := ctx.(handlerctx.Handler)
-		probes <- ok
+		probes <- handlerctx.Unwatched(ctx)
 		return next(ctx, info)
 	}
 	relay, err := communicator.New(conf.Default(), communicator.WithLogger(zaptest.NewLogger(t)),
@@ -49,8 +48,7 @@ func TestHandlerCtxKeptThroughTracing(t *testing.T) {
 	handlerMarked := make(chan bool, 1)
 	frontAddr := startServer(t, o, func(s *server.Server) {
 		mustHandle(t, s, frontObj, "Get", func(ctx context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
-			_, ok := ctx.(handlerctx.Handler)
-			handlerMarked <- ok
+			handlerMarked <- handlerctx.Unwatched(ctx)
 			a, err := backPrx.InvokeRaw(ctx, "Load", req)
 			if err != nil {
 				return nil, err
@@ -75,12 +73,12 @@ func TestHandlerCtxKeptThroughTracing(t *testing.T) {
 		t.Fatalf("reply %q, want %q", rsp, "xx")
 	}
 	if !<-handlerMarked {
-		t.Error("the handler's ctx under the tracing server interceptor is not a handler's ctx")
+		t.Error("the handler's ctx under the tracing server interceptor is watched")
 	}
 	if !<-probes {
-		t.Error("the relayed call's ctx under the tracing client interceptor is not a handler's ctx")
+		t.Error("the relayed call's ctx under the tracing client interceptor is watched")
 	}
 	if <-probes {
-		t.Error("a ctx the handler derived with its own cancel passed as a handler's ctx")
+		t.Error("a ctx the handler derived with its own cancel is not watched")
 	}
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/interceptor"
-	"github.com/tarscomm/tarscomm/internal/handlerctx"
 )
 
 // TARS's trace wire constants.
@@ -83,9 +82,9 @@ func setEndpoint(span trace.Span, keys [2]attribute.Key, addr string) {
 // ClientInterceptor returns the client hook: a span per call, its context in the request.
 func ClientInterceptor(o Options) interceptor.Client {
 	tr, prop, sts := o.tracer(), o.propagator(), newStarts(trace.SpanKindClient)
-	return func(parent context.Context, info *interceptor.CallInfo, next interceptor.ClientInvoker) error {
+	return func(ctx context.Context, info *interceptor.CallInfo, next interceptor.ClientInvoker) error {
 		st := sts.get(info.Servant, info.Function)
-		ctx, span := tr.Start(parent, st.name, st.opts...)
+		ctx, span := tr.Start(ctx, st.name, st.opts...)
 		prop.Inject(ctx, infoCarrier{info})
 		if sc := span.SpanContext(); sc.IsValid() {
 			info.MessageType |= MessageTrace
@@ -104,15 +103,15 @@ func ClientInterceptor(o Options) interceptor.Client {
 			}
 			span.End()
 		})
-		return next(handlerctx.Keep(parent, ctx), info) // values only: a handler's ctx stays one
+		return next(ctx, info)
 	}
 }
 
 // ServerInterceptor returns the server hook: a span per request, child of the caller's.
 func ServerInterceptor(o Options) interceptor.Server {
 	tr, prop, sts := o.tracer(), o.propagator(), newStarts(trace.SpanKindServer)
-	return func(parent context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
-		ctx := prop.Extract(parent, propagation.MapCarrier(info.Context))
+	return func(ctx context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
+		ctx = prop.Extract(ctx, propagation.MapCarrier(info.Context))
 		if !trace.SpanContextFromContext(ctx).IsValid() && info.MessageType&MessageTrace != 0 {
 			if tid, sid, ok := ParseTraceKey(info.Status[TraceStatusKey]); ok {
 				ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
@@ -127,9 +126,7 @@ func ServerInterceptor(o Options) interceptor.Server {
 		if recording {
 			setEndpoint(span, clientKeys, info.RemoteAddr)
 		}
-		// Values only were added: the calls the handler makes with its ctx still take its
-		// deadline without watching it (no timer per relayed request).
-		err := next(handlerctx.Keep(parent, ctx), info)
+		err := next(ctx, info)
 		if !recording {
 			return err
 		}

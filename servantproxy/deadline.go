@@ -47,10 +47,11 @@ func wireTimeout(now, deadline int64) int32 {
 }
 
 // watched returns the channel a call watches to end early with its caller's ctx: ctx.Done(), or
-// nil for a server handler's ctx (internal/handlerctx), whose deadline the call already has as
-// its own (deadlineOf) and whose timer it would otherwise make on every relayed request.
+// nil for a server handler's ctx or one made from it by adding values (internal/handlerctx),
+// whose deadline the call already has as its own (deadlineOf) and whose timer it would otherwise
+// make on every relayed request.
 func watched(ctx context.Context) <-chan struct{} {
-	if _, ok := ctx.(handlerctx.Handler); ok {
+	if handlerctx.Unwatched(ctx) {
 		return nil
 	}
 	return ctx.Done()

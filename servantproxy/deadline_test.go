@@ -126,3 +126,25 @@ func TestBackupBudget(t *testing.T) {
 		t.Fatal("10 calls at ratio 0.1 must earn exactly one backup")
 	}
 }
+
+// BenchmarkWatched: what deciding whether a call watches its ctx costs, for the ctxs callers
+// pass (a server handler's is measured in package server's tests and the relay benchmarks).
+func BenchmarkWatched(b *testing.B) {
+	type key struct{}
+	timeout, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"background", context.Background()},
+		{"timeout", timeout},
+		{"values-on-timeout", context.WithValue(context.WithValue(timeout, key{}, 1), key{}, 2)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = watched(tc.ctx)
+			}
+		})
+	}
+}

@@ -16,9 +16,10 @@
 // Deadlines: a call's deadline is the earlier of its context's deadline and the configured
 // invoke timeout (sync-invoke-timeout or async-invoke-timeout, or WithTimeout); the time left is
 // sent to the server as iTimeout. A server handler's ctx (package server) has its client's
-// deadline: a call made with it takes that deadline and, unlike a call made with any other ctx
-// that can end, does not watch it besides, so relaying a request costs no timer and an async call
-// a handler starts is not cut short when the handler returns. Errors can be told apart with
+// deadline: a call made with it, or with a ctx made from it by adding values, takes that deadline
+// and, unlike a call made with any other ctx that can end, does not watch it besides, so relaying
+// a request costs no timer and an async call a handler starts is not cut short when the handler
+// returns. Errors can be told apart with
 // errors.Is and errors.As:
 // ErrTimeout (also context.DeadlineExceeded), ErrQueueFull, ErrNoEndpoint, ErrClosed,
 // ErrConnection, and *ServerError for a non-zero TARS return code.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/tarscomm/tarscomm/internal/handlerctx"
 )
 
 // callCtx is the ctx a handler gets for a request that carries its client's timeout (iTimeout):
@@ -15,8 +17,9 @@ import (
 // It ends at the deadline, when the handler returns (end), or with its parent (Stop giving up),
 // as TarsGo's and gRPC's do. Deadline and Value cost nothing, and Err costs a clock reading; the
 // timer that closes Done is made by the first Done (or by an Err once the ctx has ended or
-// expired), so a handler that never asks pays no timer. A tarscomm call made with it does not ask
-// (internal/handlerctx): relaying a request costs no timer either.
+// expired), so a handler that never asks pays no timer. A tarscomm call made with it, or with a
+// ctx made from it by adding values, does not ask (internal/handlerctx): relaying a request
+// costs no timer either.
 type callCtx struct {
 	parent context.Context
 	srv    *Server                  // its epoch is the origin of due
@@ -86,13 +89,17 @@ func (c *callCtx) Err() error {
 	return c.get().ctx.Err() // ended or expired: context.Cause must see it too
 }
 
-// HandlerCtx marks the ctx as a handler's (internal/handlerctx): the calls made with it take its
-// deadline and do not watch it.
-func (c *callCtx) HandlerCtx() {}
+// DoneAsked reports whether Done was asked for (internal/handlerctx): until then no ctx that can
+// end on its own was made from this one, and the calls made with it, or with a ctx made from it
+// by adding values, take its deadline and do not watch it.
+func (c *callCtx) DoneAsked() bool { return c.timed.Load() != nil }
 
-// Value is the parent's value for key; once the timer is made, the timed context answers
-// (context.Cause and the context package's own lookups find it there).
+// Value is c for handlerctx.Key, else the parent's value for key; once the timer is made, the
+// timed context answers (context.Cause and the context package's own lookups find it there).
 func (c *callCtx) Value(key any) any {
+	if key == (handlerctx.Key{}) {
+		return c
+	}
 	if t := c.timed.Load(); t != nil {
 		return t.ctx.Value(key)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/handlerctx"
 )
 
 // seenCtx is what a handler saw of its ctx.
@@ -157,9 +158,30 @@ func TestCallCtxWithoutTimer(t *testing.T) {
 	if d, ok := c.Deadline(); !ok || d.Before(time.Now().Add(59*time.Minute)) {
 		t.Fatalf("Deadline %v %v, want an hour from now", d, ok)
 	}
-	c.end()
+	// A ctx made from it by adding values finds it and is unwatched, until a ctx with a cancel
+	// of its own is made from it (which asks its Done).
+	valued := context.WithValue(c, key{}, "w")
+	if valued.Value(handlerctx.Key{}) != c || !handlerctx.Unwatched(c) || !handlerctx.Unwatched(valued) || c.DoneAsked() {
+		t.Fatalf("value-only child: Key %v, unwatched %v/%v, DoneAsked %v", valued.Value(handlerctx.Key{}),
+			handlerctx.Unwatched(c), handlerctx.Unwatched(valued), c.DoneAsked())
+	}
 	if c.timed.Load() != nil {
+		t.Fatal("a value-only child made the timer")
+	}
+	other := ctxs.next(parent, s, s.clock()+int64(time.Hour))
+	other.end()
+	if other.timed.Load() != nil {
 		t.Fatal("end made the timer")
+	}
+	own, cancel := context.WithCancel(valued)
+	defer cancel()
+	if !c.DoneAsked() || handlerctx.Unwatched(own) || handlerctx.Unwatched(valued) || !handlerctx.Unwatched(c) {
+		t.Fatalf("after WithCancel: DoneAsked %v, unwatched own %v, valued %v, c %v", c.DoneAsked(),
+			handlerctx.Unwatched(own), handlerctx.Unwatched(valued), handlerctx.Unwatched(c))
+	}
+	c.end()
+	if !closed(own.Done()) {
+		t.Fatal("after end: the cancel child's Done not closed")
 	}
 	if !errors.Is(c.Err(), context.Canceled) || !errors.Is(context.Cause(c), context.Canceled) {
 		t.Fatalf("after end: Err %v, Cause %v", c.Err(), context.Cause(c))

@@ -46,7 +46,8 @@
 // and gRPC's do. Its Deadline costs nothing; its timer is made the first time Done is asked for,
 // which a tarscomm call made with it never does: such a call takes the deadline and does not
 // watch the ctx otherwise, so an async call the handler starts goes on, to that deadline, after
-// the handler returned. Work that must outlive the deadline takes context.WithoutCancel(ctx). A
+// the handler returned. The same holds for a ctx made from it by adding values (a tracing span,
+// a request id); one made with a cancel or deadline of its own is watched. Work that must outlive the deadline takes context.WithoutCancel(ctx). A
 // request without a timeout gets the server's ctx, which has no deadline.
 //
 // The Current and the request body handed to a handler are valid only during the call.

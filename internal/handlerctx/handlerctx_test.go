@@ -2,50 +2,67 @@ package handlerctx
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// handler is a Handler for the test: a ctx with a deadline, as the server's are.
-type handler struct{ context.Context }
+// handler is a Handler for the test, as the server's: a deadline, its Done made on first ask.
+type handler struct {
+	context.Context
+	asked atomic.Bool
+}
 
-func (handler) HandlerCtx() {}
+func (h *handler) Done() <-chan struct{} { h.asked.Store(true); return h.Context.Done() }
+func (h *handler) DoneAsked() bool       { return h.asked.Load() }
+func (h *handler) Value(k any) any {
+	if k == (Key{}) {
+		return h
+	}
+	return h.Context.Value(k)
+}
 
 type key struct{}
 
-func TestKeep(t *testing.T) {
+func TestUnwatched(t *testing.T) {
 	base, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h := handler{base}
+	h := &handler{Context: base}
 
-	got := Keep(h, context.WithValue(h, key{}, "v"))
-	if _, ok := got.(Handler); !ok {
-		t.Fatal("a handler's ctx with a value added is not a Handler")
+	if !Unwatched(h) {
+		t.Error("a handler's ctx is watched")
 	}
-	if got.Value(key{}) != "v" {
-		t.Errorf("the kept ctx lost its value: %v", got.Value(key{}))
+	withValue := context.WithValue(context.WithValue(h, key{}, "v"), Key{}, "not a handler")
+	if Unwatched(withValue) {
+		t.Error("a ctx whose Key value is not a Handler passed as a handler's")
 	}
-	want, _ := base.Deadline()
-	if d, _ := got.Deadline(); !d.Equal(want) {
-		t.Errorf("the kept ctx's deadline %v is not its handler's %v", d, want)
+	withValue = context.WithValue(h, key{}, "v")
+	if !Unwatched(withValue) {
+		t.Error("a handler's ctx with a value added is watched")
 	}
-	if got.Done() != base.Done() {
-		t.Error("the kept ctx's Done is not its handler's")
+	if h.DoneAsked() {
+		t.Fatal("Unwatched asked for Done")
 	}
-	if again := Keep(got, context.WithValue(got, key{}, "w")); again.Value(key{}) != "w" {
-		t.Error("keeping a kept ctx lost the newer value")
-	} else if _, ok := again.(Handler); !ok {
-		t.Error("a kept ctx with another value added is not a Handler")
-	}
-	if Keep(h, h) != context.Context(h) {
-		t.Error("Keep wrapped a ctx that is a Handler already")
+	for _, plain := range []context.Context{context.Background(), base, context.WithValue(base, key{}, "v")} {
+		if Unwatched(plain) {
+			t.Errorf("%v, not made from a handler's ctx, is not watched", plain)
+		}
 	}
 
-	plain := context.WithValue(context.Background(), key{}, "v")
-	if got := Keep(context.Background(), plain); got != plain {
-		t.Error("Keep changed a ctx whose parent is not a Handler")
+	// A ctx with a cancel of its own asks its parent's Done as it is made: from then on the
+	// handler's ctx and every ctx made from it are watched (but the handler's ctx itself).
+	own, cancelOwn := context.WithCancel(withValue)
+	defer cancelOwn()
+	if !h.DoneAsked() {
+		t.Fatal("context.WithCancel did not ask its parent's Done")
 	}
-	if _, ok := Keep(context.Background(), plain).(Handler); ok {
-		t.Error("a ctx whose parent is not a Handler became one")
+	if Unwatched(own) || Unwatched(context.WithValue(own, key{}, "w")) {
+		t.Error("a ctx with its own cancel is not watched")
+	}
+	if Unwatched(withValue) {
+		t.Error("a value-only ctx of a handler's ctx whose Done was asked for is not watched")
+	}
+	if !Unwatched(h) {
+		t.Error("the handler's own ctx is watched")
 	}
 }
