@@ -2,6 +2,7 @@ package communicator_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -144,4 +145,27 @@ func startRelayServer(t testing.TB, comm *communicator.Communicator, workers int
 		t.Fatal(err)
 	}
 	return &up
+}
+
+// TestHandlerHonoringCtxTimesOutAsTheClient: a handler that waits on its ctx and returns its
+// error answers once the server's deadline for the request has passed. The client's call ends
+// first, with ErrTimeout, never with the server's error for the same deadline: the request
+// carries the time left rounded up to whole milliseconds, so the server's deadline is never
+// before the client's. Timeouts a fraction of a millisecond past a whole one are those that
+// rounding down would have given the server early.
+func TestHandlerHonoringCtxTimesOutAsTheClient(t *testing.T) {
+	comm := newComm(t, nil)
+	up := startRelayServer(t, comm, 4, func(ctx context.Context, _ *server.Current, _ *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	ctx := testCtx(t)
+	for i := range 20 {
+		timeout := 20*time.Millisecond + time.Duration(100+40*i)*time.Microsecond // 20.10 to 20.86 ms
+		_, err := sayHello(ctx, up, "wait", uint64(i), servantproxy.WithTimeout(timeout))
+		var se *servantproxy.ServerError
+		if errors.As(err, &se) || !errors.Is(err, servantproxy.ErrTimeout) {
+			t.Fatalf("call %d with a %v timeout ended with %v, want ErrTimeout", i, timeout, err)
+		}
+	}
 }

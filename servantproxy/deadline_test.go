@@ -51,9 +51,14 @@ func TestWireTimeout(t *testing.T) {
 		left time.Duration
 		want int32
 	}{
+		{-time.Second, 1},
+		{0, 1},
 		{time.Nanosecond, 1},
-		{1500 * time.Microsecond, 1},
+		{time.Millisecond, 1},
+		{time.Millisecond + time.Nanosecond, 2},
+		{1500 * time.Microsecond, 2},
 		{3 * time.Second, 3000},
+		{3*time.Second - time.Nanosecond, 3000},
 		{math.MaxInt64 - 10, math.MaxInt32},
 	} {
 		if got := wireTimeout(10, addSat(10, int64(tc.left))); got != tc.want {

@@ -15,7 +15,8 @@
 //
 // Deadlines: a call's deadline is the earlier of its context's deadline and the configured
 // invoke timeout (sync-invoke-timeout or async-invoke-timeout, or WithTimeout); the time left is
-// sent to the server as iTimeout. A server handler's ctx (package server) has its client's
+// sent to the server as iTimeout, rounded up to whole milliseconds, so that the server's deadline
+// for the request is never before the call's. A server handler's ctx (package server) has its client's
 // deadline: a call made with it, or with a ctx made from it by adding values, takes that deadline
 // and, unlike a call made with any other ctx that can end, does not watch it besides, so relaying
 // a request costs no timer and an async call a handler starts is not cut short when the handler
