@@ -31,8 +31,8 @@ const maxDepth = 256
 // The zero Decoder reads an empty input.
 //
 // The Decoder allocates only for strings, maps and copied byte slices. The
-// strings ReadStringKeep returns and the short number lists MakeList makes
-// share chunks of at most 1 KiB, over a decode and the decodes that follow
+// strings ReadStringKeep returns, ReadStringMap's keys and values and the
+// short number lists MakeList makes share chunks of at most 1 KiB, over a decode and the decodes that follow
 // a Reset (see ReadStringKeep): keeping one keeps its chunk alive. It is not safe for concurrent use.
 type Decoder struct {
 	buf      []byte
@@ -400,7 +400,8 @@ func (d *Decoder) ReadBytesView(tag byte, required bool) ([]byte, error) {
 
 // ReadStringMap reads field tag as a map<string,string>. It returns nil when
 // the field is absent or the map is empty. A key that appears twice keeps
-// its last value.
+// its last value. The keys and values share the Decoder's chunks, as
+// ReadStringKeep's strings do.
 func (d *Decoder) ReadStringMap(tag byte, required bool) (map[string]string, error) {
 	typ, found, err := d.find(tag, required)
 	if !found {
@@ -419,17 +420,36 @@ func (d *Decoder) ReadStringMap(tag byte, required bool) (map[string]string, err
 	// larger maps grow as entries are read.
 	m := MakeMap[string, string](d, n)
 	for range n {
-		k, err := d.ReadString(0, true)
+		k, err := d.readArenaString(0)
 		if err != nil {
 			return nil, err
 		}
-		v, err := d.ReadString(1, true)
+		v, err := d.readArenaString(1)
 		if err != nil {
 			return nil, err
 		}
 		m[k] = v
 	}
 	return m, nil
+}
+
+// readArenaString reads required string field tag into the Decoder's chunk (see
+// ReadStringKeep): a map's keys and values share one allocation. A string of one byte or none
+// takes none (the runtime has them all).
+func (d *Decoder) readArenaString(tag byte) (string, error) {
+	typ, found, err := d.find(tag, true)
+	if !found {
+		return "", err
+	}
+	b, err := d.stringValue(tag, typ)
+	if err != nil {
+		return "", err
+	}
+	if len(b) <= 1 {
+		d.charge(len(b))
+		return string(b), nil
+	}
+	return d.arenaString(b), nil
 }
 
 // ReadMapHead reads the head and size of map field tag; the caller then

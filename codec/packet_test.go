@@ -356,15 +356,32 @@ func BenchmarkDecodeResponse(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeRequest decodes the request vector with a one-entry context of one-byte strings,
+// and a traced request: a W3C traceparent in its context, TARS's trace key in its status.
 func BenchmarkDecodeRequest(b *testing.B) {
-	frame := mustUnhex(vecReq2Ctx)
-	var p RequestPacket
-	b.ReportAllocs()
-	b.SetBytes(int64(len(frame)))
-	for b.Loop() {
-		if err := DecodeRequest(frame, &p); err != nil {
-			b.Fatal(err)
-		}
+	traced := RequestPacket{
+		Version: VersionTars, RequestID: 1, ServantName: "Anchor.EchoServer.EchoPbObj", FuncName: "Echo",
+		Buffer: mustUnhex(echoPbBodyHx), Timeout: 3000, MessageType: MessageTrace,
+		Context: map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		Status:  map[string]string{"STATUS_TRACE_KEY": "0-4bf92f3577b34da6a3ce929d0e0e4736|00f067aa0ba902b7"},
+	}
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+	}{
+		{"vector", mustUnhex(vecReq2Ctx)},
+		{"traced", AppendRequest(nil, &traced)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var p RequestPacket
+			b.ReportAllocs()
+			b.SetBytes(int64(len(tc.frame)))
+			for b.Loop() {
+				if err := DecodeRequest(tc.frame, &p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
