@@ -173,6 +173,11 @@ func TestCallCtxWithoutTimer(t *testing.T) {
 	if other.timed.Load() != nil {
 		t.Fatal("end made the timer")
 	}
+	// A value-only child used after its handler returned ends at once: a call made with it
+	// fails before it is sent (servantproxy checks Err first).
+	if err := context.WithValue(other, key{}, "x").Err(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a value-only child after end: Err %v, want Canceled", err)
+	}
 	own, cancel := context.WithCancel(valued)
 	defer cancel()
 	if !c.DoneAsked() || handlerctx.Unwatched(own) || handlerctx.Unwatched(valued) || !handlerctx.Unwatched(c) {
@@ -182,6 +187,9 @@ func TestCallCtxWithoutTimer(t *testing.T) {
 	c.end()
 	if !closed(own.Done()) {
 		t.Fatal("after end: the cancel child's Done not closed")
+	}
+	if !errors.Is(valued.Err(), context.Canceled) { // a call made with it after end fails at once
+		t.Fatalf("after end: the value-only child's Err %v, want Canceled", valued.Err())
 	}
 	if !errors.Is(c.Err(), context.Canceled) || !errors.Is(context.Cause(c), context.Canceled) {
 		t.Fatalf("after end: Err %v, Cause %v", c.Err(), context.Cause(c))
