@@ -12,8 +12,10 @@
 // with -mux. The result line names the mode: fw=tarscomm-async, fw=kitex-mux.
 //
 // Errors (failed calls, replies that do not echo the request) are counted in errs= and
-// described on stderr; -cpuprofile FILE writes the client's CPU profile, -trace FILE its execution trace. The exit status is 0 whenever a result was measured, 2 if some
-// calls failed, 1 if nothing could be measured.
+// described on stderr; -cpuprofile FILE writes the client's CPU profile, -trace FILE its
+// execution trace, -memprofile FILE its heap profile at the end of the measured phase. The exit
+// status is 0 whenever a result was measured, 2 if some calls failed, 1 if nothing could be
+// measured.
 //
 // -sync is for the driver (cmd/compare): right before each edge of the measured phase the load
 // generator prints "PHASE start" (or "PHASE end") and waits for a line on its standard input,
@@ -55,6 +57,7 @@ func main() {
 	mux := flag.Bool("mux", false, "kitex: multiplexed transport (server must run with -mux)")
 	conns := flag.Int("conns", 1, "kitex -mux: connections per address")
 	cpuprofile := flag.String("cpuprofile", "", "write the client's CPU profile of the whole run (warm-up included) to this file")
+	memprofile := flag.String("memprofile", "", "write the client's heap profile at the end of the measured phase to this file (in use: as of the last collection)")
 	traceFile := flag.String("trace", "", "write the client's execution trace of the whole run (warm-up included) to this file (go tool trace; -pprof=sched shows where goroutines waited for a CPU)")
 	syncEdges := flag.Bool("sync", false, "print PHASE start|end at each edge of the measured phase and wait for a line on stdin (for the driver)")
 	flag.Parse()
@@ -88,6 +91,9 @@ func main() {
 			_, _ = stdin.ReadString('\n') // at EOF, go on without waiting
 		}
 	}
+	if *memprofile != "" {
+		edge = heapAtEnd(*memprofile, edge)
+	}
 	res, err := loadgen.Run(loadgen.Config{
 		Client: name,
 		Peer: peer.ClientConfig{
@@ -119,6 +125,26 @@ func main() {
 	}
 	stopProfile()
 	os.Exit(code) // without waiting for frameworks' background goroutines
+}
+
+// heapAtEnd returns next (which may be nil) preceded, at the end of the measured phase, by
+// writing the heap profile to path.
+func heapAtEnd(path string, next func(string)) func(string) {
+	return func(phase string) {
+		if phase == "end" {
+			f, err := os.Create(path)
+			if err != nil {
+				fatal(err.Error())
+			}
+			if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+				fatal(err.Error())
+			}
+			f.Close()
+		}
+		if next != nil {
+			next(phase)
+		}
+	}
 }
 
 // stopProfile ends the -cpuprofile profile and the -trace trace, if any, before the process exits.
