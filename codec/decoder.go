@@ -32,8 +32,9 @@ const maxDepth = 256
 //
 // The Decoder allocates only for strings, maps and copied byte slices. The
 // strings ReadStringKeep returns, ReadStringMap's keys and values and the
-// short number lists MakeList makes share chunks of at most 1 KiB, over a decode and the decodes that follow
-// a Reset (see ReadStringKeep): keeping one keeps its chunk alive. It is not safe for concurrent use.
+// short number lists MakeList makes share chunks of at most 1 KiB, over a
+// decode and the decodes that follow a Reset (see ReadStringKeep): keeping
+// one keeps its chunk alive. It is not safe for concurrent use.
 type Decoder struct {
 	buf      []byte
 	off      int
