@@ -14,7 +14,9 @@
 // request id, a logger): it ends when the handler's ends. A ctx that can end on its own
 // (context.WithCancel, WithDeadline, WithTimeout, AfterFunc) asks its parent's Done as it is
 // made; a handler's ctx whose Done was asked for is therefore watched, with all the ctxs made
-// from it.
+// from it. A Context type of another package that takes its values from a handler's ctx but
+// ends on its own without asking that ctx's Done would not be watched: a call made with it would
+// end by its deadline rather than by its cancel.
 package handlerctx
 
 import "context"
