@@ -83,13 +83,15 @@ func (d *Decoder) arenaAlloc(n, align int) unsafe.Pointer {
 	return unsafe.Pointer(&d.arena[start])
 }
 
-// arenaString returns a string holding a copy of b, made in the arena when b is short.
+// arenaString returns a string holding a copy of b, made in the arena when b is short. A string
+// of one byte or none takes neither arena room nor an allocation (the runtime has them all).
 func (d *Decoder) arenaString(b []byte) string {
+	if len(b) <= 1 {
+		d.charge(len(b))
+		return string(b)
+	}
 	p := d.arenaAlloc(len(b), 1)
 	if p == nil {
-		if len(b) == 0 {
-			return ""
-		}
 		d.charge(len(b))
 		return string(b)
 	}

@@ -119,18 +119,19 @@ func TestArenaNeverChanges(t *testing.T) {
 // one none, and a long list of numbers is not put in the arena.
 func TestArenaLargeAndEmpty(t *testing.T) {
 	long := strings.Repeat("L", arenaMaxString+1)
-	in := arenaInput([]string{"", long, "s"}, make([]int64, arenaMaxString/8+1))
+	in := arenaInput([]string{"", long, "s", "sh"}, make([]int64, arenaMaxString/8+1))
 	var d Decoder
 	d.Reset(in)
-	gotS, gotN := readArena(t, &d, 3)
-	if gotS[0] != "" || gotS[1] != long || gotS[2] != "s" || len(gotN) != arenaMaxString/8+1 {
+	gotS, gotN := readArena(t, &d, 4)
+	if gotS[0] != "" || gotS[1] != long || gotS[2] != "s" || gotS[3] != "sh" || len(gotN) != arenaMaxString/8+1 {
 		t.Fatalf("decoded %q, %d numbers", gotS, len(gotN))
 	}
 	if len(d.arena) == 0 || len(d.arena) > arenaHead+len(in) {
 		t.Fatalf("arena chunk of %d bytes for an input of %d", len(d.arena), len(in))
 	}
-	if used := binary.LittleEndian.Uint16(d.arena); used != arenaHead+1 {
-		t.Fatalf("arena gave out %d bytes; want only the short string's", used-arenaHead)
+	// The one-byte string takes no room either: the runtime has every one-byte string.
+	if used := binary.LittleEndian.Uint16(d.arena); used != arenaHead+2 {
+		t.Fatalf("arena gave out %d bytes; want only the two-byte string's", used-arenaHead)
 	}
 }
 

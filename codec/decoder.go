@@ -421,36 +421,17 @@ func (d *Decoder) ReadStringMap(tag byte, required bool) (map[string]string, err
 	// larger maps grow as entries are read.
 	m := MakeMap[string, string](d, n)
 	for range n {
-		k, err := d.readArenaString(0)
+		k, err := d.ReadStringKeep(0, true, "")
 		if err != nil {
 			return nil, err
 		}
-		v, err := d.readArenaString(1)
+		v, err := d.ReadStringKeep(1, true, "")
 		if err != nil {
 			return nil, err
 		}
 		m[k] = v
 	}
 	return m, nil
-}
-
-// readArenaString reads required string field tag into the Decoder's chunk (see
-// ReadStringKeep): a map's keys and values share one allocation. A string of one byte or none
-// takes none (the runtime has them all).
-func (d *Decoder) readArenaString(tag byte) (string, error) {
-	typ, found, err := d.find(tag, true)
-	if !found {
-		return "", err
-	}
-	b, err := d.stringValue(tag, typ)
-	if err != nil {
-		return "", err
-	}
-	if len(b) <= 1 {
-		d.charge(len(b))
-		return string(b), nil
-	}
-	return d.arenaString(b), nil
 }
 
 // ReadMapHead reads the head and size of map field tag; the caller then
