@@ -123,5 +123,5 @@ func (c *grpcCaller) Call(seq uint64) error {
 	if err != nil {
 		return err
 	}
-	return check(seq, c.payload, c.rsp.Seq, c.rsp.Data)
+	return checkReply(seq, c.payload, &c.rsp)
 }

@@ -79,7 +79,7 @@ func (c *tarscommCaller) Call(seq uint64) error {
 	if err := c.sp.Invoke(context.Background(), Method, &c.req, &c.rsp); err != nil {
 		return err
 	}
-	return check(seq, c.payload, c.rsp.Seq, c.rsp.Data)
+	return checkReply(seq, c.payload, &c.rsp)
 }
 
 func (c *tarscommClient) NewSlot(_ int, payload []byte, done func(error)) Slot {
@@ -87,7 +87,7 @@ func (c *tarscommClient) NewSlot(_ int, payload []byte, done func(error)) Slot {
 	// One callback per slot, made once: a call allocates nothing for it.
 	s.cb = func(err error) {
 		if err == nil {
-			err = check(s.seq, s.payload, s.rsp.Seq, s.rsp.Data)
+			err = checkReply(s.seq, s.payload, &s.rsp)
 		}
 		done(err)
 	}

@@ -84,7 +84,7 @@ func (c *tarsgoCaller) Call(seq uint64) error {
 	if err := proto.Unmarshal(tools.Int8ToByte(c.resp.SBuffer), &c.rsp); err != nil {
 		return err
 	}
-	return check(seq, c.payload, c.rsp.Seq, c.rsp.Data)
+	return checkReply(seq, c.payload, &c.rsp)
 }
 
 // tarsgoDispatcher is the server side of the protobuf servant, as TarsGo's generated
