@@ -388,12 +388,8 @@ func (a *AdapterProxy) Flush() {
 			a.q.front()
 			a.q.pop()
 		}
-		w := a.loop.Wheel()
 		for i, c := range batch {
-			if c.Oneway {
-				w.Remove(c)
-				c.Complete(nil)
-			}
+			a.written1(c)
 			batch[i] = nil
 		}
 		a.written = batch[:0]

@@ -88,12 +88,17 @@ func (a *AdapterProxy) bigLeft() int64 {
 	return a.big.Left()
 }
 
-// written1 completes a written one-way call; a two-way call waits for its reply.
+// written1 is told that c's whole frame has left it: written to the socket, or the rest copied
+// (gnet's outbound buffer, a TLS record, a direct write's tail) or handed to a writer. A one-way
+// call completes; a two-way call gives a large frame back (call.FrameSent) and waits for its
+// reply.
 func (a *AdapterProxy) written1(c *call.Call) {
 	if c.Oneway {
 		a.loop.Wheel().Remove(c)
 		c.Complete(nil)
+		return
 	}
+	c.FrameSent()
 }
 
 // bigDone runs on the loop when writer w, started on connection conn, is done: the connection

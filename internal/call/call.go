@@ -56,6 +56,7 @@ type Call struct {
 	Deadline int64 // monotonic nanoseconds (see Now); 0 means none
 	// Frame is the whole encoded request frame, encoded with codec.RequestIDUnassigned as its
 	// request id: the AdapterProxy that sends the call writes the real id over it, in place.
+	// A large frame is given back once sent (FrameSent), and Frame is nil from then on.
 	Frame   []byte
 	Dest    Router // the ObjectProxy that routes this call on its net thread
 	Servant string // the servant and function called, for errors
@@ -140,6 +141,19 @@ func (c *Call) SetBody(b []byte) {
 // buffer) from now on.
 func (c *Call) SetBigBody(frame, body []byte) {
 	c.Big, c.Body = frame, body
+}
+
+// FrameSent is called on the loop once c's whole frame has left it (written to the socket, or
+// copied to be written): nothing reads the frame again, as a call is only ever retried before
+// any byte of it was written. A frame larger than a pooled Call keeps goes back to bufpool now
+// rather than at Put, so that a large request holds its buffer for the time of its write, not of
+// its round trip: 64 calls of 8 MiB waiting for their replies then hold 512 MiB less, and the
+// next calls' frames and replies reuse those buffers instead of faulting in fresh memory.
+func (c *Call) FrameSent() {
+	if cap(c.Frame) > maxKeep {
+		bufpool.Put(c.Frame)
+		c.Frame = nil
+	}
 }
 
 // TakeBody hands the reply body to the caller, who owns it from then on: no copy is made, and
