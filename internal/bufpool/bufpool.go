@@ -2,7 +2,9 @@ package bufpool
 
 import (
 	"math/bits"
+	"runtime"
 	"sync"
+	"time"
 )
 
 // MinSize is the smallest capacity the pool deals in: Get of less returns a fresh buffer of
@@ -20,18 +22,34 @@ var pools [(maxShift - 16 + 1) * steps]sync.Pool
 
 // Buffers of a megabyte and more are also kept outside sync.Pool, which empties at every garbage
 // collection: at several megabytes per call a collection comes every few calls, and the pool
-// would be empty whenever it is needed. Each class keeps at most keepPerClass such buffers, and
-// all classes together at most keepBytes; beyond that buffers go to sync.Pool.
+// would be empty whenever it is needed. All classes together keep at most keepBytes, each at most
+// keepPerClass buffers; beyond that buffers go to sync.Pool.
+//
+// What is kept follows the load: at the first collection at least trimEvery after the last trim,
+// each class gives back half of the buffers that stayed in it since then (its low-water mark,
+// low), rounded up. A class in use keeps what its calls cycle through; a class the program
+// stopped using empties within a few trims, which frees its bytes for the classes in use; an idle
+// program gives everything back too, as the runtime collects at least every two minutes. Trims
+// are spaced in time, not one per collection: at megabytes per call a collection comes every
+// few calls, too soon to tell a buffer in use from a spare one (trimming at every collection cost
+// 8 MiB calls a tenth of their rate).
 const (
 	keepMin      = 1 << 20
-	keepPerClass = 4
+	keepPerClass = 64
 	keepBytes    = 64 << 20
+	trimEvery    = 5 * time.Second
 )
 
 var kept struct {
 	mu    sync.Mutex
 	bytes int
 	bufs  [len(pools)][][]byte
+	low   [len(pools)]int // the fewest buffers class i held since the last trim
+	armed bool            // the trim runs after collections (armTrim)
+	last  time.Time       // the last trim
+	every time.Duration   // trimEvery; tests change it
+	// paused stops the trims that follow collections (tests that call trim themselves).
+	paused bool
 }
 
 // take returns a kept buffer of class i, or nil.
@@ -46,6 +64,7 @@ func take(i int) []byte {
 	l[len(l)-1] = nil
 	kept.bufs[i] = l[:len(l)-1]
 	kept.bytes -= cap(b)
+	kept.low[i] = min(kept.low[i], len(l)-1)
 	return b
 }
 
@@ -56,9 +75,66 @@ func keep(i int, b []byte) bool {
 	if len(kept.bufs[i]) >= keepPerClass || kept.bytes+cap(b) > keepBytes {
 		return false
 	}
+	if !kept.armed {
+		kept.armed, kept.last = true, time.Now()
+		if kept.every == 0 {
+			kept.every = trimEvery
+		}
+		armTrim()
+	}
 	kept.bufs[i] = append(kept.bufs[i], b)
 	kept.bytes += cap(b)
 	return true
+}
+
+// trim gives back, in every class, half of the buffers (rounded up) that no Get took since the
+// last trim: the oldest, at the bottom of the class's stack.
+func trim() {
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	trimLocked()
+}
+
+func trimLocked() {
+	kept.last = time.Now()
+	for i, l := range kept.bufs {
+		if n := (kept.low[i] + 1) / 2; n > 0 {
+			for _, b := range l[:n] {
+				kept.bytes -= cap(b)
+			}
+			l = l[:copy(l, l[n:])]
+			clear(kept.bufs[i][len(l):])
+			kept.bufs[i] = l
+		}
+		kept.low[i] = len(l)
+	}
+}
+
+// armTrim has afterCollection run after the next garbage collection, and again after every one
+// that follows: a cleanup on an object nobody references runs once the collector found it
+// unreachable, and re-arms itself.
+func armTrim() {
+	s := new(sentinel)
+	runtime.AddCleanup(s, func(struct{}) {
+		afterCollection()
+		armTrim()
+	}, struct{}{})
+}
+
+// afterCollection trims when the last trim is at least kept.every old.
+func afterCollection() {
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	if !kept.paused && time.Since(kept.last) >= kept.every {
+		trimLocked()
+	}
+}
+
+// sentinel is the object whose collection marks a cycle: large enough, and holding a pointer,
+// not to be a tiny allocation, which the runtime may never collect on its own.
+type sentinel struct {
+	_ *byte
+	_ [16]byte
 }
 
 // slack is what every class holds beyond its nominal size (a power of two, or one plus a
