@@ -95,6 +95,7 @@ func trim() {
 	trimLocked()
 }
 
+// trimLocked is trim for a holder of kept.mu.
 func trimLocked() {
 	kept.last = time.Now()
 	for i, l := range kept.bufs {
