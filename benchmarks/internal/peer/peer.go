@@ -47,7 +47,6 @@ const MaxFrame = MaxPayload + 64<<10
 // ErrMismatch reports a reply whose sequence number or payload differs from the request's.
 var ErrMismatch = errors.New("peer: reply does not echo the request")
 
-// check compares a reply with its request.
 // checkReply checks rsp as check does, then drops its data: as the floor's and Kitex's callers
 // drop theirs, which decode each reply into a fresh value. A caller that kept its last reply
 // until the next one replaced it would hold the concurrency times the payload alive between
@@ -59,6 +58,7 @@ func checkReply(seq uint64, payload []byte, rsp *echopb.EchoRsp) error {
 	return err
 }
 
+// check compares a reply with its request.
 func check(seq uint64, payload []byte, gotSeq uint64, gotData []byte) error {
 	if gotSeq != seq {
 		return fmt.Errorf("%w: seq %d, want %d", ErrMismatch, gotSeq, seq)
