@@ -105,6 +105,8 @@ func (rep *Report) Write() error {
 	}
 	w("- Within each cell the pairs run one after the other, round-robin from one round to the next; medians\n")
 	w("  over the rounds, errors summed\n")
+	w("- Every run of %s or more starts on a server started for it, so that no run meets a heap an earlier\n", fmtSize(FreshSize))
+	w("  run grew\n")
 	for _, n := range rep.Notes {
 		w("- Note: %s\n", n)
 	}
