@@ -37,8 +37,10 @@ const (
 	keepMin      = 1 << 20
 	keepPerClass = 64
 	keepBytes    = 64 << 20
-	trimEvery    = 5 * time.Second
 )
+
+// trimEvery is the least time between trims (guarded by kept.mu; tests change it).
+var trimEvery = 5 * time.Second
 
 var kept struct {
 	mu    sync.Mutex
@@ -47,9 +49,6 @@ var kept struct {
 	low   [len(pools)]int // the fewest buffers class i held since the last trim
 	armed bool            // the trim runs after collections (armTrim)
 	last  time.Time       // the last trim
-	every time.Duration   // trimEvery; tests change it
-	// paused stops the trims that follow collections (tests that call trim themselves).
-	paused bool
 }
 
 // take returns a kept buffer of class i, or nil.
@@ -77,9 +76,6 @@ func keep(i int, b []byte) bool {
 	}
 	if !kept.armed {
 		kept.armed, kept.last = true, time.Now()
-		if kept.every == 0 {
-			kept.every = trimEvery
-		}
 		armTrim()
 	}
 	kept.bufs[i] = append(kept.bufs[i], b)
@@ -122,11 +118,11 @@ func armTrim() {
 	}, struct{}{})
 }
 
-// afterCollection trims when the last trim is at least kept.every old.
+// afterCollection trims when the last trim is at least trimEvery old.
 func afterCollection() {
 	kept.mu.Lock()
 	defer kept.mu.Unlock()
-	if !kept.paused && time.Since(kept.last) >= kept.every {
+	if time.Since(kept.last) >= trimEvery {
 		trimLocked()
 	}
 }

@@ -6,18 +6,19 @@ import (
 	"time"
 )
 
-// manualTrim gives back every kept buffer, so that a test starts from nothing, and stops the
-// trims that follow collections until the returned function runs, so that the test's own calls
-// to trim are the only ones.
-func manualTrim() (restore func()) {
+// trimsEvery gives back every kept buffer, so that a test starts from nothing, and spaces the
+// trims that follow collections by d until the returned function runs (an hour: the test's own
+// calls to trim are the only ones).
+func trimsEvery(d time.Duration) (restore func()) {
 	emptyKept()
 	kept.mu.Lock()
-	kept.paused = true
+	was := trimEvery
+	trimEvery = d
 	kept.mu.Unlock()
 	return func() {
 		emptyKept()
 		kept.mu.Lock()
-		kept.paused = false
+		trimEvery = was
 		kept.mu.Unlock()
 	}
 }
@@ -44,7 +45,7 @@ func keptIn(i int) (n, bytes int) {
 // A class nobody takes from gives back half of what it kept at each trim after the first (which
 // only records what it holds), down to nothing; the bytes are accounted for.
 func TestTrimGivesBackIdleBuffers(t *testing.T) {
-	defer manualTrim()()
+	defer trimsEvery(time.Hour)()
 	i := classOf(1 << 20)
 	size := classSize(i)
 	bufs := make([][]byte, 10)
@@ -75,7 +76,7 @@ func TestTrimGivesBackIdleBuffers(t *testing.T) {
 // A class whose buffers are taken and put back between trims keeps them: only what stayed in
 // the class the whole time is idle.
 func TestTrimKeepsBuffersInUse(t *testing.T) {
-	defer manualTrim()()
+	defer trimsEvery(time.Hour)()
 	i := classOf(8 << 20)
 	for range 6 {
 		keep(i, make([]byte, 0, classSize(i)))
@@ -103,7 +104,7 @@ func TestTrimKeepsBuffersInUse(t *testing.T) {
 // Bytes a class no longer needs go, at the next trims, to the class in use: one that filled the
 // pool's bytes does not keep another out for good.
 func TestTrimFreesRoomForAnotherClass(t *testing.T) {
-	defer manualTrim()()
+	defer trimsEvery(time.Hour)()
 	big, small := classOf(16<<20), classOf(1<<20)
 	for keep(big, make([]byte, 0, classSize(big))) {
 	}
@@ -133,16 +134,7 @@ func TestTrimFreesRoomForAnotherClass(t *testing.T) {
 // The trim runs by itself after garbage collections: buffers nobody takes are given back
 // without any call into the package. (Its interval is shortened here: trimEvery between trims.)
 func TestTrimRunsAfterCollections(t *testing.T) {
-	emptyKept()
-	kept.mu.Lock()
-	kept.every = time.Millisecond
-	kept.mu.Unlock()
-	defer func() {
-		emptyKept()
-		kept.mu.Lock()
-		kept.every = trimEvery
-		kept.mu.Unlock()
-	}()
+	defer trimsEvery(time.Millisecond)()
 	i := classOf(2 << 20)
 	for range 4 {
 		keep(i, make([]byte, 0, classSize(i)))
