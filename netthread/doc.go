@@ -10,7 +10,9 @@
 //
 // A lone call skips the wakeup: when the thread is quiet (nothing in flight), its caller takes
 // the loop side's mutex, routes the call and writes it to the socket itself, and the loop only
-// reads the reply (direct.go). Busy threads batch as above.
+// reads the reply (direct.go). Busy threads batch as above; after a turn whose replies ended
+// calls, the loop lets their callers run before it waits again and drains what they submitted,
+// without a wakeup (handBack).
 //
 // Replies are parsed and matched on the loop; deadlines are swept by the loop whenever it runs
 // (a wakeup, traffic, a close), and at least every timeout check interval, which one ticker

@@ -34,7 +34,19 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 }
 
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
-	defer h.t.exit(h.t.enter())
+	t := h.t
+	entered := t.enter()
+	action := h.traffic(c)
+	ended := entered && t.wheel.Len() < t.enterLen // replies ended calls: their callers are runnable
+	t.exit(entered)
+	if ended {
+		t.handBack()
+	}
+	return action
+}
+
+// traffic is OnTraffic's work on c, inside the loop side.
+func (h *handler) traffic(c gnet.Conn) gnet.Action {
 	switch ctx := c.Context().(type) {
 	case *adapterproxy.AdapterProxy:
 		h.t.now = call.Now()
@@ -59,6 +71,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	case anchorCtx:
 		// The anchor: its bytes are wakeups.
 		_, _ = c.Discard(-1)
+		h.t.counts.Wakeups++
 		h.t.run()
 		return gnet.None
 	default:

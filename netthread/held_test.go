@@ -29,12 +29,29 @@ type held struct {
 
 func newHeld(t *testing.T) *held {
 	h := &held{started: make(chan int, 1), release: make(chan struct{})}
-	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server")), server.WithWorkers(2))
-	if err := s.Handle("Test.Held.HeldObj", "Hold", func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
+	h.serve(t, func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
 		h.started <- len(req)
 		<-h.release
 		return append(rsp, req...), nil
-	}); err != nil {
+	})
+	t.Cleanup(func() { close(h.release) }) // before Stop: a handler still held returns
+	return h
+}
+
+// newEcho is a held whose server echoes every request at once (started and release unused).
+func newEcho(t *testing.T) *held {
+	h := &held{}
+	h.serve(t, func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
+		return append(rsp, req...), nil
+	})
+	return h
+}
+
+// serve starts a real server on loopback whose Hold is fn, and h's net thread with an
+// ObjectProxy for it; the test's cleanup stops both.
+func (h *held) serve(t *testing.T, fn server.HandlerFunc) {
+	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server")), server.WithWorkers(2))
+	if err := s.Handle("Test.Held.HeldObj", "Hold", fn); err != nil {
 		t.Fatal(err)
 	}
 	addr, err := s.Start("127.0.0.1:0")
@@ -48,7 +65,6 @@ func newHeld(t *testing.T) *held {
 			t.Errorf("Stop: %v", err)
 		}
 	})
-	t.Cleanup(func() { close(h.release) }) // before Stop: a handler still held returns
 	h.th, err = New(Options{Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +78,6 @@ func newHeld(t *testing.T) *held {
 	if h.o, err = h.th.NewObjectProxy(target, objectproxy.Options{Balancer: "roundrobin"}); err != nil {
 		t.Fatal(err)
 	}
-	return h
 }
 
 // submit hands the thread a call of Hold with body and a deadline in d; the caller owns c.

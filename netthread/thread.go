@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -344,7 +345,6 @@ func (t *Thread) run() {
 		}
 		c = next
 	}
-	t.counts.Wakeups++
 	if n > 0 {
 		t.queued.Add(-n)
 		t.counts.Batches++
@@ -356,6 +356,28 @@ func (t *Thread) run() {
 		t.later = t.later[:0]
 	}
 	t.flush()
+}
+
+// handBack runs after a turn whose replies ended calls, outside the loop side. Their sync
+// callers (and the async workers their callbacks went to) were just made runnable, most of them
+// on this P, and most will make their next call at once. Left alone, the loop would go back to
+// epoll_wait first, and the first of those calls would pay a wakeup: a write to the anchor
+// socket, the loop's return from epoll_wait and its read of the byte, on another CPU.
+//
+// So the loop marks itself notified, which tells Submit that a drain is coming and no wakeup is
+// needed, yields once so that the callers run, and then drains the queue as a wakeup would
+// have: what they submitted meanwhile leaves in one batch. A Submit after that drain sees
+// notified clear and wakes the loop as usual, so nothing waits on the yield. Not on a quiet
+// thread: a lone call's caller takes the direct path (exit yields for it).
+func (t *Thread) handBack() {
+	if t.quiet.Load() || !t.notified.CompareAndSwap(false, true) {
+		return // quiet, or a wakeup is on its way: the anchor's turn drains the queue
+	}
+	runtime.Gosched()
+	entered := t.enter()
+	t.counts.HandBacks++
+	t.run()
+	t.exit(entered)
 }
 
 // chores runs the connections' periodic work, at most every choreInterval (or every keepalive

@@ -23,11 +23,11 @@ type Options struct {
 type Collector struct {
 	src func() stats.Snapshot
 
-	calls, codes, duration                                           *prometheus.Desc
-	queue, wakeups, batches, requests, direct, writes, out, in, late *prometheus.Desc
-	pending, active, state, timeouts, connFails, reconnects          *prometheus.Desc
-	deactivated, badDatagrams, pushes, pushesDropped                 *prometheus.Desc
-	buckets                                                          []float64
+	calls, codes, duration                                                      *prometheus.Desc
+	queue, wakeups, handBacks, batches, requests, direct, writes, out, in, late *prometheus.Desc
+	pending, active, state, timeouts, connFails, reconnects                     *prometheus.Desc
+	deactivated, badDatagrams, pushes, pushesDropped                            *prometheus.Desc
+	buckets                                                                     []float64
 }
 
 // NewCollector returns a Collector that reads src at each scrape.
@@ -51,6 +51,7 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 		duration:      d(o.Side, "call_duration_seconds", "Latency of the calls that succeeded.", call...),
 		queue:         d("netthread", "queue_depth", "Requests waiting in the net thread's queue.", thread...),
 		wakeups:       d("netthread", "wakeups_total", "Times the net thread was woken to drain its queue.", thread...),
+		handBacks:     d("netthread", "hand_backs_total", "Times the net thread, after replies, let their callers run and drained what they queued, without a wakeup.", thread...),
 		batches:       d("netthread", "batches_total", "Drains of the queue that found requests.", thread...),
 		requests:      d("netthread", "requests_total", "Requests taken from the queue, or routed directly.", thread...),
 		direct:        d("netthread", "direct_requests_total", "Requests their caller routed itself, the net thread being idle (no wakeup to route them); it wrote them too unless they had to wait (a connect, a backlog, a large frame).", thread...),
@@ -77,7 +78,7 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 
 // Describe sends every metric's description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.calls, c.codes, c.duration, c.queue, c.wakeups, c.batches, c.requests, c.direct,
+	for _, d := range []*prometheus.Desc{c.calls, c.codes, c.duration, c.queue, c.wakeups, c.handBacks, c.batches, c.requests, c.direct,
 		c.writes, c.out, c.in, c.late, c.pending, c.active, c.state, c.timeouts, c.connFails, c.reconnects, c.deactivated,
 		c.badDatagrams, c.pushes, c.pushesDropped} {
 		ch <- d
@@ -116,6 +117,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		id := strconv.Itoa(t.Index)
 		gauge(c.queue, float64(t.QueueDepth), id)
 		counter(c.wakeups, t.Wakeups, id)
+		counter(c.handBacks, t.HandBacks, id)
 		counter(c.batches, t.Batches, id)
 		counter(c.requests, t.Requests, id)
 		counter(c.direct, t.Direct, id)

@@ -27,7 +27,7 @@ func snapshot() stats.Snapshot {
 	ep.Record("SayHello", stats.ServerError, -3, 0)
 	ep.Record("SayHello", stats.ServerError, -3, 0)
 	s := r.Snapshot()
-	s.Threads = []stats.NetThread{{Index: 0, QueueDepth: 4, Wakeups: 9, BytesOut: 1000, LateReplies: 2}}
+	s.Threads = []stats.NetThread{{Index: 0, QueueDepth: 4, Wakeups: 9, HandBacks: 6, BytesOut: 1000, LateReplies: 2}}
 	s.Endpoints = []stats.Endpoint{{Servant: "Hello.Server.GreeterObj", Endpoint: "127.0.0.1:18015", State: stats.StateBackoff, Pending: 3, Active: false, Reconnects: 5}}
 	return s
 }
@@ -131,6 +131,9 @@ func TestScrape(t *testing.T) {
 	}
 	if v := find(t, mf, "tarscomm_netthread_queue_depth", map[string]string{"thread": "0"}).GetGauge().GetValue(); v != 4 {
 		t.Errorf("queue depth %v", v)
+	}
+	if v := find(t, mf, "tarscomm_netthread_hand_backs_total", map[string]string{"thread": "0"}).GetCounter().GetValue(); v != 6 {
+		t.Errorf("hand-backs %v", v)
 	}
 	if v := find(t, mf, "tarscomm_netthread_late_replies_total", map[string]string{"thread": "0"}).GetCounter().GetValue(); v != 2 {
 		t.Errorf("late %v", v)

@@ -36,6 +36,7 @@ type NetThread struct {
 	QueueCap    int    `json:"queue_cap"`    // the bound of that queue (queue-cap)
 	Connections int    `json:"connections"`  // connections open
 	Wakeups     uint64 `json:"wakeups"`      // times the loop was woken to drain its queue
+	HandBacks   uint64 `json:"hand_backs"`   // times the loop, after replies, let their callers run and drained what they queued, without a wakeup
 	Batches     uint64 `json:"batches"`      // drains of the queue that found requests
 	Requests    uint64 `json:"requests"`     // requests taken from the queue, or routed directly
 	Direct      uint64 `json:"direct"`       // requests their caller routed itself, the thread being idle (no wakeup to route them); it wrote them too unless they had to wait (a connect, a backlog, a large frame)
@@ -191,8 +192,10 @@ func (s Snapshot) Delta(prev Snapshot) Snapshot {
 	for _, t := range s.Threads {
 		if p, ok := prevThreads[t.Index]; ok {
 			t.Wakeups = sub(t.Wakeups, p.Wakeups)
+			t.HandBacks = sub(t.HandBacks, p.HandBacks)
 			t.Batches = sub(t.Batches, p.Batches)
 			t.Requests = sub(t.Requests, p.Requests)
+			t.Direct = sub(t.Direct, p.Direct)
 			t.Writes = sub(t.Writes, p.Writes)
 			t.BytesOut = sub(t.BytesOut, p.BytesOut)
 			t.BytesIn = sub(t.BytesIn, p.BytesIn)

@@ -143,7 +143,7 @@ func TestMergeAndDelta(t *testing.T) {
 	b.Record("S", "f", "h:1", stats.ServerError, -3, 0)
 	b.Record("S", "f", "h:2", stats.QueueFull, 0, 0)
 	pa, pb := a.Snapshot(), b.Snapshot()
-	pa.Threads = []stats.NetThread{{Index: 1, Wakeups: 10, QueueDepth: 3}}
+	pa.Threads = []stats.NetThread{{Index: 1, Wakeups: 10, HandBacks: 4, Direct: 2, QueueDepth: 3}}
 	pb.Threads = []stats.NetThread{{Index: 0, Wakeups: 5}}
 	pa.Endpoints = []stats.Endpoint{{Thread: 1, Servant: "S", Endpoint: "h:1", Sent: 4, State: stats.StateConnected}}
 	pb.Endpoints = []stats.Endpoint{{Thread: 0, Servant: "S", Endpoint: "h:1", Sent: 7}}
@@ -165,14 +165,14 @@ func TestMergeAndDelta(t *testing.T) {
 
 	a.Record("S", "f", "h:1", stats.Timeout, 0, 0)
 	pa2 := a.Snapshot()
-	pa2.Threads = []stats.NetThread{{Index: 1, Wakeups: 25, QueueDepth: 1}}
+	pa2.Threads = []stats.NetThread{{Index: 1, Wakeups: 25, HandBacks: 7, Direct: 3, QueueDepth: 1}}
 	pa2.Endpoints = []stats.Endpoint{{Thread: 1, Servant: "S", Endpoint: "h:1", Sent: 9, State: stats.StateBackoff}}
 	m2 := stats.Merge(pa2, pb)
 	d := m2.Delta(m)
 	if len(d.Calls) != 1 || d.Calls[0].Results[stats.Timeout] != 1 || d.Calls[0].Calls() != 1 {
 		t.Fatalf("delta calls %+v", d.Calls)
 	}
-	if d.Threads[1].Wakeups != 15 || d.Threads[1].QueueDepth != 1 || d.Threads[0].Wakeups != 0 {
+	if d.Threads[1].Wakeups != 15 || d.Threads[1].HandBacks != 3 || d.Threads[1].Direct != 1 || d.Threads[1].QueueDepth != 1 || d.Threads[0].Wakeups != 0 {
 		t.Errorf("delta threads %+v", d.Threads)
 	}
 	if d.Endpoints[1].Sent != 5 || d.Endpoints[1].State != stats.StateBackoff {
