@@ -10,9 +10,8 @@
 //
 // A lone call skips the wakeup: when the thread is quiet (nothing in flight), its caller takes
 // the loop side's mutex, routes the call and writes it to the socket itself, and the loop only
-// reads the reply (direct.go). Busy threads batch as above; after a turn whose replies ended
-// calls, the loop lets their callers run before it waits again and drains what they submitted,
-// without a wakeup (handBack).
+// reads the reply (direct.go). Busy threads batch as above; a turn of replies is followed by a
+// drain, without a wakeup, of what the callers it woke submitted meanwhile (handBack).
 //
 // Replies are parsed and matched on the loop; deadlines are swept by the loop whenever it runs
 // (a wakeup, traffic, a close), and at least every timeout check interval, which one ticker

@@ -35,12 +35,19 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	t := h.t
+	if _, ok := c.Context().(anchorCtx); ok {
+		defer t.exit(t.enter())
+		return h.traffic(c)
+	}
+	// Replies: the loop drains the queue after this turn (handBack), so it holds the wakeup
+	// flag through it, unless a wakeup is on its way already.
+	held := t.notified.CompareAndSwap(false, true)
 	entered := t.enter()
 	action := h.traffic(c)
-	ended := entered && t.wheel.Len() < t.enterLen // replies ended calls: their callers are runnable
+	yield := entered && t.wheel.Len() < t.enterLen // replies ended calls: their callers are runnable
 	t.exit(entered)
-	if ended {
-		t.handBack()
+	if held {
+		t.handBack(yield)
 	}
 	return action
 }

@@ -319,8 +319,8 @@ func (t *Thread) anchorLost(err error) {
 
 // run is the loop-side half of a wakeup: it sweeps expired deadlines, runs the connection
 // chores when the ticker asked, drains and routes every queued call, and flushes each
-// connection touched. Only the loop runs it.
-func (t *Thread) run() {
+// connection touched. It returns how many calls it drained. Only the loop runs it.
+func (t *Thread) run() int64 {
 	t.notified.Store(false)
 	t.now = call.Now()
 	t.sweep()
@@ -356,27 +356,29 @@ func (t *Thread) run() {
 		t.later = t.later[:0]
 	}
 	t.flush()
+	return n
 }
 
-// handBack runs after a turn whose replies ended calls, outside the loop side. Their sync
-// callers (and the async workers their callbacks went to) were just made runnable, most of them
-// on this P, and most will make their next call at once. Left alone, the loop would go back to
-// epoll_wait first, and the first of those calls would pay a wakeup: a write to the anchor
-// socket, the loop's return from epoll_wait and its read of the byte, on another CPU.
+// handBack ends a turn of traffic during which the loop held notified, which tells Submit that a
+// drain is coming and no wakeup is needed: it drains the queue as a wakeup's turn would.
 //
-// So the loop marks itself notified, which tells Submit that a drain is coming and no wakeup is
-// needed, yields once so that the callers run, and then drains the queue as a wakeup would
-// have: what they submitted meanwhile leaves in one batch. A Submit after that drain sees
-// notified clear and wakes the loop as usual, so nothing waits on the yield. Not on a quiet
-// thread: a lone call's caller takes the direct path (exit yields for it).
-func (t *Thread) handBack() {
-	if t.quiet.Load() || !t.notified.CompareAndSwap(false, true) {
-		return // quiet, or a wakeup is on its way: the anchor's turn drains the queue
+// A turn that reads replies makes their callers runnable (sync callers, or the async workers
+// their callbacks went to), most on this P, some stolen at once by the other; most make their
+// next call right away. Without the flag held, the first of those calls would find the loop on
+// its way back to epoll_wait and pay a wakeup: a write to the anchor socket, the loop's return
+// from epoll_wait and its read of the byte, on another CPU. So the loop holds the flag through
+// the turn and, when the turn ended calls (yield), yields once so that those callers run before
+// the drain and their calls leave in one batch. A Submit after the drain sees notified clear
+// and wakes the loop as usual: nothing waits on the flag. Not on a quiet thread: a lone call's
+// caller takes the direct path (exit yields for it).
+func (t *Thread) handBack(yield bool) {
+	if yield && !t.quiet.Load() {
+		runtime.Gosched()
 	}
-	runtime.Gosched()
 	entered := t.enter()
-	t.counts.HandBacks++
-	t.run()
+	if t.run() > 0 {
+		t.counts.HandBacks++
+	}
 	t.exit(entered)
 }
 

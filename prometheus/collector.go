@@ -51,7 +51,7 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 		duration:      d(o.Side, "call_duration_seconds", "Latency of the calls that succeeded.", call...),
 		queue:         d("netthread", "queue_depth", "Requests waiting in the net thread's queue.", thread...),
 		wakeups:       d("netthread", "wakeups_total", "Times the net thread was woken to drain its queue.", thread...),
-		handBacks:     d("netthread", "hand_backs_total", "Times the net thread, after replies, let their callers run and drained what they queued, without a wakeup.", thread...),
+		handBacks:     d("netthread", "hand_backs_total", "Drains after a turn of replies that found calls their callers queued without a wakeup.", thread...),
 		batches:       d("netthread", "batches_total", "Drains of the queue that found requests.", thread...),
 		requests:      d("netthread", "requests_total", "Requests taken from the queue, or routed directly.", thread...),
 		direct:        d("netthread", "direct_requests_total", "Requests their caller routed itself, the net thread being idle (no wakeup to route them); it wrote them too unless they had to wait (a connect, a backlog, a large frame).", thread...),

@@ -36,7 +36,7 @@ type NetThread struct {
 	QueueCap    int    `json:"queue_cap"`    // the bound of that queue (queue-cap)
 	Connections int    `json:"connections"`  // connections open
 	Wakeups     uint64 `json:"wakeups"`      // times the loop was woken to drain its queue
-	HandBacks   uint64 `json:"hand_backs"`   // times the loop, after replies, let their callers run and drained what they queued, without a wakeup
+	HandBacks   uint64 `json:"hand_backs"`   // drains after a turn of replies that found calls their callers queued without a wakeup
 	Batches     uint64 `json:"batches"`      // drains of the queue that found requests
 	Requests    uint64 `json:"requests"`     // requests taken from the queue, or routed directly
 	Direct      uint64 `json:"direct"`       // requests their caller routed itself, the thread being idle (no wakeup to route them); it wrote them too unless they had to wait (a connect, a backlog, a large frame)
