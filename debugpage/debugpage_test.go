@@ -33,7 +33,7 @@ func snapshot() stats.Snapshot {
 		stalled.Record("SayHello", stats.Timeout, 0, 3*time.Second)
 	}
 	s := r.Snapshot()
-	s.Threads = []stats.NetThread{{Index: 0, QueueDepth: 2, QueueCap: 100000, Connections: 2, Wakeups: 321, Batches: 300, Requests: 521, Writes: 480, BytesOut: 40960, BytesIn: 30720, LateReplies: 3}}
+	s.Threads = []stats.NetThread{{Index: 0, QueueDepth: 2, QueueCap: 100000, Connections: 2, Wakeups: 321, HandBacks: 17, Batches: 300, Requests: 521, Direct: 9, Writes: 480, BytesOut: 40960, BytesIn: 30720, LateReplies: 3}}
 	s.Endpoints = []stats.Endpoint{
 		{Servant: "Hello.Server.GreeterObj", Endpoint: "127.0.0.1:18015", State: stats.StateConnected, Active: true, Sent: 501, Replies: 501, WindowCalls: 40},
 		{Servant: "Hello.Server.GreeterObj", Endpoint: "127.0.0.1:18016", State: stats.StateConnected, Active: false, Pending: 20, Sent: 20, Timeouts: 20, WindowCalls: 20, WindowFailures: 20, Deactivated: 1},
@@ -134,7 +134,9 @@ func TestHTML(t *testing.T) {
 	}
 	for _, s := range []string{"<svg", "test client", `class="inactive" data-endpoint="127.0.0.1:18016"`, "-3×1", "timeout=20",
 		// the configuration by its file's keys, durations as durations
-		"<td class=\"l\">sync-invoke-timeout</td><td class=\"l\">3s</td>", "health.try-interval"} {
+		"<td class=\"l\">sync-invoke-timeout</td><td class=\"l\">3s</td>", "health.try-interval",
+		// the net thread's counts, hand-backs and direct requests among them
+		"<td>321</td><td>17</td><td>300</td><td>521</td><td>9</td>"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("page lacks %q", s)
 		}
