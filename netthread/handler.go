@@ -44,10 +44,9 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	held := t.notified.CompareAndSwap(false, true)
 	entered := t.enter()
 	action := h.traffic(c)
-	yield := entered && t.wheel.Len() < t.enterLen // replies ended calls: their callers are runnable
 	t.exit(entered)
 	if held {
-		t.handBack(yield)
+		t.handBack()
 	}
 	return action
 }

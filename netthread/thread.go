@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -363,18 +362,17 @@ func (t *Thread) run() int64 {
 // drain is coming and no wakeup is needed: it drains the queue as a wakeup's turn would.
 //
 // A turn that reads replies makes their callers runnable (sync callers, or the async workers
-// their callbacks went to), most on this P, some stolen at once by the other; most make their
-// next call right away. Without the flag held, the first of those calls would find the loop on
-// its way back to epoll_wait and pay a wakeup: a write to the anchor socket, the loop's return
-// from epoll_wait and its read of the byte, on another CPU. So the loop holds the flag through
-// the turn and, when the turn ended calls (yield), yields once so that those callers run before
-// the drain and their calls leave in one batch. A Submit after the drain sees notified clear
-// and wakes the loop as usual: nothing waits on the flag. Not on a quiet thread: a lone call's
-// caller takes the direct path (exit yields for it).
-func (t *Thread) handBack(yield bool) {
-	if yield && !t.quiet.Load() {
-		runtime.Gosched()
-	}
+// their callbacks went to), and another CPU runs some of them at once; most make their next
+// call right away. Without the flag held, each burst of those calls would find the loop busy
+// or on its way back to epoll_wait and pay a wakeup: a write to the anchor socket, the loop's
+// return from epoll_wait and its read of the byte. With it, what they submit during the turn
+// leaves with this drain. A Submit after the drain sees notified clear and wakes the loop as
+// usual: nothing waits on the flag.
+//
+// The loop does not yield before the drain to let the callers on its own P submit first: with
+// one connection that was worth about 1% at most, and with eight connections, a yield after
+// each one's turn cost a tenth of the rate (benchmarks/RESULTS.md, 2026-12-03).
+func (t *Thread) handBack() {
 	entered := t.enter()
 	if t.run() > 0 {
 		t.counts.HandBacks++
