@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 )
 
 func TestMain(m *testing.M) {
@@ -28,24 +29,20 @@ func (r *echoRouter) Retry(c *call.Call, err error) { c.Complete(err) }
 
 // TestSubmitRaceWithClose submits calls from many goroutines while the thread closes: every
 // call is either refused by Submit (ErrClosed) or completes exactly once, and Close leaves no
-// goroutine behind.
+// goroutine behind. Each goroutine submits until Submit refuses it, so both sides are exercised
+// however the goroutines are scheduled (the thread closes once calls were accepted).
 func TestSubmitRaceWithClose(t *testing.T) {
 	th, err := New(Options{Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &echoRouter{}
+	const submitters = 8
 	var accepted, refused, completed atomic.Int64
 	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for range 8 {
+	for range submitters {
 		wg.Go(func() {
 			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
 				c := call.Get()
 				c.Dest = r
 				if err := th.Submit(c); err != nil {
@@ -54,10 +51,7 @@ func TestSubmitRaceWithClose(t *testing.T) {
 					}
 					refused.Add(1)
 					call.Put(c)
-					if refused.Load() > 100 {
-						return
-					}
-					continue
+					return
 				}
 				accepted.Add(1)
 				<-c.Done()
@@ -66,16 +60,25 @@ func TestSubmitRaceWithClose(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	for deadline := time.Now().Add(20 * time.Second); accepted.Load() < 1000; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d calls accepted in 20s\n%s", accepted.Load(), closetest.Stacks())
+		}
+	}
 	th.Close()
 	th.Close() // twice is harmless
-	close(stop)
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("submitters still running 20s after Close\n%s", closetest.Stacks())
+	}
 	if accepted.Load() != completed.Load() {
 		t.Fatalf("accepted %d calls, %d completed", accepted.Load(), completed.Load())
 	}
-	if accepted.Load() == 0 || refused.Load() == 0 {
-		t.Fatalf("accepted %d, refused %d: the test did not exercise both sides", accepted.Load(), refused.Load())
+	if refused.Load() != submitters {
+		t.Fatalf("%d submitters refused after Close, want %d", refused.Load(), submitters)
 	}
 }
 
