@@ -42,13 +42,7 @@ func TestHandBack(t *testing.T) {
 			}
 		}()
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the callers did not finish\n%s", closetest.Stacks())
-	}
+	waitAll(t, &wg, "the callers")
 	close(errs)
 	for err := range errs {
 		t.Error(err)

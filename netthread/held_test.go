@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/objectproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
@@ -102,5 +104,18 @@ func (h *held) arrived(t *testing.T) int {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not reach the server")
 		return 0
+	}
+}
+
+// waitAll waits for wg's goroutines (what names them), and fails with every goroutine's stack if
+// they are still running after a minute: a liveness bound, far above a busy machine's need.
+func waitAll(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not finish within a minute\n%s", what, closetest.Stacks())
 	}
 }

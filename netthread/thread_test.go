@@ -67,13 +67,7 @@ func TestSubmitRaceWithClose(t *testing.T) {
 	}
 	th.Close()
 	th.Close() // twice is harmless
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("submitters still running 20s after Close\n%s", closetest.Stacks())
-	}
+	waitAll(t, &wg, "the submitters, after Close,")
 	if accepted.Load() != completed.Load() {
 		t.Fatalf("accepted %d calls, %d completed", accepted.Load(), completed.Load())
 	}
