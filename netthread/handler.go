@@ -39,15 +39,15 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		defer t.exit(t.enter())
 		return h.traffic(c)
 	}
-	// Replies: the loop drains the queue after this turn (handBack), so it holds the wakeup
-	// flag through it, unless a wakeup is on its way already.
+	// Replies: the turn ends with a drain of the queue (handBack), so the loop holds the
+	// wakeup flag through it, unless a wakeup is on its way already.
 	held := t.notified.CompareAndSwap(false, true)
 	entered := t.enter()
 	action := h.traffic(c)
-	t.exit(entered)
 	if held {
 		t.handBack()
 	}
+	t.exit(entered)
 	return action
 }
 

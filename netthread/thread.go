@@ -372,12 +372,14 @@ func (t *Thread) run() int64 {
 // The loop does not yield before the drain to let the callers on its own P submit first: with
 // one connection that was worth about 1% at most, and with eight connections, a yield after
 // each one's turn cost a tenth of the rate (benchmarks/RESULTS.md, 2026-12-03).
+//
+// It runs inside the turn, holding the loop side: the turn publishes whether the thread is
+// quiet once, after the drain, and a lone caller cannot take the direct path between the
+// replies and the drain. Loop goroutine only.
 func (t *Thread) handBack() {
-	entered := t.enter()
 	if t.run() > 0 {
 		t.counts.HandBacks++
 	}
-	t.exit(entered)
 }
 
 // chores runs the connections' periodic work, at most every choreInterval (or every keepalive
