@@ -36,50 +36,47 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	t := h.t
 	if _, ok := c.Context().(anchorCtx); ok {
+		// The anchor: its bytes are wakeups.
 		defer t.exit(t.enter())
-		return h.traffic(c)
+		_, _ = c.Discard(-1)
+		t.counts.Wakeups++
+		t.now = call.Now()
+		t.run()
+		return gnet.None
 	}
 	// Replies: the turn ends with a drain of the queue (handBack), so the loop holds the
 	// wakeup flag through it, unless a wakeup is on its way already.
 	held := t.notified.CompareAndSwap(false, true)
 	entered := t.enter()
-	action := h.traffic(c)
+	t.now = call.Now()
+	action := h.replies(c)
 	if held {
-		t.handBack()
+		t.handBack() // sweeps and flushes too
+	} else {
+		t.sweep()
+		t.flush() // a protocol error may have retried calls on other connections
 	}
 	t.exit(entered)
 	return action
 }
 
-// traffic is OnTraffic's work on c, inside the loop side.
-func (h *handler) traffic(c gnet.Conn) gnet.Action {
+// replies is OnTraffic's work on c, a connection's bytes, inside the loop side; the turn's
+// sweep and flush are OnTraffic's.
+func (h *handler) replies(c gnet.Conn) gnet.Action {
 	switch ctx := c.Context().(type) {
 	case *adapterproxy.AdapterProxy:
-		h.t.now = call.Now()
-		action := ctx.OnTraffic(c)
-		h.t.sweep()
-		h.t.flush() // a protocol error may have retried calls on other connections
-		return action
+		return ctx.OnTraffic(c)
 	case *tlsconn.Bound:
 		// A TLS connection (tls.go): decrypt, then read as on TCP.
-		h.t.now = call.Now()
 		err := ctx.Conn.Pump()
 		action := gnet.None
 		if a, ok := ctx.Value.(*adapterproxy.AdapterProxy); ok {
 			action = a.OnTraffic(ctx.Conn)
 		}
-		h.t.sweep()
-		h.t.flush()
 		if err != nil {
 			return gnet.Close // OnClose reports the cause
 		}
 		return action
-	case anchorCtx:
-		// The anchor: its bytes are wakeups.
-		_, _ = c.Discard(-1)
-		h.t.counts.Wakeups++
-		h.t.run()
-		return gnet.None
 	default:
 		// A connection being closed (given up dial, detached after a protocol error).
 		_, _ = c.Discard(-1)

@@ -318,10 +318,10 @@ func (t *Thread) anchorLost(err error) {
 
 // run is the loop-side half of a wakeup: it sweeps expired deadlines, runs the connection
 // chores when the ticker asked, drains and routes every queued call, and flushes each
-// connection touched. It returns how many calls it drained. Only the loop runs it.
+// connection touched, all at t.now, which the turn read once at its start. It returns how many
+// calls it drained. Only the loop runs it.
 func (t *Thread) run() int64 {
 	t.notified.Store(false)
-	t.now = call.Now()
 	t.sweep()
 	if t.tickDue.Load() {
 		t.tickDue.Store(false)
