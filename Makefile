@@ -86,14 +86,23 @@ bench-smoke:
 bench-compare:
 	cd benchmarks && GO=$(GO) $(GO) run ./cmd/compare $(BENCH_ARGS)
 
-## fuzz: run each fuzz target for FUZZTIME (default 30s).
+## fuzz: run each fuzz target for FUZZTIME (default 30s): the decoders, the frame readers, the
+## server's input, the generated code's decoders, endpoint strings, and a client against a
+## hostile server over tcp, udp and tls (communicator: FuzzHostile*Server).
 FUZZTIME ?= 30s
+FUZZ_TARGETS = \
+	./codec:FuzzDecodeRequest ./codec:FuzzDecodeResponse ./codec:FuzzRoundTrip ./codec:FuzzDecoder \
+	./codec:FuzzFrameReader ./codec:FuzzReadProto \
+	./server:FuzzDecodeRequest ./server:FuzzServerInput \
+	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeItem \
+	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeTree \
+	./endpoint:FuzzParse ./communicator:FuzzHostileServer ./communicator:FuzzHostileUDPServer \
+	./communicator:FuzzHostileTLSServer
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $(FUZZTIME) ./codec
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME) ./codec
-	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./codec
-	$(GO) test -run '^$$' -fuzz '^FuzzDecoder$$' -fuzztime $(FUZZTIME) ./codec
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./endpoint
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t#*:}; echo "== $$fn ($$pkg)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

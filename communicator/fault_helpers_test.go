@@ -296,20 +296,8 @@ func startRawServer(t *testing.T, h rawHandler) *rawServer {
 	endToEnd(t)
 	return serveRaw(t, listenLoopback(t), func(_ int64, c net.Conn) {
 		defer func() { _ = c.Close() }()
-		fr := codec.NewFrameReader(c, 0)
-		for {
-			frame, err := fr.Next()
-			if err != nil {
-				return
-			}
-			var req codec.RequestPacket
-			if err := codec.DecodeRequest(frame, &req); err != nil {
-				t.Errorf("raw server: undecodable request: %v", err)
-				return
-			}
-			if !h(&req, c) {
-				return
-			}
+		if err := readRequests(c, 0, func(req *codec.RequestPacket) bool { return h(req, c) }); err != nil {
+			t.Errorf("raw server: undecodable request: %v", err)
 		}
 	})
 }

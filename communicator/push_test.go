@@ -254,25 +254,15 @@ func TestPushReconnectPacketIsNotAPush(t *testing.T) {
 	endToEnd(t)
 	ln := listenLoopback(t)
 	serveRaw(t, ln, func(_ int64, c net.Conn) {
-		fr := codec.NewFrameReader(c, 0)
-		for {
-			frame, err := fr.Next()
-			if err != nil {
-				return
-			}
-			var req codec.RequestPacket
-			if err := codec.DecodeRequest(frame, &req); err != nil {
-				return
-			}
+		_ = readRequests(c, 0, func(req *codec.RequestPacket) bool {
 			var out []byte
 			out = codec.AppendResponse(out, &codec.ResponsePacket{Version: codec.VersionTars, RequestID: codec.PushRequestID, ResultDesc: codec.ReconnectDesc})
 			out = codec.AppendResponse(out, &codec.ResponsePacket{Version: codec.VersionTars, RequestID: codec.PushRequestID,
 				Buffer: []byte("t"), Status: map[string]string{"TARS_FUNC": "Tick"}})
 			out = codec.AppendResponse(out, &codec.ResponsePacket{Version: codec.VersionTars, RequestID: req.RequestID, Buffer: []byte("subscribed")})
-			if _, err := c.Write(out); err != nil {
-				return
-			}
-		}
+			_, err := c.Write(out)
+			return err == nil
+		})
 	})
 	core, logs := observer.New(zap.WarnLevel)
 	cfg := conf.Default()

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
 )
 
@@ -68,6 +69,26 @@ func (s *rawServer) serve(t testing.TB, ln net.Listener, serve func(n int64, c n
 		s.mu.Unlock()
 		s.wg.Wait()
 	})
+}
+
+// readRequests reads request frames of at most maxSize bytes (0: codec's default) from c and
+// hands each, decoded, to h until h returns false or a read fails (the peer gone, or c closed).
+// A frame that does not decode ends it too, and is the error returned.
+func readRequests(c net.Conn, maxSize int, h func(req *codec.RequestPacket) bool) error {
+	fr := codec.NewFrameReader(c, maxSize)
+	for {
+		frame, err := fr.Next()
+		if err != nil {
+			return nil
+		}
+		var req codec.RequestPacket
+		if err := codec.DecodeRequest(frame, &req); err != nil {
+			return err
+		}
+		if !h(&req) {
+			return nil
+		}
+	}
 }
 
 // listenLoopback listens on a port of 127.0.0.1 the system picks.

@@ -1,0 +1,421 @@
+package communicator_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/internal/tlstest"
+	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/tlsconn"
+)
+
+// The answers a hostile server gives, one per request it reads, in the order of its script.
+const (
+	opReply      = iota // the right reply
+	opRet               // the right request id, an error code from the script
+	opTwice             // the right reply, twice
+	opOtherID           // the reply of the request read before this one on the connection
+	opUnknownID         // a request id no call has
+	opSilent            // no answer: the call must time out
+	opRawPacket         // a frame whose packet is the script's next bytes, whatever they are
+	opSplit             // the right reply in two writes, a moment apart
+	opClose             // close the connection instead of answering
+	opPush              // a push packet (request id 0) first, then the right reply
+	opHugeLength        // a frame header over the client's max-packet-size
+	opMaps              // the right reply with context and status maps made of script bytes
+	numOps
+)
+
+// hostileScript is what a hostile server answers: the script's bytes, read in turn across its
+// connections. Once the script is spent (or spend is called), every request gets its right
+// reply.
+type hostileScript struct {
+	mu    sync.Mutex
+	data  []byte
+	pos   int
+	spent bool
+	// foreign is set once an answer could hand a call a body that is not its own (another
+	// call's, or the script's bytes): only then may a successful call's body differ from its
+	// request's.
+	foreign atomic.Bool
+}
+
+// next returns the script's next byte, or ok false once it is spent.
+func (s *hostileScript) next() (b byte, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spent || s.pos >= len(s.data) {
+		return 0, false
+	}
+	b = s.data[s.pos]
+	s.pos++
+	return b, true
+}
+
+// take returns up to n of the script's next bytes.
+func (s *hostileScript) take(n int) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n = min(n, len(s.data)-s.pos)
+	if s.spent || n <= 0 {
+		return nil
+	}
+	b := s.data[s.pos : s.pos+n]
+	s.pos += n
+	return b
+}
+
+func (s *hostileScript) spend() {
+	s.mu.Lock()
+	s.spent = true
+	s.mu.Unlock()
+}
+
+// hostileMaxPacket is the client's max-packet-size in FuzzHostileServer: opHugeLength's header
+// goes one byte over it.
+const hostileMaxPacket = 1 << 16
+
+// answer returns what the script says to send for req, the request read after the one whose id
+// is prev (-1 for a connection's first): the writes to make in turn (a moment apart), and
+// whether to close the connection instead.
+func (s *hostileScript) answer(req *codec.RequestPacket, prev int32) (writes [][]byte, hangUp bool) {
+	rsp := &codec.ResponsePacket{
+		Version: req.Version, PacketType: req.PacketType, RequestID: req.RequestID,
+		Buffer: bytes.Clone(req.Buffer),
+	}
+	op, ok := s.next()
+	if !ok {
+		op = opReply
+	}
+	switch op % numOps {
+	case opReply:
+	case opRet:
+		b, _ := s.next()
+		rsp.Ret = int32(int8(b)) | 1 // never RetOK
+		rsp.Buffer, rsp.ResultDesc = nil, "scripted error"
+	case opTwice:
+		out := codec.AppendResponse(nil, rsp)
+		return [][]byte{out, out}, false
+	case opOtherID:
+		s.foreign.Store(true)
+		if prev >= 0 {
+			rsp.RequestID = prev
+		}
+	case opUnknownID:
+		rsp.RequestID = req.RequestID + 1<<20
+	case opSilent:
+		return nil, false
+	case opRawPacket:
+		s.foreign.Store(true)
+		n, _ := s.next()
+		packet := s.take(int(n % 64))
+		out := binary.BigEndian.AppendUint32(nil, uint32(codec.HeaderLen+len(packet)))
+		return [][]byte{append(out, packet...)}, false
+	case opSplit:
+		out := codec.AppendResponse(nil, rsp)
+		n, _ := s.next()
+		cut := 1 + int(n)%(len(out)-1)
+		return [][]byte{out[:cut], out[cut:]}, false
+	case opClose:
+		return nil, true
+	case opPush:
+		push := &codec.ResponsePacket{RequestID: codec.PushRequestID, Buffer: s.take(8)}
+		if b, _ := s.next(); b&1 == 1 {
+			push.ResultDesc = codec.ReconnectDesc
+		}
+		return [][]byte{codec.AppendResponse(nil, push), codec.AppendResponse(nil, rsp)}, false
+	case opHugeLength:
+		return [][]byte{binary.BigEndian.AppendUint32(nil, hostileMaxPacket+1)}, false
+	case opMaps:
+		rsp.Context = map[string]string{string(s.take(3)): string(s.take(5))}
+		rsp.Status = map[string]string{string(s.take(2)): string(s.take(4))}
+	}
+	return [][]byte{codec.AppendResponse(nil, rsp)}, false
+}
+
+// serveHostile answers the requests read from c as script says, until c fails.
+func serveHostile(c net.Conn, script *hostileScript) {
+	defer func() { _ = c.Close() }()
+	var prev int32 = -1
+	_ = readRequests(c, 1<<20, func(req *codec.RequestPacket) bool {
+		writes, hangUp := script.answer(req, prev)
+		if hangUp {
+			return false
+		}
+		prev = req.RequestID
+		for i, w := range writes {
+			if i > 0 {
+				time.Sleep(time.Millisecond)
+			}
+			if _, err := c.Write(w); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// serveHostileUDP answers the request datagrams read from pc as script says, one datagram per
+// write, until pc is closed; a hang-up sends nothing.
+func serveHostileUDP(pc net.PacketConn, script *hostileScript) {
+	buf := make([]byte, 1<<16)
+	var prev int32 = -1
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		var req codec.RequestPacket
+		if codec.DecodeRequest(buf[:n], &req) != nil {
+			continue
+		}
+		writes, _ := script.answer(&req, prev)
+		prev = req.RequestID
+		for _, w := range writes {
+			_, _ = pc.WriteTo(w, from)
+		}
+	}
+}
+
+// hostileSeeds are FuzzHostileServer's and FuzzHostileUDPServer's seeds: each answer at least
+// once, and the pairs that make a call get another's reply.
+var hostileSeeds = [][]byte{
+	nil,
+	{opReply, opRet, 7, opTwice, opUnknownID, opMaps, 'k', 'e', 'y', 'v', 'a', 'l', 'u', 'e', 's', 't', 'x', 'y', 'z', 'w'},
+	{opSilent, opSplit, 3, opSplit, 40, opReply},
+	{opClose, opReply, opClose, opReply},
+	{opPush, 1, 2, 3, 4, 5, 6, 7, 8, 0, opPush, 9, 9, 9, 9, 9, 9, 9, 9, 1},
+	{opHugeLength, opReply, opReply},
+	{opOtherID, opOtherID, opReply, opTwice, opOtherID},
+	{opSilent, opOtherID, opSilent, opOtherID, opSilent, opOtherID},
+	{opRawPacket, 9, 0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88, 0x77, opReply},
+	{opRawPacket, 0, opRawPacket, 2, 0x10, 0x01},
+	// Close with calls in flight (0xf0 is 20 × numOps: the byte is still opSilent, opClose).
+	{0xf0 + opSilent, opReply, opSplit, 9, opTwice, opSilent},
+	{0xf0 + opClose, opSilent, opPush, 1, 2, 3, 4, 5, 6, 7, 8, 1, opReply},
+}
+
+// FuzzHostileServer points a Communicator at a server that answers each request as the fuzzed
+// script says: rightly, with an error code, twice, with another call's request id or an unknown
+// one, not at all, in pieces, with arbitrary packet bytes, with a push first, with a length over
+// the limit, with context and status maps, or by closing the connection; a script may also
+// close the Communicator while its calls are in flight. Whatever it says: every sync call
+// returns and every async callback runs exactly once, within the calls' deadline and a liveness
+// bound, and before Close returns; a call that succeeds gets its own request's body back unless
+// the script handed out foreign bodies; once the script is spent the client's next calls
+// succeed (on the connection the script left, or a new one); Close returns and no goroutine is
+// left. `make test` runs the seeds; `make fuzz` explores.
+func FuzzHostileServer(f *testing.F) {
+	for _, seed := range hostileSeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { hostileRun(t, "tcp", data) })
+}
+
+// FuzzHostileUDPServer is FuzzHostileServer over udp: each answer is datagrams (a split reply
+// two halves, each dropped), and a hang-up sends nothing.
+func FuzzHostileUDPServer(f *testing.F) {
+	for _, seed := range hostileSeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { hostileRun(t, "udp", data) })
+}
+
+// FuzzHostileTLSServer is FuzzHostileServer over ssl endpoints: the script's answers reach the
+// client through TLS records, and the net thread's TLS layer hands them on.
+func FuzzHostileTLSServer(f *testing.F) {
+	for _, seed := range hostileSeeds {
+		f.Add(seed)
+	}
+	ca := tlstest.NewCA(f, "ca")
+	pair := ca.Issue(f, tlstest.Leaf{Name: "server"})
+	cfg, err := tlsconn.ServerConfig(tlsconn.Files{CA: ca.File, Cert: pair.Cert, Key: pair.Key}, false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	hostileTLS = &hostileTLSSetup{server: cfg, caFile: ca.File}
+	f.Fuzz(func(t *testing.T, data []byte) { hostileRun(t, "ssl", data) })
+}
+
+// hostileTLSSetup is FuzzHostileTLSServer's server configuration and the CA file its clients
+// trust, made once for all its runs.
+type hostileTLSSetup struct {
+	server *tls.Config
+	caFile string
+}
+
+var hostileTLS *hostileTLSSetup
+
+// hostileRun is one run of FuzzHostileServer over network: "tcp", "udp" or "ssl". A script is cut at
+// 256 bytes: longer ones add nothing but time.
+func hostileRun(t *testing.T, network string, data []byte) {
+	if len(data) > 256 {
+		data = data[:256]
+	}
+	// Registered first, so run last: after the server and the Communicator are closed.
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		if err := goleak.Find(before,
+			goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
+			goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+		); err != nil {
+			t.Errorf("goroutines left after Close: %v", err)
+		}
+	})
+	script := &hostileScript{data: data}
+	var addr string
+	if network == "udp" {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); serveHostileUDP(pc, script) }()
+		t.Cleanup(func() { _ = pc.Close(); <-done })
+		addr = pc.LocalAddr().String()
+	} else {
+		ln := listenLoopback(t)
+		addr = ln.Addr().String()
+		if network == "ssl" {
+			ln = tls.NewListener(ln, hostileTLS.server)
+		}
+		serveRaw(t, ln, func(_ int64, c net.Conn) { serveHostile(c, script) })
+	}
+	comm := newComm(t, func(c *conf.Config) {
+		c.NetThread, c.AsyncThread = 2, 2
+		c.MaxPacketSize = hostileMaxPacket
+		if network == "ssl" {
+			c.CA = hostileTLS.caFile
+		}
+	})
+	host, port, _ := net.SplitHostPort(addr)
+	sp, err := comm.Proxy("Hostile.Obj@" + network + " -h " + host + " -p " + port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pushes go to a callback, as they would in a client that takes them: the push's path to
+	// the async workers is part of what the script exercises.
+	sp.SetPushCallback(&servantproxy.PushCallback{OnPush: func(*servantproxy.Push) {}})
+
+	// A script whose first byte is 0xf0 or above also closes the Communicator while its calls
+	// are in flight, (that byte & 0x0f) ms after the last one was made.
+	closeEarly := len(data) > 0 && data[0] >= 0xf0
+	const calls, deadline = 24, 300 * time.Millisecond
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		problems []string
+		ran      [calls]atomic.Int32
+		closed   atomic.Bool // Close has returned
+	)
+	report := func(format string, args ...any) {
+		mu.Lock()
+		problems = append(problems, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	check := func(i int, body, got []byte, err error) {
+		if err == nil && !script.foreign.Load() && !bytes.Equal(got, body) {
+			report("call %d succeeded with body %x, want its own %x", i, got, body)
+		}
+	}
+	for i := range calls {
+		body := binary.BigEndian.AppendUint64(nil, uint64(i))
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		wg.Add(1)
+		if i%2 == 0 {
+			go func() {
+				defer wg.Done()
+				defer cancel()
+				got, err := sp.InvokeRaw(ctx, "f", body)
+				ran[i].Add(1)
+				check(i, body, got, err)
+			}()
+			continue
+		}
+		err := sp.AsyncInvokeRaw(ctx, "f", body, func(got []byte, err error) {
+			defer wg.Done()
+			defer cancel()
+			if ran[i].Add(1) > 1 {
+				report("async call %d called back twice", i)
+				return
+			}
+			if closed.Load() {
+				report("async call %d called back after Close returned", i)
+			}
+			check(i, body, got, err)
+		})
+		if err != nil {
+			cancel()
+			wg.Done()
+			t.Fatalf("async call %d refused: %v", i, err)
+		}
+	}
+	if closeEarly {
+		time.Sleep(time.Duration(data[0]&0x0f) * time.Millisecond)
+		if err := closeComm(t, comm); err != nil {
+			t.Errorf("Close with calls in flight: %v", err)
+		}
+		closed.Store(true)
+	}
+	waitOrStacks(t, &wg, "the hostile script's calls")
+	for i := range calls {
+		if n := ran[i].Load(); n != 1 {
+			report("call %d ended %d times, want once", i, n)
+		}
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if closeEarly {
+		return
+	}
+
+	// Script spent: the client recovers. A call may still meet a connection the script closed
+	// (or is closing) and fail with a connection error, or the reply of a late request; a few
+	// tries on, one succeeds.
+	script.spend()
+	var last error
+	for try := 0; try < 5; try++ {
+		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		body := []byte(fmt.Sprintf("recover %d", try))
+		got, err := sp.InvokeRaw(ctx, "f", body)
+		cancel()
+		if err == nil && bytes.Equal(got, body) {
+			last = nil
+			break
+		}
+		last = fmt.Errorf("try %d: body %q, err %v", try, got, err)
+	}
+	if last != nil {
+		t.Errorf("after the script, no call succeeded in 5 tries; the last: %v", last)
+	}
+	if err := closeComm(t, comm); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// waitOrStacks waits for wg within the liveness bound and fails t with every goroutine's stack
+// if it is not done by then.
+func waitOrStacks(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(live):
+		t.Fatalf("%s not ended after %v:\n%s", what, live, allStacks())
+	}
+}
