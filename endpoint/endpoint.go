@@ -106,6 +106,25 @@ func (e Endpoint) String() string {
 	return string(b)
 }
 
+// Check returns nil if e reads back as itself from its string form, as every Endpoint that
+// ParseEndpoint returned does, and otherwise a *SyntaxError saying what the string form loses: a
+// host with white space in it, one that reads as an option or as an endpoint separator, a
+// negative timeout, grid or qos, an auth type other than AuthNone and AuthLocal, a negative
+// weight other than -1, a set division with ':' or white space. An Endpoint built from something
+// other than a string (a registry's EndpointF) is checked before use, so that the address a
+// client dials, logs, shows and caches is the one its string says.
+func (e Endpoint) Check() error {
+	s := e.String()
+	back, err := ParseEndpoint(s)
+	if err != nil {
+		return err
+	}
+	if back != e {
+		return &SyntaxError{Msg: "endpoint does not read back as itself (it reads as " + strconv.Quote(back.String()) + ")", Input: s}
+	}
+	return nil
+}
+
 func (e Endpoint) appendTo(b []byte) []byte {
 	b = append(b, e.Proto.String()...)
 	b = append(b, " -h "...)

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -223,5 +224,50 @@ func TestEndpointAddr(t *testing.T) {
 		if got := tt.e.Addr(); got != tt.want {
 			t.Errorf("%+v.Addr() = %q, want %q", tt.e, got, tt.want)
 		}
+	}
+}
+
+// TestCheck: an Endpoint whose string form reads back as another (or not at all) is refused,
+// naming what the string says; every endpoint ParseEndpoint returns passes.
+func TestCheck(t *testing.T) {
+	good := Endpoint{Proto: TCP, Host: "10.0.0.1", Port: 80, Weight: -1}
+	with := func(edit func(*Endpoint)) Endpoint { e := good; edit(&e); return e }
+	for _, tt := range []struct {
+		name string
+		e    Endpoint
+		want string // in the error; "" for none
+	}{
+		{"good", good, ""},
+		{"ipv6", with(func(e *Endpoint) { e.Host = "fe80::1" }), ""},
+		{"static weight 0", with(func(e *Endpoint) { e.Weight, e.WeightType = 0, WeightStatic }), ""},
+		{"every option", Endpoint{Proto: SSL, Host: "h", Port: 1, Timeout: time.Second, Weight: 3, WeightType: 1, AuthType: AuthLocal, Grid: 2, Qos: 4, SetDivision: "a.b.c"}, ""},
+		{"host with an option in it", with(func(e *Endpoint) { e.Host = "10.0.0.1 -p 9" }), `reads as "tcp -h 10.0.0.1 -p 80"`},
+		{"host read as an option", with(func(e *Endpoint) { e.Host = "-x" }), `missing value for "-h"`},
+		{"host read as a separator", with(func(e *Endpoint) { e.Host = "a:tcp" }), `bad host "a:tcp"`},
+		{"empty host", with(func(e *Endpoint) { e.Host = "" }), `missing value for "-h"`},
+		{"negative timeout", with(func(e *Endpoint) { e.Timeout = -5 * time.Millisecond }), `bad timeout "-5"`},
+		{"timeout below a millisecond", with(func(e *Endpoint) { e.Timeout = time.Microsecond }), "does not read back"},
+		{"negative grid", with(func(e *Endpoint) { e.Grid = -1 }), `bad grid "-1"`},
+		{"negative qos", with(func(e *Endpoint) { e.Qos = -2 }), `bad qos "-2"`},
+		{"unknown auth type", with(func(e *Endpoint) { e.AuthType = 7 }), `bad auth type "7"`},
+		{"negative weight", with(func(e *Endpoint) { e.Weight = -3 }), "does not read back"},
+		{"set with a separator", with(func(e *Endpoint) { e.SetDivision = "a.b:c" }), `bad set division "a.b:c"`},
+		{"set with a space", with(func(e *Endpoint) { e.SetDivision = "a b" }), `unexpected word "b"`},
+		{"port out of range", with(func(e *Endpoint) { e.Port = 70000 }), `bad port "70000"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.e.Check()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Check(%q) = %v, want nil", tt.e.String(), err)
+			case tt.want != "" && err == nil:
+				t.Fatalf("Check(%q) = nil, want an error with %q", tt.e.String(), tt.want)
+			case tt.want != "":
+				var se *SyntaxError
+				if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("Check(%q) = %v, want a *SyntaxError with %q", tt.e.String(), err, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // FuzzParse checks that Parse never panics and that a parsed Target survives its canonical form:
-// Parse(t.String()) returns t, and each endpoint survives its own. The seed corpus is in
+// Parse(t.String()) returns t, and each endpoint survives its own and passes Check. The seed corpus is in
 // testdata/fuzz/FuzzParse and runs with every plain go test.
 func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
@@ -32,6 +32,9 @@ func FuzzParse(f *testing.F) {
 			back, err := ParseEndpoint(e.String())
 			if err != nil || back != e {
 				t.Fatalf("ParseEndpoint(%q) = %+v, %v; want %+v", e.String(), back, err, e)
+			}
+			if err := e.Check(); err != nil {
+				t.Fatalf("Check of parsed %q: %v", e.String(), err)
 			}
 		}
 	})

@@ -12,10 +12,12 @@
 //     list stays, retry in 2s, and every 30s after more than 3 failures in a row.
 //
 // Inactive endpoints are passed on with the active ones, for hash stability, as TarsCpp keeps
-// them. udp (istcp 0), tcp (istcp 1) and ssl (istcp 2) endpoints are used; one with another
-// istcp or no usable host and port is skipped, and the first is logged. A Registry is a naming.Reporter: each
-// failed query is reported to the watch, so that a call still waiting for its first list when
-// its deadline passes fails with naming.ErrNaming wrapping the failure. With a cache file, the last good answer per object is
-// written there when it changes, and read when the registry cannot be reached and nothing is
-// known yet.
+// them. udp (istcp 0), tcp (istcp 1) and ssl (istcp 2) endpoints are used; one with another istcp,
+// no usable host and port, a host or set name that is not UTF-8, or fields its string form cannot
+// carry (a host with white space, a negative timeout, a set name with ':':
+// endpoint.Endpoint.Check) is skipped, and the first is logged. A Registry is a naming.Reporter:
+// each failed query is reported to the watch, so that a call still waiting for its first list when
+// its deadline passes fails with naming.ErrNaming wrapping the failure. With a cache file, the
+// last good answer per object is written there when it changes, and read when the registry cannot
+// be reached and nothing is known yet.
 package registry

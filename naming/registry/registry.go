@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -217,17 +218,26 @@ const (
 )
 
 // usable says whether f is an endpoint tarscomm can call: udp, tcp or ssl, with a host and a
-// port in 1..65535.
+// port in 1..65535, whose host and set name are text (UTF-8) and whose string form says exactly
+// what it is (endpoint.Endpoint.Check). The last two keep what a broken registry may send (a host
+// "10.0.0.1 -p 9", a negative timeout, a set name with ':' or with bytes JSON would replace) from
+// being dialled as one endpoint and written to the endpoint cache as another, or not read back
+// from it at all.
 func usable(f endpointf.EndpointF) int {
 	switch {
 	case f.Istcp < 0 || f.Istcp > 2, f.Host == "", f.Port <= 0, f.Port > 65535:
+		return skipBad
+	case !utf8.ValidString(f.Host) || !utf8.ValidString(f.SetId):
+		return skipBad
+	case FromEndpointF(f).Check() != nil:
 		return skipBad
 	}
 	return use
 }
 
 // FromEndpointF converts a registry EndpointF (istcp 0 udp, 1 tcp, 2 ssl). A weight of 0 on an
-// endpoint that is not statically weighted means "absent" (-1), as in TarsCpp's TC_Endpoint.
+// endpoint that is not statically weighted means "absent" (-1), as in TarsCpp's TC_Endpoint, and
+// so does a negative weight on any endpoint.
 func FromEndpointF(f endpointf.EndpointF) endpoint.Endpoint {
 	e := endpoint.Endpoint{
 		Proto:       endpoint.TCP,
@@ -247,7 +257,7 @@ func FromEndpointF(f endpointf.EndpointF) endpoint.Endpoint {
 	case 2:
 		e.Proto = endpoint.SSL
 	}
-	if e.WeightType != endpoint.WeightStatic && e.Weight <= 0 {
+	if e.Weight < 0 || e.WeightType != endpoint.WeightStatic && e.Weight == 0 {
 		e.Weight = -1
 	}
 	return e
