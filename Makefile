@@ -87,8 +87,8 @@ bench-compare:
 	cd benchmarks && GO=$(GO) $(GO) run ./cmd/compare $(BENCH_ARGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s): the decoders, the frame readers, the
-## server's input, the generated code's decoders, endpoint strings, the registry's endpoints,
-## and a client against a hostile server over tcp, udp and tls (communicator: FuzzHostile*).
+## server's input, the .tars generator and its decoders, endpoint strings, the registry's
+## endpoints, and a client against a hostile server over tcp, udp and tls (FuzzHostile*).
 FUZZTIME ?= 30s
 FUZZ_TARGETS = \
 	./codec:FuzzDecodeRequest ./codec:FuzzDecodeResponse ./codec:FuzzRoundTrip ./codec:FuzzDecoder \
@@ -96,6 +96,7 @@ FUZZ_TARGETS = \
 	./server:FuzzDecodeRequest ./server:FuzzServerInput \
 	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeItem \
 	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeTree \
+	./cmd/tars2tarscomm/internal/gen:FuzzGenerate \
 	./endpoint:FuzzParse ./naming/registry:FuzzEndpointF \
 	./communicator:FuzzHostileServer ./communicator:FuzzHostileUDPServer \
 	./communicator:FuzzHostileTLSServer

@@ -132,11 +132,12 @@ func (l *lexer) comment() ([]string, error) {
 	return cleanLines(lines), nil
 }
 
-// cleanLines trims the lines and drops leading and trailing empty ones.
+// cleanLines trims the lines, makes them safe to copy into Go comments (commentText) and drops
+// leading and trailing empty ones.
 func cleanLines(lines []string) []string {
 	var out []string
 	for _, ln := range lines {
-		out = append(out, strings.TrimRight(strings.TrimPrefix(strings.TrimRight(ln, " \t\r"), " "), " \t"))
+		out = append(out, commentText(strings.TrimRight(strings.TrimPrefix(strings.TrimRight(ln, " \t\r"), " "), " \t")))
 	}
 	for len(out) > 0 && strings.TrimSpace(out[0]) == "" {
 		out = out[1:]
@@ -145,6 +146,20 @@ func cleanLines(lines []string) []string {
 		out = out[:len(out)-1]
 	}
 	return out
+}
+
+// commentText returns s fit for a Go comment: a .tars file may be in another encoding than UTF-8
+// (comments in GBK are common in TARS code bases) or hold what Go source may not (NUL, a byte
+// order mark); each such byte or character becomes U+FFFD, so that the generated file is Go and
+// the rest of the comment survives.
+func commentText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if r == 0 || r == '\uFEFF' {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 func isLetter(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
