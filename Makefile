@@ -88,7 +88,8 @@ bench-compare:
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s): the decoders, the frame readers, the
 ## server's input, the .tars generator and its decoders, endpoint strings, the registry's
-## endpoints, and a client against a hostile server over tcp, udp and tls (FuzzHostile*).
+## endpoints, configuration files, and a client against a hostile server over tcp, udp and tls
+## (FuzzHostile*).
 FUZZTIME ?= 30s
 FUZZ_TARGETS = \
 	./codec:FuzzDecodeRequest ./codec:FuzzDecodeResponse ./codec:FuzzRoundTrip ./codec:FuzzDecoder \
@@ -97,7 +98,7 @@ FUZZ_TARGETS = \
 	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeItem \
 	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeTree \
 	./cmd/tars2tarscomm/internal/gen:FuzzGenerate \
-	./endpoint:FuzzParse ./naming/registry:FuzzEndpointF \
+	./endpoint:FuzzParse ./naming/registry:FuzzEndpointF ./conf:FuzzParse \
 	./communicator:FuzzHostileServer ./communicator:FuzzHostileUDPServer \
 	./communicator:FuzzHostileTLSServer
 fuzz:
