@@ -88,7 +88,7 @@ bench-compare:
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s): the decoders, the frame readers, the
 ## server's input, the .tars generator and its decoders, endpoint strings, the registry's
-## endpoints, configuration files, and a client against a hostile server over tcp, udp and tls
+## endpoints, configuration files, and a client against a hostile server over tcp, udp, tls and auth
 ## (FuzzHostile*).
 FUZZTIME ?= 30s
 FUZZ_TARGETS = \
@@ -100,7 +100,7 @@ FUZZ_TARGETS = \
 	./cmd/tars2tarscomm/internal/gen:FuzzGenerate \
 	./endpoint:FuzzParse ./naming/registry:FuzzEndpointF ./conf:FuzzParse \
 	./communicator:FuzzHostileServer ./communicator:FuzzHostileUDPServer \
-	./communicator:FuzzHostileTLSServer
+	./communicator:FuzzHostileTLSServer ./communicator:FuzzHostileAuthServer
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t#*:}; echo "== $$fn ($$pkg)"; \

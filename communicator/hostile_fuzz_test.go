@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tarscomm/tarscomm/auth"
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/tlstest"
@@ -50,6 +51,7 @@ type hostileScript struct {
 	// call's, or the script's bytes): only then may a successful call's body differ from its
 	// request's.
 	foreign atomic.Bool
+	auths   atomic.Int64 // auth requests read
 }
 
 // next returns the script's next byte, or ok false once it is spent.
@@ -145,11 +147,36 @@ func (s *hostileScript) answer(req *codec.RequestPacket, prev int32) (writes [][
 	return [][]byte{codec.AppendResponse(nil, rsp)}, false
 }
 
+// answerAuth answers the auth request req on c (the first packet of a connection to an -e 1
+// endpoint) as the script says: accept it (with, for one value, another call's reply glued to
+// the acceptance), refuse it, or hang up. It reports whether to go on reading c.
+func (s *hostileScript) answerAuth(c net.Conn, req *codec.RequestPacket) bool {
+	s.auths.Add(1)
+	b, _ := s.next() // spent: 0, accept
+	var out []byte
+	switch b % 4 {
+	case 0:
+		out = auth.AppendResponse(nil, req)
+	case 1:
+		out = auth.AppendResponse(nil, req)
+		out = codec.AppendResponse(out, &codec.ResponsePacket{Version: req.Version, RequestID: req.RequestID + 1<<20})
+	case 2:
+		out = codec.AppendResponse(nil, &codec.ResponsePacket{Version: req.Version, RequestID: req.RequestID, Buffer: []byte("AUTH_NO")})
+	case 3:
+		return false
+	}
+	_, err := c.Write(out)
+	return err == nil
+}
+
 // serveHostile answers the requests read from c as script says, until c fails.
 func serveHostile(c net.Conn, script *hostileScript) {
 	defer func() { _ = c.Close() }()
 	var prev int32 = -1
 	_ = readRequests(c, 1<<20, func(req *codec.RequestPacket) bool {
+		if auth.IsRequest(req) {
+			return script.answerAuth(c, req)
+		}
 		writes, hangUp := script.answer(req, prev)
 		if hangUp {
 			return false
@@ -249,6 +276,17 @@ func FuzzHostileTLSServer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { hostileRun(t, "ssl", data) })
 }
 
+// FuzzHostileAuthServer is FuzzHostileServer to an endpoint with TARS authentication (-e 1): the
+// script also answers each connection's auth request (accepted, accepted with a stray reply
+// glued on, refused, or hung up on).
+func FuzzHostileAuthServer(f *testing.F) {
+	for _, seed := range hostileSeeds {
+		f.Add(seed)
+	}
+	f.Add([]byte{2, opReply, 3, 1, opTwice, opReply})
+	f.Fuzz(func(t *testing.T, data []byte) { hostileRun(t, "tcp-auth", data) })
+}
+
 // hostileTLSSetup is FuzzHostileTLSServer's server configuration and the CA file its clients
 // trust, made once for all its runs.
 type hostileTLSSetup struct {
@@ -258,7 +296,8 @@ type hostileTLSSetup struct {
 
 var hostileTLS *hostileTLSSetup
 
-// hostileRun is one run of FuzzHostileServer over network: "tcp", "udp" or "ssl". A script is cut at
+// hostileRun is one run of FuzzHostileServer over network: "tcp", "udp", "ssl" or "tcp-auth"
+// (tcp with -e 1). A script is cut at
 // 256 bytes: longer ones add nothing but time.
 func hostileRun(t *testing.T, network string, data []byte) {
 	if len(data) > 256 {
@@ -299,9 +338,16 @@ func hostileRun(t *testing.T, network string, data []byte) {
 		if network == "ssl" {
 			c.CA = hostileTLS.caFile
 		}
+		if network == "tcp-auth" {
+			c.AccessKey, c.SecretKey = "app", "s3cret"
+		}
 	})
 	host, port, _ := net.SplitHostPort(addr)
-	sp, err := comm.Proxy("Hostile.Obj@" + network + " -h " + host + " -p " + port)
+	ep := network + " -h " + host + " -p " + port
+	if network == "tcp-auth" {
+		ep = "tcp -h " + host + " -p " + port + " -e 1"
+	}
+	sp, err := comm.Proxy("Hostile.Obj@" + ep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,6 +447,9 @@ func hostileRun(t *testing.T, network string, data []byte) {
 	}
 	if last != nil {
 		t.Errorf("after the script, no call succeeded in 5 tries; the last: %v", last)
+	}
+	if n := script.auths.Load(); (network == "tcp-auth") != (n > 0) {
+		t.Errorf("the server read %d auth requests over %s", n, network)
 	}
 	if err := closeComm(t, comm); err != nil {
 		t.Errorf("Close: %v", err)
