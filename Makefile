@@ -87,14 +87,15 @@ bench-compare:
 	cd benchmarks && GO=$(GO) $(GO) run ./cmd/compare $(BENCH_ARGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s): the decoders, the frame readers, the
-## server's input, the .tars generator and its decoders, endpoint strings, the registry's
-## endpoints, configuration files, and a client against a hostile server over tcp, udp, tls and auth
-## (FuzzHostile*).
+## server's input (plain, tls, auth), the .tars generator and its decoders, endpoint strings,
+## the registry's endpoints, configuration files, and a client against a hostile server over
+## tcp, udp, tls and auth (FuzzHostile*).
 FUZZTIME ?= 30s
 FUZZ_TARGETS = \
 	./codec:FuzzDecodeRequest ./codec:FuzzDecodeResponse ./codec:FuzzRoundTrip ./codec:FuzzDecoder \
 	./codec:FuzzFrameReader ./codec:FuzzReadProto \
 	./server:FuzzDecodeRequest ./server:FuzzServerInput \
+	./server:FuzzServerTLSInput ./server:FuzzServerAuthInput \
 	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeItem \
 	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeTree \
 	./cmd/tars2tarscomm/internal/gen:FuzzGenerate \

@@ -11,7 +11,7 @@ import (
 
 // startAuthServer starts an echo server on App.S.Obj that requires authentication with access
 // key "ak" and secret "sk".
-func startAuthServer(t *testing.T, opts ...Option) string {
+func startAuthServer(t testing.TB, opts ...Option) string {
 	t.Helper()
 	keys := func(ak string) (string, bool) { return "sk", ak == "ak" }
 	_, addr := startServer(t, func(s *Server) { mustHandle(t, s, "App.S.Obj", "echo", echo) },

@@ -397,21 +397,9 @@ func FuzzServerInput(f *testing.F) {
 	_, addr := startServer(f, func(s *Server) {
 		mustHandle(f, s, pbServant, "Echo", echo)
 	})
-	// One connection checks the server after each input; the garbage connection is reset on
-	// close (linger 0), so that tens of thousands of inputs do not exhaust ephemeral ports
-	// with TIME_WAIT sockets.
-	alive := dial(f, addr)
-	var id int32
-	f.Fuzz(func(t *testing.T, data []byte) {
+	fuzzServing(f, dial(f, addr), pbServant, "Echo", func(t *testing.T) (*client, net.Conn) {
 		c := dial(t, addr)
-		c.write(data)
-		_ = c.c.(*net.TCPConn).SetLinger(0)
-		_ = c.c.Close()
-		id++
-		alive.t = t
-		if rsp := alive.call(request(id, pbServant, "Echo", []byte("alive"))); string(rsp.Buffer) != "alive" {
-			t.Fatalf("server after input %x: body %q", data, rsp.Buffer)
-		}
+		return c, c.c
 	})
 }
 

@@ -24,7 +24,7 @@ type tlsSetup struct {
 	server, client, rogue tlstest.Pair
 }
 
-func newTLSSetup(t *testing.T) *tlsSetup {
+func newTLSSetup(t testing.TB) *tlsSetup {
 	s := &tlsSetup{ca: tlstest.NewCA(t, "ca"), otherCA: tlstest.NewCA(t, "other")}
 	s.server = s.ca.Issue(t, tlstest.Leaf{Name: "server"})
 	s.client = s.ca.Issue(t, tlstest.Leaf{Name: "client", Client: true})
@@ -33,7 +33,7 @@ func newTLSSetup(t *testing.T) *tlsSetup {
 }
 
 // startTLSServer starts an echo server with TLS, mutual when mutual is set.
-func startTLSServer(t *testing.T, ts *tlsSetup, mutual bool, opts ...Option) (*Server, string, chan net.Addr) {
+func startTLSServer(t testing.TB, ts *tlsSetup, mutual bool, opts ...Option) (*Server, string, chan net.Addr) {
 	t.Helper()
 	cfg, err := tlsconn.ServerConfig(tlsconn.Files{CA: ts.ca.File, Cert: ts.server.Cert, Key: ts.server.Key}, mutual)
 	if err != nil {
@@ -53,7 +53,7 @@ func startTLSServer(t *testing.T, ts *tlsSetup, mutual bool, opts ...Option) (*S
 }
 
 // clientConfig trusts ts's CA and offers pair if it is set.
-func clientConfig(t *testing.T, ts *tlsSetup, pair *tlstest.Pair) *tls.Config {
+func clientConfig(t testing.TB, ts *tlsSetup, pair *tlstest.Pair) *tls.Config {
 	t.Helper()
 	f := tlsconn.Files{CA: ts.ca.File}
 	if pair != nil {
@@ -68,7 +68,7 @@ func clientConfig(t *testing.T, ts *tlsSetup, pair *tlstest.Pair) *tls.Config {
 }
 
 // dialTLS connects with cfg; the handshake runs on first use.
-func dialTLS(t *testing.T, addr string, cfg *tls.Config) *client {
+func dialTLS(t testing.TB, addr string, cfg *tls.Config) *client {
 	t.Helper()
 	c, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", addr, cfg)
 	if err != nil {
