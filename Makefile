@@ -89,7 +89,9 @@ bench-compare:
 ## fuzz: run each fuzz target for FUZZTIME (default 30s): the decoders, the frame readers, the
 ## server's input (plain, tls, auth), the .tars generator and its decoders, endpoint strings,
 ## the registry's endpoints, configuration files, and a client against a hostile server over
-## tcp, udp, tls and auth (FuzzHostile*).
+## tcp, udp, tls and auth (FuzzHostile*). A target fails on a failing input (written to its
+## testdata/fuzz); go test's bare "context deadline exceeded" at the end of a run, with no input
+## written, is its coordinator's shutdown race and is reported, not failed.
 FUZZTIME ?= 30s
 FUZZ_TARGETS = \
 	./codec:FuzzDecodeRequest ./codec:FuzzDecodeResponse ./codec:FuzzRoundTrip ./codec:FuzzDecoder \
@@ -103,10 +105,16 @@ FUZZ_TARGETS = \
 	./communicator:FuzzHostileServer ./communicator:FuzzHostileUDPServer \
 	./communicator:FuzzHostileTLSServer ./communicator:FuzzHostileAuthServer
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@fail=0; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t#*:}; echo "== $$fn ($$pkg)"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; \
-	done
+		out=$$($(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg 2>&1); rc=$$?; \
+		echo "$$out" | grep -v '^fuzz: elapsed'; \
+		if [ $$rc -ne 0 ]; then \
+			if echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
+				echo "   not a finding: go test's fuzzing coordinator missed its own deadline (its shutdown race on a busy machine); no failing input was written"; \
+			else fail=1; fi; \
+		fi; \
+	done; exit $$fail
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -216,8 +216,8 @@ func serveHostileUDP(pc net.PacketConn, script *hostileScript) {
 	}
 }
 
-// hostileSeeds are FuzzHostileServer's and FuzzHostileUDPServer's seeds: each answer at least
-// once, and the pairs that make a call get another's reply.
+// hostileSeeds are the seeds of every FuzzHostile target: each answer at least once, the pairs
+// that make a call get another's reply, and two closes of the Communicator mid-flight.
 var hostileSeeds = [][]byte{
 	nil,
 	{opReply, opRet, 7, opTwice, opUnknownID, opMaps, 'k', 'e', 'y', 'v', 'a', 'l', 'u', 'e', 's', 't', 'x', 'y', 'z', 'w'},
@@ -297,8 +297,7 @@ type hostileTLSSetup struct {
 var hostileTLS *hostileTLSSetup
 
 // hostileRun is one run of FuzzHostileServer over network: "tcp", "udp", "ssl" or "tcp-auth"
-// (tcp with -e 1). A script is cut at
-// 256 bytes: longer ones add nothing but time.
+// (tcp with -e 1). A script is cut at 256 bytes: longer ones add nothing but time.
 func hostileRun(t *testing.T, network string, data []byte) {
 	if len(data) > 256 {
 		data = data[:256]

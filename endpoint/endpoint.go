@@ -120,7 +120,7 @@ func (e Endpoint) Check() error {
 		return err
 	}
 	if back != e {
-		return &SyntaxError{Msg: "endpoint does not read back as itself (it reads as " + strconv.Quote(back.String()) + ")", Input: s}
+		return &SyntaxError{Msg: "does not read back as itself (it reads as " + strconv.Quote(back.String()) + ")", Input: s}
 	}
 	return nil
 }
