@@ -36,6 +36,7 @@ const (
 	opPush              // a push packet (request id 0) first, then the right reply
 	opHugeLength        // a frame header over the client's max-packet-size
 	opMaps              // the right reply with context and status maps made of script bytes
+	opUnder             // the script's next bytes written under any TLS, on the TCP connection
 	numOps
 )
 
@@ -89,10 +90,16 @@ func (s *hostileScript) spend() {
 // goes one byte over it.
 const hostileMaxPacket = 1 << 16
 
+// How the writes of an answer are made.
+const (
+	sendFramed = iota // on the connection (through TLS on ssl endpoints)
+	sendUnder         // on the TCP connection under any TLS: bytes in the middle of its records
+	hangUp            // none: close the connection instead
+)
+
 // answer returns what the script says to send for req, the request read after the one whose id
-// is prev (-1 for a connection's first): the writes to make in turn (a moment apart), and
-// whether to close the connection instead.
-func (s *hostileScript) answer(req *codec.RequestPacket, prev int32) (writes [][]byte, hangUp bool) {
+// is prev (-1 for a connection's first): the writes to make in turn (a moment apart), and how.
+func (s *hostileScript) answer(req *codec.RequestPacket, prev int32) (writes [][]byte, how int) {
 	rsp := &codec.ResponsePacket{
 		Version: req.Version, PacketType: req.PacketType, RequestID: req.RequestID,
 		Buffer: bytes.Clone(req.Buffer),
@@ -109,7 +116,7 @@ func (s *hostileScript) answer(req *codec.RequestPacket, prev int32) (writes [][
 		rsp.Buffer, rsp.ResultDesc = nil, "scripted error"
 	case opTwice:
 		out := codec.AppendResponse(nil, rsp)
-		return [][]byte{out, out}, false
+		return [][]byte{out, out}, sendFramed
 	case opOtherID:
 		s.foreign.Store(true)
 		if prev >= 0 {
@@ -118,33 +125,37 @@ func (s *hostileScript) answer(req *codec.RequestPacket, prev int32) (writes [][
 	case opUnknownID:
 		rsp.RequestID = req.RequestID + 1<<20
 	case opSilent:
-		return nil, false
+		return nil, sendFramed
 	case opRawPacket:
 		s.foreign.Store(true)
 		n, _ := s.next()
 		packet := s.take(int(n % 64))
 		out := binary.BigEndian.AppendUint32(nil, uint32(codec.HeaderLen+len(packet)))
-		return [][]byte{append(out, packet...)}, false
+		return [][]byte{append(out, packet...)}, sendFramed
 	case opSplit:
 		out := codec.AppendResponse(nil, rsp)
 		n, _ := s.next()
 		cut := 1 + int(n)%(len(out)-1)
-		return [][]byte{out[:cut], out[cut:]}, false
+		return [][]byte{out[:cut], out[cut:]}, sendFramed
 	case opClose:
-		return nil, true
+		return nil, hangUp
 	case opPush:
 		push := &codec.ResponsePacket{RequestID: codec.PushRequestID, Buffer: s.take(8)}
 		if b, _ := s.next(); b&1 == 1 {
 			push.ResultDesc = codec.ReconnectDesc
 		}
-		return [][]byte{codec.AppendResponse(nil, push), codec.AppendResponse(nil, rsp)}, false
+		return [][]byte{codec.AppendResponse(nil, push), codec.AppendResponse(nil, rsp)}, sendFramed
 	case opHugeLength:
-		return [][]byte{binary.BigEndian.AppendUint32(nil, hostileMaxPacket+1)}, false
+		return [][]byte{binary.BigEndian.AppendUint32(nil, hostileMaxPacket+1)}, sendFramed
 	case opMaps:
 		rsp.Context = map[string]string{string(s.take(3)): string(s.take(5))}
 		rsp.Status = map[string]string{string(s.take(2)): string(s.take(4))}
+	case opUnder:
+		s.foreign.Store(true)
+		n, _ := s.next()
+		return [][]byte{append([]byte{0x17}, s.take(1+int(n%32))...)}, sendUnder
 	}
-	return [][]byte{codec.AppendResponse(nil, rsp)}, false
+	return [][]byte{codec.AppendResponse(nil, rsp)}, sendFramed
 }
 
 // answerAuth answers the auth request req on c (the first packet of a connection to an -e 1
@@ -177,16 +188,20 @@ func serveHostile(c net.Conn, script *hostileScript) {
 		if auth.IsRequest(req) {
 			return script.answerAuth(c, req)
 		}
-		writes, hangUp := script.answer(req, prev)
-		if hangUp {
+		writes, how := script.answer(req, prev)
+		if how == hangUp {
 			return false
 		}
 		prev = req.RequestID
-		for i, w := range writes {
+		w := c
+		if tc, ok := c.(*tls.Conn); ok && how == sendUnder {
+			w = tc.NetConn()
+		}
+		for i, b := range writes {
 			if i > 0 {
 				time.Sleep(time.Millisecond)
 			}
-			if _, err := c.Write(w); err != nil {
+			if _, err := w.Write(b); err != nil {
 				return false
 			}
 		}
@@ -229,15 +244,17 @@ var hostileSeeds = [][]byte{
 	{opSilent, opOtherID, opSilent, opOtherID, opSilent, opOtherID},
 	{opRawPacket, 9, 0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88, 0x77, opReply},
 	{opRawPacket, 0, opRawPacket, 2, 0x10, 0x01},
-	// Close with calls in flight (0xf0 is 20 × numOps: the byte is still opSilent, opClose).
-	{0xf0 + opSilent, opReply, opSplit, 9, opTwice, opSilent},
-	{0xf0 + opClose, opSilent, opPush, 1, 2, 3, 4, 5, 6, 7, 8, 1, opReply},
+	{opReply, opUnder, 3, 1, 2, 3, 4, opReply, opReply},
+	// Close with calls in flight, 12 and 2 ms after the last call (0xfc is opSilent, 0xf2 opClose).
+	{0xfc, opReply, opSplit, 9, opTwice, opSilent},
+	{0xf2, opSilent, opPush, 1, 2, 3, 4, 5, 6, 7, 8, 1, opReply},
 }
 
 // FuzzHostileServer points a Communicator at a server that answers each request as the fuzzed
 // script says: rightly, with an error code, twice, with another call's request id or an unknown
 // one, not at all, in pieces, with arbitrary packet bytes, with a push first, with a length over
-// the limit, with context and status maps, or by closing the connection; a script may also
+// the limit, with context and status maps, with bytes under the TLS records, or by closing the
+// connection; a script may also
 // close the Communicator while its calls are in flight. Whatever it says: every sync call
 // returns and every async callback runs exactly once, within the calls' deadline and a liveness
 // bound, and before Close returns; a call that succeeds gets its own request's body back unless
