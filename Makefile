@@ -87,7 +87,7 @@ bench-compare:
 	cd benchmarks && GO=$(GO) $(GO) run ./cmd/compare $(BENCH_ARGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s): the decoders, the frame readers, the
-## server's input (plain, tls, auth), the .tars generator and its decoders, endpoint strings,
+## server's input (tcp, udp, tls, auth), the .tars generator and its decoders, endpoint strings,
 ## the registry's endpoints, configuration files, and a client against a hostile server over
 ## tcp, udp, tls and auth (FuzzHostile*). A target fails on a failing input (written to its
 ## testdata/fuzz); go test's bare "context deadline exceeded" at the end of a run, with no input
@@ -97,7 +97,7 @@ FUZZ_TARGETS = \
 	./codec:FuzzDecodeRequest ./codec:FuzzDecodeResponse ./codec:FuzzRoundTrip ./codec:FuzzDecoder \
 	./codec:FuzzFrameReader ./codec:FuzzReadProto \
 	./server:FuzzDecodeRequest ./server:FuzzServerInput \
-	./server:FuzzServerTLSInput ./server:FuzzServerAuthInput \
+	./server:FuzzServerTLSInput ./server:FuzzServerAuthInput ./server:FuzzServerUDPInput \
 	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeItem \
 	./cmd/tars2tarscomm/internal/testgen/demo/all:FuzzDecodeTree \
 	./cmd/tars2tarscomm/internal/gen:FuzzGenerate \

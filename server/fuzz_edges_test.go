@@ -82,3 +82,24 @@ func fuzzServing(f *testing.F, alive *client, servant, fn string, open func(t *t
 		}
 	})
 }
+
+// FuzzServerUDPInput is FuzzServerInput over udp: each input is one datagram to a udp server
+// (from a socket of its own, whose replies nobody reads), which must neither panic nor stop
+// answering the requests of another socket.
+func FuzzServerUDPInput(f *testing.F) {
+	fuzzSeeds(f)
+	_, alive := startUDP(f, func(s *Server) { mustHandle(f, s, "App.S.Obj", "echo", echo) })
+	garbage, err := net.DialUDP("udp", nil, alive.RemoteAddr().(*net.UDPAddr))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = garbage.Close() })
+	var id int32
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = garbage.Write(data) // a datagram too large to send is an input the server never sees
+		id++
+		if rsp := callUDP(t, alive, request(id, "App.S.Obj", "echo", []byte("alive"))); string(rsp.Buffer) != "alive" {
+			t.Fatalf("server after datagram %x: body %q", data, rsp.Buffer)
+		}
+	})
+}
