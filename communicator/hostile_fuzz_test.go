@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/auth"
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/tlstest"
 	"github.com/tarscomm/tarscomm/servantproxy"
@@ -258,7 +260,8 @@ var hostileSeeds = [][]byte{
 // close the Communicator while its calls are in flight. Whatever it says: every sync call
 // returns and every async callback runs exactly once, within the calls' deadline and a liveness
 // bound, and before Close returns; a call that succeeds gets its own request's body back unless
-// the script handed out foreign bodies; once the script is spent the client's next calls
+// the script handed out foreign bodies, and one that fails has one of the documented errors
+// (a server error only as the script sent it); once the script is spent the client's next calls
 // succeed (on the connection the script left, or a new one); Close returns and no goroutine is
 // left. `make test` runs the seeds; `make fuzz` explores.
 func FuzzHostileServer(f *testing.F) {
@@ -391,6 +394,11 @@ func hostileRun(t *testing.T, network string, data []byte) {
 		if err == nil && !script.foreign.Load() && !bytes.Equal(got, body) {
 			report("call %d succeeded with body %x, want its own %x", i, got, body)
 		}
+		if err != nil {
+			if why := undocumented(err, script.foreign.Load()); why != "" {
+				report("call %d: %v: %s", i, err, why)
+			}
+		}
 	}
 	for i := range calls {
 		body := binary.BigEndian.AppendUint64(nil, uint64(i))
@@ -470,6 +478,27 @@ func hostileRun(t *testing.T, network string, data []byte) {
 	if err := closeComm(t, comm); err != nil {
 		t.Errorf("Close: %v", err)
 	}
+}
+
+// undocumented says what is wrong with err, the error of a call to a hostile server, or "" if
+// nothing is: it must match one of the errors the Communicator documents, and a server error
+// must be one the script sent (an odd code, "scripted error") unless the script handed out
+// arbitrary packets (foreign).
+func undocumented(err error, foreign bool) string {
+	var se *communicator.ServerError
+	if errors.As(err, &se) {
+		if !foreign && (se.Desc != "scripted error" || se.Code&1 == 0) {
+			return fmt.Sprintf("a server error the script did not send (code %d, %q)", se.Code, se.Desc)
+		}
+		return ""
+	}
+	for _, want := range []error{communicator.ErrTimeout, communicator.ErrConnection, communicator.ErrClosed,
+		communicator.ErrOverload, communicator.ErrQueueFull, communicator.ErrNoEndpoint} {
+		if errors.Is(err, want) {
+			return ""
+		}
+	}
+	return "matches none of the Communicator's documented errors"
 }
 
 // waitOrStacks waits for wg within the liveness bound and fails t with every goroutine's stack
