@@ -39,6 +39,7 @@ const (
 	opHugeLength        // a frame header over the client's max-packet-size
 	opMaps              // the right reply with context and status maps made of script bytes
 	opUnder             // the script's next bytes written under any TLS, on the TCP connection
+	opSlow              // the right reply after 20 ms without reading: the client's writes back up
 	numOps
 )
 
@@ -88,9 +89,29 @@ func (s *hostileScript) spend() {
 	s.mu.Unlock()
 }
 
-// hostileMaxPacket is the client's max-packet-size in FuzzHostileServer: opHugeLength's header
-// goes one byte over it.
-const hostileMaxPacket = 1 << 16
+// hostileMaxPacket is the client's max-packet-size in FuzzHostileServer, and the largest request
+// its server reads: opHugeLength's header goes one byte over it.
+const hostileMaxPacket = 4 << 20
+
+// hostileSizes are the body sizes of a run's large calls (every third), by the class in bits 4
+// and 5 of the script's first byte: none (all 8 bytes), 4 KiB, 300 KiB (a frame the client
+// writes from its own buffer) and 1.5 MiB (one a writer goroutine finishes when the socket does
+// not take it at once).
+var hostileSizes = [4]int{8, 4 << 10, 300 << 10, 1536 << 10}
+
+// hostileBody is call i's request body in a run whose large calls are size bytes: its index,
+// then, for a large call, bytes that depend on it, so that another call's body never passes for
+// its own.
+func hostileBody(i, size int) []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(i))
+	if i%3 != 1 || size <= len(b) {
+		return b
+	}
+	for len(b) < size {
+		b = append(b, byte(i), byte(len(b)))
+	}
+	return b[:size]
+}
 
 // How the writes of an answer are made.
 const (
@@ -152,6 +173,8 @@ func (s *hostileScript) answer(req *codec.RequestPacket, prev int32) (writes [][
 	case opMaps:
 		rsp.Context = map[string]string{string(s.take(3)): string(s.take(5))}
 		rsp.Status = map[string]string{string(s.take(2)): string(s.take(4))}
+	case opSlow:
+		time.Sleep(20 * time.Millisecond)
 	case opUnder:
 		s.foreign.Store(true)
 		n, _ := s.next()
@@ -186,7 +209,7 @@ func (s *hostileScript) answerAuth(c net.Conn, req *codec.RequestPacket) bool {
 func serveHostile(c net.Conn, script *hostileScript) {
 	defer func() { _ = c.Close() }()
 	var prev int32 = -1
-	_ = readRequests(c, 1<<20, func(req *codec.RequestPacket) bool {
+	_ = readRequests(c, hostileMaxPacket, func(req *codec.RequestPacket) bool {
 		if auth.IsRequest(req) {
 			return script.answerAuth(c, req)
 		}
@@ -214,7 +237,7 @@ func serveHostile(c net.Conn, script *hostileScript) {
 // serveHostileUDP answers the request datagrams read from pc as script says, one datagram per
 // write, until pc is closed; a hang-up sends nothing.
 func serveHostileUDP(pc net.PacketConn, script *hostileScript) {
-	buf := make([]byte, 1<<16)
+	buf := make([]byte, 1<<16) // the largest datagram
 	var prev int32 = -1
 	for {
 		n, from, err := pc.ReadFrom(buf)
@@ -247,9 +270,15 @@ var hostileSeeds = [][]byte{
 	{opRawPacket, 9, 0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88, 0x77, opReply},
 	{opRawPacket, 0, opRawPacket, 2, 0x10, 0x01},
 	{opReply, opUnder, 3, 1, 2, 3, 4, opReply, opReply},
-	// Close with calls in flight, 12 and 2 ms after the last call (0xfc is opSilent, 0xf2 opClose).
-	{0xfc, opReply, opSplit, 9, opTwice, opSilent},
-	{0xf2, opSilent, opPush, 1, 2, 3, 4, 5, 6, 7, 8, 1, opReply},
+	// Large calls of 4 KiB, 300 KiB and 1.5 MiB (bits 4-5 of the first byte, which is also
+	// opSlow: 0x1b, 0x29 and 0x37 are 13 modulo numOps): the slow reader lets writes back up.
+	{0x1b, opSlow, opSlow, opReply, opSilent, opSlow},
+	{0x29, opSlow, opClose, opSlow, opReply},
+	{0x37, opSlow, opSlow, opSplit, 100, opSlow, opTwice, opSlow, opHugeLength},
+	// Close with calls in flight, 3 and 6 ms after the last call (0xf3 is opSilent, 0xf6
+	// opClose; both make large calls of 1.5 MiB).
+	{0xf3, opReply, opSplit, 9, opTwice, opSilent},
+	{0xf6, opSilent, opPush, 1, 2, 3, 4, 5, 6, 7, 8, 1, opReply},
 }
 
 // FuzzHostileServer points a Communicator at a server that answers each request as the fuzzed
@@ -377,6 +406,10 @@ func hostileRun(t *testing.T, network string, data []byte) {
 	// A script whose first byte is 0xf0 or above also closes the Communicator while its calls
 	// are in flight, (that byte & 0x0f) ms after the last one was made.
 	closeEarly := len(data) > 0 && data[0] >= 0xf0
+	size := hostileSizes[0]
+	if len(data) > 0 {
+		size = hostileSizes[data[0]>>4&3]
+	}
 	const calls, deadline = 24, 300 * time.Millisecond
 	var (
 		wg       sync.WaitGroup
@@ -401,7 +434,7 @@ func hostileRun(t *testing.T, network string, data []byte) {
 		}
 	}
 	for i := range calls {
-		body := binary.BigEndian.AppendUint64(nil, uint64(i))
+		body := hostileBody(i, size)
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
 		wg.Add(1)
 		if i%2 == 0 {
@@ -493,7 +526,8 @@ func undocumented(err error, foreign bool) string {
 		return ""
 	}
 	for _, want := range []error{communicator.ErrTimeout, communicator.ErrConnection, communicator.ErrClosed,
-		communicator.ErrOverload, communicator.ErrQueueFull, communicator.ErrNoEndpoint} {
+		communicator.ErrOverload, communicator.ErrQueueFull, communicator.ErrNoEndpoint,
+		communicator.ErrDatagramTooLarge} {
 		if errors.Is(err, want) {
 			return ""
 		}
