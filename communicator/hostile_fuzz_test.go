@@ -237,23 +237,14 @@ func serveHostile(c net.Conn, script *hostileScript) {
 // serveHostileUDP answers the request datagrams read from pc as script says, one datagram per
 // write, until pc is closed; a hang-up sends nothing.
 func serveHostileUDP(pc net.PacketConn, script *hostileScript) {
-	buf := make([]byte, 1<<16) // the largest datagram
 	var prev int32 = -1
-	for {
-		n, from, err := pc.ReadFrom(buf)
-		if err != nil {
-			return
-		}
-		var req codec.RequestPacket
-		if codec.DecodeRequest(buf[:n], &req) != nil {
-			continue
-		}
-		writes, _ := script.answer(&req, prev)
+	readDatagrams(pc, func(req *codec.RequestPacket, from net.Addr) {
+		writes, _ := script.answer(req, prev)
 		prev = req.RequestID
 		for _, w := range writes {
 			_, _ = pc.WriteTo(w, from)
 		}
-	}
+	})
 }
 
 // hostileSeeds are the seeds of every FuzzHostile target: each answer at least once, the pairs
@@ -472,7 +463,7 @@ func hostileRun(t *testing.T, network string, data []byte) {
 		}
 		closed.Store(true)
 	}
-	waitOrStacks(t, &wg, "the hostile script's calls")
+	waitDone(t, &wg, "the hostile script's calls")
 	for i := range calls {
 		if n := ran[i].Load(); n != 1 {
 			report("call %d ended %d times, want once", i, n)
@@ -533,17 +524,4 @@ func undocumented(err error, foreign bool) string {
 		}
 	}
 	return "matches none of the Communicator's documented errors"
-}
-
-// waitOrStacks waits for wg within the liveness bound and fails t with every goroutine's stack
-// if it is not done by then.
-func waitOrStacks(t *testing.T, wg *sync.WaitGroup, what string) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(live):
-		t.Fatalf("%s not ended after %v:\n%s", what, live, allStacks())
-	}
 }

@@ -91,6 +91,22 @@ func readRequests(c net.Conn, maxSize int, h func(req *codec.RequestPacket) bool
 	}
 }
 
+// readDatagrams reads request datagrams from pc and hands each that decodes to h with its
+// sender, until pc is closed; a datagram that does not decode is skipped.
+func readDatagrams(pc net.PacketConn, h func(req *codec.RequestPacket, from net.Addr)) {
+	buf := make([]byte, 1<<16) // the largest datagram
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		var req codec.RequestPacket
+		if codec.DecodeRequest(buf[:n], &req) == nil {
+			h(&req, from)
+		}
+	}
+}
+
 // listenLoopback listens on a port of 127.0.0.1 the system picks.
 func listenLoopback(t testing.TB) net.Listener {
 	t.Helper()

@@ -337,16 +337,7 @@ func TestUDPOversizeReply(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]byte, 1<<16)
-		for {
-			n, from, err := peer.ReadFromUDP(buf)
-			if err != nil {
-				return
-			}
-			var req codec.RequestPacket
-			if codec.DecodeRequest(buf[:n], &req) != nil {
-				continue
-			}
+		readDatagrams(peer, func(req *codec.RequestPacket, from net.Addr) {
 			rsp := codec.ResponsePacket{Version: req.Version, RequestID: req.RequestID, Buffer: req.Buffer}
 			if string(req.Buffer) == "big" {
 				for size := 65520; ; size-- { // a body that makes the frame 65520 bytes
@@ -356,8 +347,8 @@ func TestUDPOversizeReply(t *testing.T) {
 					}
 				}
 			}
-			_, _ = peer.WriteToUDP(codec.AppendResponse(nil, &rsp), from)
-		}
+			_, _ = peer.WriteTo(codec.AppendResponse(nil, &rsp), from)
+		})
 	}()
 	t.Cleanup(func() { _ = peer.Close(); <-done })
 

@@ -69,10 +69,13 @@ func FuzzEndpointF(f *testing.F) {
 	f.Fuzz(func(t *testing.T, host string, port, istcp, timeout, grid, qos, weight, weightType, auth int32, set string) {
 		in := endpointf.EndpointF{Host: host, Port: port, Istcp: istcp, Timeout: timeout, Grid: grid, Qos: qos,
 			Weight: weight, WeightType: weightType, AuthType: auth, SetId: set}
-		if usable(in) != use {
+		e, verdict := usable(in)
+		if verdict != use {
 			return
 		}
-		e := FromEndpointF(in)
+		if e != FromEndpointF(in) {
+			t.Fatalf("usable converted %+v to %+v, FromEndpointF to %+v", in, e, FromEndpointF(in))
+		}
 		if err := e.Check(); err != nil {
 			t.Fatalf("kept %+v: Check: %v", in, err)
 		}

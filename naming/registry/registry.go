@@ -198,15 +198,15 @@ var errRegistry = errors.New("registry refused the query")
 func (r *Registry) convert(q naming.Query, in []endpointf.EndpointF) []endpoint.Endpoint {
 	out := make([]endpoint.Endpoint, 0, len(in))
 	for _, f := range in {
-		switch usable(f) {
-		case skipBad:
+		e, verdict := usable(f)
+		if verdict == skipBad {
 			r.badOnce.Do(func() {
 				r.log.Warn("registry lists an endpoint with no usable address; skipping it (and the next ones, not logged)",
 					zap.String("servant", q.Object), zap.String("host", f.Host), zap.Int32("port", f.Port), zap.Int32("istcp", f.Istcp))
 			})
 			continue
 		}
-		out = append(out, FromEndpointF(f))
+		out = append(out, e)
 	}
 	return out
 }
@@ -217,22 +217,24 @@ const (
 	skipBad
 )
 
-// usable says whether f is an endpoint tarscomm can call: udp, tcp or ssl, with a host and a
+// usable converts f (FromEndpointF) and says whether it is an endpoint tarscomm can call: udp, tcp or ssl, with a host and a
 // port in 1..65535, whose host and set name are text (UTF-8) and whose string form says exactly
 // what it is (endpoint.Endpoint.Check). The last two keep what a broken registry may send (a host
 // "10.0.0.1 -p 9", a negative timeout, a set name with ':' or with bytes JSON would replace) from
 // being dialled as one endpoint and written to the endpoint cache as another, or not read back
 // from it at all.
-func usable(f endpointf.EndpointF) int {
+func usable(f endpointf.EndpointF) (endpoint.Endpoint, int) {
 	switch {
 	case f.Istcp < 0 || f.Istcp > 2, f.Host == "", f.Port <= 0, f.Port > 65535:
-		return skipBad
+		return endpoint.Endpoint{}, skipBad
 	case !utf8.ValidString(f.Host) || !utf8.ValidString(f.SetId):
-		return skipBad
-	case FromEndpointF(f).Check() != nil:
-		return skipBad
+		return endpoint.Endpoint{}, skipBad
 	}
-	return use
+	e := FromEndpointF(f)
+	if e.Check() != nil {
+		return endpoint.Endpoint{}, skipBad
+	}
+	return e, use
 }
 
 // FromEndpointF converts a registry EndpointF (istcp 0 udp, 1 tcp, 2 ssl). A weight of 0 on an

@@ -68,7 +68,7 @@ func TestUsable(t *testing.T) {
 		{"port too big", endpointf.EndpointF{Host: "h", Port: 65536, Istcp: 1}, skipBad},
 	}
 	for _, tt := range tests {
-		if got := usable(tt.f); got != tt.want {
+		if _, got := usable(tt.f); got != tt.want {
 			t.Errorf("%s: usable = %d, want %d", tt.name, got, tt.want)
 		}
 	}
