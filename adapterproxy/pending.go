@@ -103,11 +103,14 @@ func (t *callTable) add(c *call.Call) {
 	t.n++
 }
 
-// take removes and returns the call waiting for the reply to id, or nil.
+// take removes and returns the call waiting for the reply to id, or nil. A call still in the
+// send queue (Unsent) is not waiting for a reply yet: ids are sequential, so a peer can name one
+// it was never sent, and such a reply is one for an unknown id (taking the call would complete
+// it while the queue still holds it, and write the frame of a recycled call later).
 func (t *callTable) take(id int32) *call.Call {
 	i := id & int32(len(t.slots)-1)
 	c := t.slots[i]
-	if c == nil || c.ID != id {
+	if c == nil || c.ID != id || c.Unsent {
 		return nil
 	}
 	t.slots[i] = nil

@@ -1,8 +1,11 @@
 package communicator_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"strings"
@@ -185,4 +188,97 @@ func TestBadInputTruncatedFrameStalls(t *testing.T) {
 		return err == nil
 	})
 	t.Logf("calls work again %v after the truncated frame", took)
+}
+
+// TestBadInputReplyAheadOfSend: a reply naming a call that is still in the connection's send
+// queue (ids are sequential, so a peer can answer the id after the one it is reading) answers a
+// request the peer never received, and is dropped as a reply for an unknown id. Call A, a large
+// request, is being written to a peer that does not read yet, and B waits in the queue behind it;
+// the peer then answers B's id. B must end with its own reply once it has been sent, A with
+// its own, and the connection stay healthy: before, the early reply completed B while the queue
+// still held it, and the queue later wrote the recycled call's frame or kept counting its bytes.
+func TestBadInputReplyAheadOfSend(t *testing.T) {
+	const sizeA, sizeB = 8 << 20, 64 << 10
+	goCh := make(chan struct{})
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	rs := serveRaw(t, listenSmallRcvBuf(t), func(n int64, c net.Conn) {
+		defer func() { _ = c.Close() }()
+		answer := func(req *codec.RequestPacket) bool {
+			_, err := c.Write(replyFrame(req, req.RequestID, []byte("ok:"+req.FuncName)))
+			return err == nil
+		}
+		if n != 1 {
+			t.Errorf("connection %d: the client reconnected", n)
+			_ = readRequests(c, 0, answer)
+			return
+		}
+		head := make([]byte, 64)
+		if _, err := io.ReadFull(c, head); err != nil {
+			return
+		}
+		idA, ok := codec.RequestIDOf(head)
+		if !ok {
+			t.Errorf("no request id in the first request")
+			return
+		}
+		select {
+		case <-goCh:
+		case <-stop:
+			return
+		}
+		if _, err := c.Write(replyFrame(&codec.RequestPacket{Version: codec.VersionTars}, idA+1, []byte("early"))); err != nil {
+			return
+		}
+		if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(head))-int64(len(head))); err != nil {
+			return
+		}
+		if _, err := c.Write(replyFrame(&codec.RequestPacket{Version: codec.VersionTars}, idA, []byte("ok:A"))); err != nil {
+			return
+		}
+		_ = readRequests(c, 0, answer)
+	})
+	comm := newComm(t, livenessTimeouts)
+	sp := proxyToAddrs(t, comm, rs.endpoint())
+	ctx := testCtx(t)
+	pending := func() int {
+		for _, e := range comm.Stats().Endpoints {
+			if e.Endpoint == rs.addr() {
+				return e.Pending
+			}
+		}
+		return 0
+	}
+	type result struct {
+		body []byte
+		err  error
+	}
+	call := func(fn string, size int) chan result {
+		ch := make(chan result, 1)
+		go func() {
+			body, err := sp.InvokeRaw(ctx, fn, bytes.Repeat([]byte{fn[0]}, size))
+			ch <- result{body, err}
+		}()
+		return ch
+	}
+	resA := call("A", sizeA)
+	waitFor(t, "call A pending", func() bool { return pending() == 1 })
+	resB := call("B", sizeB)
+	waitFor(t, "call B queued behind A", func() bool { return pending() == 2 })
+	close(goCh)
+	for _, r := range []struct {
+		fn string
+		ch chan result
+	}{{"A", resA}, {"B", resB}} {
+		got := <-r.ch
+		if got.err != nil || string(got.body) != "ok:"+r.fn {
+			t.Errorf("call %s: body %q, err %v; want its own reply %q", r.fn, got.body, got.err, "ok:"+r.fn)
+		}
+	}
+	for i := range 3 {
+		body, err := sp.InvokeRaw(ctx, "C", []byte{byte(i)})
+		if err != nil || string(body) != "ok:C" {
+			t.Fatalf("call C%d on the same connection: body %q, err %v", i, body, err)
+		}
+	}
 }

@@ -32,7 +32,9 @@ func Ready[T any](v T, err error) *Future[T] {
 
 // Complete completes f with v and err and runs f's callbacks on the calling goroutine, in
 // the order they were registered. Only the first Complete counts: it returns false, and
-// changes nothing, if f was already completed.
+// changes nothing, if f was already completed. A callback that panics does not keep the others
+// from running (a WhenAll or Join waiting on f is one of them): Complete runs them all, then
+// panics with the first callback's panic value.
 func (f *Future[T]) Complete(v T, err error) bool {
 	f.mu.Lock()
 	if f.done.Load() {
@@ -47,13 +49,27 @@ func (f *Future[T]) Complete(v T, err error) bool {
 	if ch != nil {
 		close(ch)
 	}
+	var panicked any
 	if first != nil {
-		first(v, err)
+		panicked = run(first, v, err)
 	}
 	for _, cb := range cbs {
-		cb(v, err)
+		if p := run(cb, v, err); panicked == nil {
+			panicked = p
+		}
+	}
+	if panicked != nil {
+		panic(panicked)
 	}
 	return true
+}
+
+// run runs cb and returns what it panicked with, or nil. Complete runs every callback even if
+// one panics (a WhenAll or Join waiting on f is one of them), then re-raises the panic.
+func run[T any](cb func(T, error), v T, err error) (panicked any) {
+	defer func() { panicked = recover() }()
+	cb(v, err)
+	return nil
 }
 
 // Done reports whether f has completed.

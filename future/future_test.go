@@ -75,6 +75,35 @@ func TestOnDone(t *testing.T) {
 	}
 }
 
+// A callback that panics does not keep the others from running (a WhenAll made before the
+// completion is one of them); Complete panics afterwards with the first panic's value, and the
+// future is complete.
+func TestOnDonePanics(t *testing.T) {
+	f := Make[int]()
+	f.OnDone(func(int, error) { panic("first") })
+	f.OnDone(func(int, error) { panic("second") })
+	ran := 0
+	f.OnDone(func(int, error) { ran++ })
+	all := WhenAll(f)
+	var p any
+	func() {
+		defer func() { p = recover() }()
+		f.Complete(1, nil)
+	}()
+	if p != "first" {
+		t.Errorf("Complete panicked with %v, want the first callback's panic", p)
+	}
+	if ran != 1 {
+		t.Errorf("the callback after two panicking ones ran %d times, want 1", ran)
+	}
+	if n, err, done := all.Result(); !done || n != 0 || err != nil {
+		t.Errorf("WhenAll(f) = %d, %v, done %v; want 0, nil, done", n, err, done)
+	}
+	if v, err, done := f.Result(); !done || v != 1 || err != nil {
+		t.Errorf("f = %d, %v, done %v; want 1, nil, done", v, err, done)
+	}
+}
+
 // The callbacks run on the goroutine that completes, and no goroutine is started.
 func TestNoGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()

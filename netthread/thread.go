@@ -170,9 +170,13 @@ func New(opts Options) (*Thread, error) {
 
 // enrollAnchor registers one end of a socket pair with the loop. gnet offers no handle on a
 // client loop that has no connection; the anchor's EventLoop is that handle, and Execute on it
-// is how callers wake the loop.
+// is how callers wake the loop. Both ends are non-blocking: the loop reads the bytes only when
+// gnet polls, and hand-backs clear the notified flag without reading, so wakeups can fill the
+// socket's buffer between two polls (a few hundred one-byte writes); a write that finds it full
+// returns EAGAIN (the loop has bytes to read, so it will run) instead of blocking its caller,
+// which may be the loop itself or a caller holding the loop side.
 func (t *Thread) enrollAnchor() error {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("netthread: anchor socketpair: %w", err)
 	}

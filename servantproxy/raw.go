@@ -10,5 +10,8 @@ func (s *ServantProxy) InvokeOnewayRaw(ctx context.Context, fn string, body []by
 	if s == nil || s.p == nil {
 		return errUnbound
 	}
+	if ctx == nil {
+		return errNilContext
+	}
 	return s.p.oneway(ctx, fn, collect(opts), nil, body)
 }

@@ -154,6 +154,22 @@ func (s *ServantProxy) Target() endpoint.Target {
 // Communicator.StringToProxy.
 var errUnbound = errors.New("tarscomm: proxy not bound to a servant: call Communicator.StringToProxy first")
 
+// errNilContext is the error of a call made with a nil ctx; nothing about the call was done.
+var errNilContext = errors.New("servantproxy: nil context: pass context.Background() or the caller's ctx")
+
+// checkCall reports the arguments no call can be made with, before anything about the call is
+// done: a nil ctx, and an rsp that is a typed nil (var rsp *pb.Reply), into which no reply
+// can be decoded. An untyped nil rsp is allowed: the reply is not decoded.
+func checkCall(ctx context.Context, rsp proto.Message) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	if rsp != nil && !rsp.ProtoReflect().IsValid() {
+		return fmt.Errorf("servantproxy: rsp is a nil %T: pass a message to decode the reply into (or nil to discard it)", rsp)
+	}
+	return nil
+}
+
 // noOptions is shared by calls without options, so that they allocate nothing for them.
 var noOptions callOptions
 
@@ -173,6 +189,9 @@ func collect(opts []CallOption) *callOptions {
 func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Message, opts ...CallOption) error {
 	if s == nil || s.p == nil {
 		return errUnbound
+	}
+	if err := checkCall(ctx, rsp); err != nil {
+		return err
 	}
 	o := collect(opts)
 	if s.p.hooked(ctx, o) {
@@ -203,6 +222,9 @@ func (s *ServantProxy) invoke(ctx context.Context, fn string, req, rsp proto.Mes
 func (s *ServantProxy) InvokeRaw(ctx context.Context, fn string, body []byte, opts ...CallOption) ([]byte, error) {
 	if s == nil || s.p == nil {
 		return nil, errUnbound
+	}
+	if ctx == nil {
+		return nil, errNilContext
 	}
 	o := collect(opts)
 	if s.p.hooked(ctx, o) {
@@ -246,6 +268,9 @@ func (s *ServantProxy) Ping(ctx context.Context, opts ...CallOption) error {
 func (s *ServantProxy) InvokeOneway(ctx context.Context, fn string, req proto.Message, opts ...CallOption) error {
 	if s == nil || s.p == nil {
 		return errUnbound
+	}
+	if ctx == nil {
+		return errNilContext
 	}
 	return s.p.oneway(ctx, fn, collect(opts), req, nil)
 }
@@ -307,6 +332,9 @@ func (s *ServantProxy) AsyncInvoke(ctx context.Context, fn string, req, rsp prot
 	if s == nil || s.p == nil {
 		return errUnbound
 	}
+	if err := checkCall(ctx, rsp); err != nil {
+		return err
+	}
 	return s.p.asyncCall(ctx, fn, collect(opts), req, nil, rsp, cb, nil)
 }
 
@@ -318,6 +346,9 @@ func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byt
 	}
 	if s == nil || s.p == nil {
 		return errUnbound
+	}
+	if ctx == nil {
+		return errNilContext
 	}
 	return s.p.asyncCall(ctx, fn, collect(opts), nil, body, nil, nil, cb)
 }
@@ -473,13 +504,24 @@ func finishAsync(c *call.Call) {
 		return
 	}
 	cb := c.Callback
-	err := result(c, c.Rsp)
+	err := decodeAsync(c)
 	p := ended(c, err)
 	call.Put(c)
 	cb(err)
 	if p != nil {
 		panic(p)
 	}
+}
+
+// decodeAsync is result for an async call: a panic while decoding the reply (a message type
+// whose unmarshalling panics) becomes the call's error, so that the callback still runs once.
+func decodeAsync(c *call.Call) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tarscomm: decode reply into %T: panic: %v", c.Rsp, p)
+		}
+	}()
+	return result(c, c.Rsp)
 }
 
 // ended runs c's OnEnd, if any, and returns what it panicked with (nil if it did not).
@@ -563,7 +605,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	if req == nil {
 		c.Frame = codec.AppendRequest(c.Frame[:0], &pkt)
 	} else {
-		frame, err := codec.AppendRequestProto(c.Frame[:0], &pkt, req) // marshalled in place
+		frame, err := appendRequestProto(c.Frame[:0], &pkt, req) // marshalled in place
 		c.Frame = frame
 		if err != nil {
 			call.Put(c)
@@ -572,6 +614,18 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		}
 	}
 	return c, t, nil
+}
+
+// appendRequestProto is codec.AppendRequestProto, with a panic while marshalling req (a message
+// type whose marshalling panics) turned into an error: prepare then gives back what the call
+// holds (its max-inflight slot, an async call's reservation) as for any marshalling error.
+func appendRequestProto(dst []byte, pkt *codec.RequestPacket, req proto.Message) (frame []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			frame, err = dst, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return codec.AppendRequestProto(dst, pkt, req)
 }
 
 // wait submits a sync (or one-way) call and waits for it to end. On a nil return the caller
