@@ -196,3 +196,26 @@ func TestMisusePanickingOnDone(t *testing.T) {
 		t.Fatalf("Join did not return although the future completed (done=%v, err=%v)", done, ferr)
 	}
 }
+
+// TestMisuseBeforeLoad: an invalid option is reported as such whatever the Communicator's state:
+// after Close, a call with WithTimeout(-1) fails with ErrInvalidTimeout, sync and async (the async
+// one used to report the async pool's ErrClosed, as it would ErrQueueFull under load).
+func TestMisuseBeforeLoad(t *testing.T) {
+	g := startGreeter(t, "a", serverOpt{})
+	c := newComm(t, livenessTimeouts)
+	sp := proxyTo(t, c, g)
+	if err := closeComm(t, c); err != nil {
+		t.Fatal(err)
+	}
+	req := &hellopb.HelloRequest{Name: "x", Seq: 1}
+	bad := servantproxy.WithTimeout(-1)
+	if err := sp.Invoke(testCtx(t), "SayHello", req, new(hellopb.HelloReply), bad); !errors.Is(err, servantproxy.ErrInvalidTimeout) {
+		t.Errorf("Invoke after Close with WithTimeout(-1): %v, want ErrInvalidTimeout", err)
+	}
+	if err := sp.AsyncInvoke(testCtx(t), "SayHello", req, new(hellopb.HelloReply), func(error) { t.Error("callback of a refused call") }, bad); !errors.Is(err, servantproxy.ErrInvalidTimeout) {
+		t.Errorf("AsyncInvoke after Close with WithTimeout(-1): %v, want ErrInvalidTimeout", err)
+	}
+	if err := sp.Invoke(testCtx(t), "SayHello", req, new(hellopb.HelloReply)); !errors.Is(err, servantproxy.ErrClosed) {
+		t.Errorf("Invoke after Close: %v, want ErrClosed", err)
+	}
+}

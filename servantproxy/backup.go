@@ -228,7 +228,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 			continue
 		}
 		if failed != nil {
-			// Both ended; the first reply wins, else the primary's error.
+			// Both ended: got is the one reply, or, both having failed, the later failure.
 			call.Put(failed)
 			b.dropped.Add(1)
 			if got == c2 && got.Err == nil {

@@ -374,6 +374,9 @@ func (p *proxy) asyncCall(ctx context.Context, fn string, o *callOptions, req pr
 }
 
 func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
+	if err := p.misuse(fn, o); err != nil { // the caller's mistake, whatever the load
+		return err
+	}
 	if err := p.async.Reserve(); err != nil {
 		res := stats.Overload
 		if errors.Is(err, call.ErrClosed) {
@@ -539,11 +542,8 @@ func ended(c *call.Call, err error) (panicked any) {
 // sync and one-way calls; the finisher or refuse for async ones); on error it holds none. Sync
 // calls are submitted in wait; async calls by async1.
 func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout time.Duration, pt int8, req proto.Message, body []byte) (*call.Call, *netthread.Thread, error) {
-	if fn == "" {
-		return nil, nil, errors.New("servantproxy: empty function name")
-	}
-	if o.err != nil {
-		return nil, nil, fmt.Errorf("tarscomm: %s.%s: %w", p.name, fn, o.err)
+	if err := p.misuse(fn, o); err != nil {
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -614,6 +614,18 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		}
 	}
 	return c, t, nil
+}
+
+// misuse returns the error of a call no load can make succeed: an empty function name, an
+// invalid option (WithTimeout's ErrInvalidTimeout).
+func (p *proxy) misuse(fn string, o *callOptions) error {
+	if fn == "" {
+		return errors.New("servantproxy: empty function name")
+	}
+	if o.err != nil {
+		return fmt.Errorf("tarscomm: %s.%s: %w", p.name, fn, o.err)
+	}
+	return nil
 }
 
 // appendRequestProto is codec.AppendRequestProto, with a panic while marshalling req (a message

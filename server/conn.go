@@ -76,7 +76,7 @@ type loop struct {
 	// stamp is the clock when this OnTraffic first needed it (readAt), the time all the requests
 	// of one read were received at; each OnTraffic resets it.
 	stamp int64
-	conns []*conn // the open connections, when limits are checked (limits.go)
+	conns []*conn // the open connections (limits.go)
 
 	mu        sync.Mutex // guards the following: conns with replies from workers
 	dirty     []*conn

@@ -2,19 +2,21 @@ package server
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/tarscomm/tarscomm/internal/handlerctx"
 )
 
-// callCtx is the ctx a handler gets for a request that carries its client's timeout (iTimeout):
-// its parent (its loop's or worker's child of the server's ctx, with the dyeing key when dyed)
-// and the time the client stops waiting, counted from when the loop read the request. A tarscomm client called with it
+// callCtx is the ctx a handler gets: its parent (its loop's or worker's child of the server's
+// ctx, with the dyeing key when dyed) and, for a request that carries its client's timeout
+// (iTimeout), the time the client stops waiting, counted from when the loop read the request
+// (a request without one has no deadline: due is noDue). A tarscomm client called with it
 // sends no longer a timeout than what is left (servantproxy takes the earlier of its own timeout
 // and ctx's deadline), so a chain of calls gives up together, as TarsGo's "timeout delivery" does.
 //
-// It ends at the deadline, when the handler returns (end), or with its parent (Stop giving up),
+// It ends at its deadline, when the handler returns (end), or with its parent (Stop giving up),
 // as TarsGo's and gRPC's do. Deadline and Value cost nothing, and Err costs a clock reading; the
 // timer that closes Done is made by the first Done (or by an Err once the ctx has ended or
 // expired), so a handler that never asks pays no timer. A tarscomm call made with it, or with a
@@ -55,10 +57,13 @@ func (a *callCtxs) parent(s *Server) context.Context {
 	return a.base
 }
 
+// noDue is the due of a request without a timeout: its ctx has no deadline.
+const noDue = math.MaxInt64
+
 // callCtxBlock is the number of callCtx in a block (3 KiB).
 const callCtxBlock = 64
 
-// next returns the ctx of a request handled by s with parent, due on s's clock.
+// next returns the ctx of a request handled by s with parent, due on s's clock (noDue: none).
 func (a *callCtxs) next(parent context.Context, s *Server, due int64) *callCtx {
 	if len(a.block) == 0 {
 		a.block = make([]callCtx, callCtxBlock)
@@ -69,8 +74,11 @@ func (a *callCtxs) next(parent context.Context, s *Server, due int64) *callCtx {
 	return c
 }
 
-// Deadline returns when the client stops waiting.
+// Deadline returns when the client stops waiting, if it sent a timeout.
 func (c *callCtx) Deadline() (time.Time, bool) {
+	if c.due == noDue {
+		return time.Time{}, false
+	}
 	return c.srv.epoch.Add(time.Duration(c.due)), true
 }
 
@@ -107,11 +115,14 @@ func (c *callCtx) Value(key any) any {
 }
 
 func (c *callCtx) String() string {
-	d, _ := c.Deadline()
+	d, ok := c.Deadline()
+	if !ok {
+		return "server.callCtx(no deadline)"
+	}
 	return "server.callCtx(deadline " + d.String() + ")"
 }
 
-// get returns the timed context, making it on first use: the parent with the deadline, cancelled
+// get returns the timed context, making it on first use: the parent with the deadline if any, cancelled
 // at once if the handler has returned. Whoever stores it first wins, and a loser stops its own
 // timer; end sets ended before it looks for the winner, and the winner looks at ended after it
 // stored itself, so one of them cancels it.
@@ -119,8 +130,13 @@ func (c *callCtx) get() *timedCtx {
 	if t := c.timed.Load(); t != nil {
 		return t
 	}
-	d, _ := c.Deadline()
-	ctx, cancel := context.WithDeadline(c.parent, d)
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if d, ok := c.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(c.parent, d)
+	} else {
+		ctx, cancel = context.WithCancel(c.parent)
+	}
 	t := &timedCtx{ctx: ctx, cancel: cancel}
 	if !c.timed.CompareAndSwap(nil, t) {
 		cancel()

@@ -22,8 +22,8 @@ type seenCtx struct {
 // TestHandlerDeadline: a request that carries its client's timeout is handled with a ctx whose
 // deadline is that timeout after the request was read (between the test's write and the
 // handler's call), live while the handler runs and ended (context.Canceled, Done closed) once it
-// returned; a request without a timeout gets a ctx without a deadline. Inline and worker mode,
-// TCP and UDP.
+// returned; a request without a timeout gets a ctx without a deadline, which ends when the
+// handler returns too. Inline and worker mode, TCP and UDP.
 func TestHandlerDeadline(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -95,6 +95,16 @@ func TestHandlerDeadline(t *testing.T) {
 			sc, _, _ = call(2, 0)
 			if sc.has {
 				t.Errorf("a request without a timeout: the handler's ctx has deadline %v", sc.deadline)
+			}
+			if sc.errIn != nil {
+				t.Errorf("a request without a timeout: ctx.Err() while the handler ran: %v", sc.errIn)
+			}
+			// It ends when the handler returns too (it never ended: work tied to it leaked).
+			if err := sc.ctx.Err(); !errors.Is(err, context.Canceled) {
+				t.Errorf("a request without a timeout: ctx.Err() after the handler returned: %v, want context.Canceled", err)
+			}
+			if !closed(sc.ctx.Done()) {
+				t.Error("a request without a timeout: ctx.Done() not closed after the handler returned")
 			}
 		})
 	}

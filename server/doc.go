@@ -48,7 +48,8 @@
 // watch the ctx otherwise, so an async call the handler starts goes on, to that deadline, after
 // the handler returned. The same holds for a ctx made from it by adding values (a tracing span,
 // a request id); one made with a cancel or deadline of its own is watched. Work that must outlive the deadline takes context.WithoutCancel(ctx). A
-// request without a timeout gets the server's ctx, which has no deadline.
+// request without a timeout gets a ctx without a deadline, which ends when the handler returns
+// or Stop gives up waiting.
 //
 // The Current and the request body handed to a handler are valid only during the call.
 //

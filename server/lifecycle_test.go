@@ -180,7 +180,31 @@ func TestStopTimeout(t *testing.T) {
 	}
 }
 
-func TestStopInline(t *testing.T) {
+// TestStopWithEndedCtx: a Stop whose ctx has already ended still shuts a started server down
+// (it used to return ctx.Err() before starting half of the time): its connections close, and a
+// second Stop waits for the rest. Eight servers, as the old failure
+// was a coin toss.
+func TestStopWithEndedCtx(t *testing.T) {
+	for range 8 {
+		s, c := startEchoCalled(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := s.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("Stop with an ended ctx: %v, want %v (or nil, had it finished)", err, context.Canceled)
+		}
+		c.expectClosed()
+		ctx2, cancel2 := context.WithTimeout(context.Background(), testTimeout)
+		if err := s.Stop(ctx2); err != nil {
+			t.Errorf("second Stop: %v", err)
+		}
+		cancel2()
+	}
+}
+
+// startEchoCalled starts an inline echo server (stopped by the test's cleanup), and returns it
+// with a client connection that one call went through.
+func startEchoCalled(t *testing.T) (*Server, *client) {
+	t.Helper()
 	s := New()
 	stopOnCleanup(t, s)
 	mustHandle(t, s, pbServant, "Echo", echo)
@@ -192,6 +216,11 @@ func TestStopInline(t *testing.T) {
 	if rsp := c.call(request(1, pbServant, "Echo", []byte("x"))); string(rsp.Buffer) != "x" {
 		t.Fatalf("echo: %q", rsp.Buffer)
 	}
+	return s, c
+}
+
+func TestStopInline(t *testing.T) {
+	s, c := startEchoCalled(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	start := time.Now()

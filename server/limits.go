@@ -119,29 +119,26 @@ func (s *Server) admit(cs *conn) bool {
 	return false
 }
 
-// watch adds cs, just opened, to the connections l sweeps.
+// watch adds cs, just opened, to l's connections: the ones l sweeps when limits are checked,
+// and the ones Stop waits for to have written their replies (unwritten).
 func (l *loop) watch(cs *conn) {
-	if l.s.lim.tick > 0 {
-		cs.lim.slot = len(l.conns)
-		cs.lim.active = true
-		l.conns = append(l.conns, cs)
-	}
+	cs.lim.slot = len(l.conns)
+	cs.lim.active = true
+	l.conns = append(l.conns, cs)
 }
 
-// forget removes cs, closing, from the limits.
+// forget removes cs, closing, from l's connections and the limits.
 func (l *loop) forget(cs *conn) {
 	s := l.s
 	if s.opts.maxConns > 0 {
 		s.lim.open.Add(-1)
 	}
-	if s.lim.tick > 0 {
-		last := len(l.conns) - 1
-		moved := l.conns[last]
-		l.conns[cs.lim.slot] = moved
-		moved.lim.slot = cs.lim.slot
-		l.conns[last] = nil
-		l.conns = l.conns[:last]
-	}
+	last := len(l.conns) - 1
+	moved := l.conns[last]
+	l.conns[cs.lim.slot] = moved
+	moved.lim.slot = cs.lim.slot
+	l.conns[last] = nil
+	l.conns = l.conns[:last]
 }
 
 // OnTick runs on gnet's ticker goroutine: it queues a sweep on each loop that has none queued.

@@ -90,7 +90,8 @@ func WithLogger(l *zap.Logger) Option {
 }
 
 // WithMaxPacketSize sets the largest frame, length prefix included, the server accepts; a
-// connection that announces a longer frame is closed. Values <= 0 keep the default
+// connection that announces a longer frame is closed, and a longer datagram (udp) is dropped
+// and counted in DroppedDatagrams. Values <= 0 keep the default
 // (codec.DefaultMaxPacketSize, 10 MiB).
 func WithMaxPacketSize(n int) Option {
 	return func(o *options) {

@@ -311,9 +311,13 @@ func (s *Server) Stop(ctx context.Context) error {
 		return nil
 	}
 	select {
-	case <-s.ready:
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-s.ready: // first: a Stop with a ctx already ended still shuts a started server down
+	default:
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if !s.booted {
 		return nil // Start failed and cleaned up
@@ -324,6 +328,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	if !s.forced.Load() { // a Stop that gave up already stopped counting replies
 		if idleErr = s.waitIdle(ctx); idleErr == nil {
 			idleErr = waitGroup(ctx, &s.bigWriters) // the large replies already written in part
+		}
+		if idleErr == nil {
+			idleErr = s.waitWritten(ctx) // gnet's close drops what a socket does not take at once
 		}
 		if idleErr != nil {
 			s.force()
@@ -374,6 +381,78 @@ func (s *Server) waitIdle(ctx context.Context) error {
 		return nil
 	}
 	return wait(ctx, s.idle)
+}
+
+// writtenPoll is how often Stop looks again for replies not yet written (waitWritten).
+const writtenPoll = 5 * time.Millisecond
+
+// waitWritten waits until every open connection has written the replies it holds to its socket
+// (gnet's outbound buffer, a large-reply writer's rest, the replies held behind it, worker
+// replies not handed over yet), or ctx ends. Stop closes the connections only then: gnet's
+// close writes what it can without blocking and drops the rest. A client that does not read
+// its replies keeps Stop waiting here until ctx ends.
+func (s *Server) waitWritten(ctx context.Context) error {
+	for {
+		n, err := s.unwritten(ctx)
+		if err != nil || n == 0 {
+			return err
+		}
+		t := time.NewTimer(writtenPoll)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// unwritten returns the reply bytes the open connections have not written to their sockets,
+// counted by each loop on its own goroutine; a loop that no longer runs tasks counts none.
+func (s *Server) unwritten(ctx context.Context) (int, error) {
+	s.loopsMu.Lock()
+	ls := make([]*loop, 0, len(s.loops))
+	for _, l := range s.loops {
+		ls = append(ls, l)
+	}
+	s.loopsMu.Unlock()
+	counts := make(chan int, len(ls))
+	asked := 0
+	s.engineMu.RLock()
+	for _, l := range ls {
+		if s.engineDown {
+			break
+		}
+		if l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			counts <- l.unwritten()
+			return nil
+		})) == nil {
+			asked++
+		}
+	}
+	s.engineMu.RUnlock()
+	total := 0
+	for range asked {
+		select {
+		case n := <-counts:
+			total += n
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return total, nil
+}
+
+// unwritten returns the reply bytes l's open connections hold. It runs on the loop goroutine.
+func (l *loop) unwritten() int {
+	n := 0
+	for _, cs := range l.conns {
+		if cs.c != nil {
+			u, _ := l.backlog(cs)
+			n += u
+		}
+	}
+	return n
 }
 
 // done records that n requests handed to workers are finished (replied or dropped).
@@ -471,15 +550,14 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	if cur.Dyed {
 		ctx = dye.WithKey(ctx, cur.DyeingKey)
 	}
-	var cc *callCtx
+	due := int64(noDue)
 	if cur.Timeout > 0 {
-		cc = ctxs.next(ctx, s, cur.received+int64(cur.Timeout)*int64(time.Millisecond))
-		ctx = cc
+		due = cur.received + int64(cur.Timeout)*int64(time.Millisecond)
 	}
+	cc := ctxs.next(ctx, s, due)
+	ctx = cc
 	defer func() {
-		if cc != nil {
-			cc.end()
-		}
+		cc.end()
 		if r := recover(); r != nil {
 			s.log.Error("handler panicked", zap.String("servant", cur.Servant),
 				zap.String("func", cur.Func), zap.Any("panic", r), zap.StackSkip("stack", 2))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"syscall"
@@ -62,6 +63,10 @@ func (l *loop) datagram(c gnet.Conn) gnet.Action {
 		s.drop("bad datagram, dropped", err, c.RemoteAddr())
 		return gnet.None
 	}
+	if len(d) > s.opts.maxPacketSize {
+		s.drop("datagram above max-packet-size, dropped", fmt.Errorf("%d bytes, max %d", len(d), s.opts.maxPacketSize), c.RemoteAddr())
+		return gnet.None
+	}
 	l.out.b = l.out.b[:0]
 	if s.jobs != nil {
 		remote := cloneUDPAddr(c.RemoteAddr()) // the job keeps it
@@ -101,7 +106,13 @@ func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
 	var cur *Current
 	if h != nil {
 		cur = &l.cur
-		l.fillCurrent(cur, req, c.RemoteAddr())
+		remote := c.RemoteAddr()
+		if u, ok := remote.(*net.UDPAddr); ok && u.Zone != "" {
+			// gnet gives the zone's bytes back to its pool once the datagram is served, and a
+			// handler may keep the address: a link-local sender's is copied (others own theirs).
+			remote = cloneUDPAddr(u)
+		}
+		l.fillCurrent(cur, req, remote)
 		body, ret, desc = s.invoke(&l.ctxs, h, cur, req.Buffer, l.rsp.b[:0])
 		defer func() { *cur = Current{}; l.rsp.next(len(body), false) }()
 	}

@@ -326,3 +326,34 @@ func TestUDPLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestUDPMaxPacketSize: WithMaxPacketSize bounds udp requests too (serverconf applies [server]
+// max-packet-size to udp adapters): a datagram holding a longer frame is dropped and counted in
+// DroppedDatagrams, as other bad datagrams are, and the next request is served. It was served.
+func TestUDPMaxPacketSize(t *testing.T) {
+	for _, workers := range []int{0, 2} {
+		t.Run(map[int]string{0: "inline", 2: "workers"}[workers], func(t *testing.T) {
+			leakCheck(t)
+			const max = 1024
+			s, c := startUDP(t, func(s *Server) {
+				mustHandle(t, s, "App.S.Obj", "Len", lenOf)
+			}, WithMaxPacketSize(max), WithWorkers(workers))
+			big := requestOfSize(t, 4*max) // request id 5
+			sendDatagram(t, c, big)
+			// A small request after it, id 6: the first reply tells whether the big one was
+			// served (port 0: one loop, datagrams read in order).
+			sendDatagram(t, c, codec.AppendRequest(nil, request(6, "App.S.Obj", "Len", []byte("abc"))))
+			rsp, err := recvDatagram(c, testTimeout)
+			if err != nil {
+				t.Fatalf("no reply: %v", err)
+			}
+			if rsp.RequestID == 5 {
+				t.Fatalf("a request frame of %d bytes was served (ret %d, body %q) by a server with WithMaxPacketSize(%d)",
+					len(big), rsp.Ret, rsp.Buffer, max)
+			}
+			if n := s.DroppedDatagrams(); n != 1 {
+				t.Fatalf("DroppedDatagrams = %d, want 1 (the oversize request)", n)
+			}
+		})
+	}
+}

@@ -31,8 +31,9 @@ type Adapter struct {
 
 // Servers are the servers one [server] table describes, one per adapter, in the file's order.
 type Servers struct {
-	mu       sync.Mutex // guards adapters' Endpoint
+	mu       sync.Mutex // guards adapters' Endpoint and started
 	adapters []Adapter
+	started  bool // Start was called
 }
 
 // New builds the servers of c, starting none. opts apply to every adapter's server after the
@@ -218,10 +219,15 @@ func (s *Servers) Endpoint(servant string) (endpoint.Endpoint, bool) {
 const startFailStop = 5 * time.Second
 
 // Start starts every adapter's server on its endpoint, in order. If one fails, the ones started
-// are stopped and the error names the adapter; a Servers starts once.
+// are stopped and the error names the adapter. A Servers starts once: a second Start returns
+// server.ErrStarted and changes nothing.
 func (s *Servers) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("serverconf: Start called twice: %w", server.ErrStarted)
+	}
+	s.started = true
 	for i := range s.adapters {
 		a := &s.adapters[i]
 		addr, err := a.Server.Start(listenAddr(a.Endpoint))

@@ -164,6 +164,23 @@ threads = 2
 	}
 }
 
+// TestStartTwice: a second Start fails with server.ErrStarted and leaves the running servers
+// alone (it used to stop them all, as if a later adapter had failed to bind).
+func TestStartTwice(t *testing.T) {
+	srvs := start(t, `
+[[server.adapter]]
+servant = "App.S.AObj"
+endpoint = "tcp -h 127.0.0.1 -p 0"
+`, func(s *serverconf.Servers) { echo(t, s, "App.S.AObj") })
+	if err := srvs.Start(); !errors.Is(err, server.ErrStarted) {
+		t.Errorf("second Start: %v, want server.ErrStarted", err)
+	}
+	comm := client(t, "")
+	if got, err := call(t, comm, srvs, "App.S.AObj", "hi"); err != nil || got != "App.S.AObj:hi" {
+		t.Fatalf("after a second Start: %q, %v; want the running server's reply", got, err)
+	}
+}
+
 // TestUDPAdapter: a udp adapter serves its servant over udp, inline and with threads; its
 // endpoint after Start carries the port bound.
 func TestUDPAdapter(t *testing.T) {
