@@ -84,19 +84,23 @@ func TestSelectSet(t *testing.T) {
 	mk := func(port int, set string) endpoint.Endpoint {
 		return endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1, SetDivision: set}
 	}
-	all := []endpoint.Endpoint{mk(1, "app.sz.1"), mk(2, "app.sz.2"), mk(3, "app.sh.1"), mk(4, ""), mk(5, "other.sz.1"), mk(6, "bad")}
+	all := []endpoint.Endpoint{mk(1, "app.sz.1"), mk(2, "app.sz.2"), mk(3, "app.sh.1"), mk(4, ""), mk(5, "other.sz.1"), mk(6, "bad"),
+		mk(7, "app.gz.*"), mk(8, "app.gz.1")}
 	for _, tc := range []struct {
 		set   string
 		ports []int
 	}{
-		{"", []int{1, 2, 3, 4, 5, 6}},
+		{"", []int{1, 2, 3, 4, 5, 6, 7, 8}},
 		{"app.sz.1", []int{1}},
 		{"app.sz.*", []int{1, 2}},
 		{"app.sh.*", []int{3}},
 		{"app.sz.3", nil},
 		{"other.sz.1", []int{5}},
-		{"nope.sz.1", []int{1, 2, 3, 4, 5, 6}}, // no endpoint with that set name: set not used
-		{"app.sz", []int{1, 2, 3, 4, 5, 6}},    // not a set
+		{"app.gz.1", []int{8}},                       // the exact set first
+		{"app.gz.2", []int{7}},                       // none in it: the area's wildcard group
+		{"app.gz.*", []int{7, 8}},                    // every group of the area
+		{"nope.sz.1", []int{1, 2, 3, 4, 5, 6, 7, 8}}, // no endpoint with that set name: set not used
+		{"app.sz", []int{1, 2, 3, 4, 5, 6, 7, 8}},    // not a set
 	} {
 		var ports []int
 		for _, e := range naming.SelectSet(all, tc.set) {

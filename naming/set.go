@@ -13,7 +13,8 @@ import (
 //   - set "" (set routing off), or not "name.area.group": every endpoint;
 //   - no endpoint in a set of that set name: the set is not used, every endpoint;
 //   - group "*": the endpoints of every group of the same name and area;
-//   - otherwise the endpoints of exactly that set (possibly none).
+//   - otherwise the endpoints of exactly that set, or, if there are none, those of the area's
+//     wildcard group "name.area.*" (possibly none).
 //
 // The order of all is kept. all is returned as is when every endpoint is selected.
 func SelectSet(all []endpoint.Endpoint, set string) []endpoint.Endpoint {
@@ -26,7 +27,7 @@ func SelectSet(all []endpoint.Endpoint, set string) []endpoint.Endpoint {
 		return all
 	}
 	inName := false
-	var out []endpoint.Endpoint
+	var out, wild []endpoint.Endpoint
 	for _, ep := range all {
 		n, r, ok1 := strings.Cut(ep.SetDivision, ".")
 		a, g, ok2 := strings.Cut(r, ".")
@@ -34,12 +35,19 @@ func SelectSet(all []endpoint.Endpoint, set string) []endpoint.Endpoint {
 			continue
 		}
 		inName = true
-		if a == area && (group == "*" || g == group) {
+		switch {
+		case a != area:
+		case group == "*" || g == group:
 			out = append(out, ep)
+		case g == "*":
+			wild = append(wild, ep)
 		}
 	}
 	if !inName {
 		return all
+	}
+	if len(out) == 0 {
+		return wild
 	}
 	return out
 }

@@ -246,7 +246,7 @@ func (o *ObjectProxy) Retry(c *call.Call, err error) {
 		}
 		c.Owner, c.Hops = nil, 0 // on another endpoint, c has its connections to try
 	}
-	if int(c.Tries) > o.retries || len(o.adapters) < 2 || !o.budget.withdraw(now) {
+	if int(c.Tries) > o.retries || len(o.cur.active) < 2 || !o.budget.withdraw(now) {
 		c.Complete(err)
 		return
 	}

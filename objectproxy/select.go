@@ -148,12 +148,13 @@ func (v *View) checkHealth(now int64) {
 	}
 }
 
-// pick returns the list index for c, or -1 if the list is empty.
+// pick returns the list index for c, or -1 if the list has no active endpoint (it is empty, or
+// holds only endpoints the registry lists as inactive, which take no calls, as in TarsCpp).
 func (o *ObjectProxy) pick(c *call.Call) int {
-	switch len(o.adapters) {
-	case 0:
+	if len(o.cur.active) == 0 {
 		return -1
-	case 1:
+	}
+	if len(o.adapters) == 1 {
 		return 0
 	}
 	v := &o.view
@@ -170,8 +171,8 @@ func (o *ObjectProxy) pick(c *call.Call) int {
 	return p.spread.Pick(v, 0)
 }
 
-// pickUntried picks a healthy active endpoint c has not tried, then any endpoint it has not
-// tried; -1 if it has tried them all.
+// pickUntried picks a healthy active endpoint c has not tried, then any active endpoint it has
+// not tried; -1 if it has tried them all (an inactive endpoint takes no calls, retries neither).
 func (o *ObjectProxy) pickUntried(c *call.Call) int {
 	v := &o.view
 	v.now = o.loop.Now()
@@ -186,7 +187,7 @@ func (o *ObjectProxy) pickUntried(c *call.Call) int {
 			}
 		}
 	}
-	for i := range int32(len(o.adapters)) {
+	for _, i := range v.active {
 		if !tried(i) {
 			return int(i)
 		}

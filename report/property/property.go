@@ -84,7 +84,11 @@ func (p *Property) Report(v int64) {
 		if pol.kind != kindDistr {
 			continue
 		}
-		if j, _ := slices.BinarySearch(pol.bounds, v+1); j < len(pol.bounds) { // first bound > v
+		j, found := slices.BinarySearch(pol.bounds, v) // the first bound >= v
+		if found {
+			j++ // the first bound > v (v+1 would overflow at math.MaxInt64)
+		}
+		if j < len(pol.bounds) {
 			p.counts[i][j]++
 		}
 	}

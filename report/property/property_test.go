@@ -3,6 +3,7 @@ package property_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"testing"
@@ -38,6 +39,14 @@ func TestPoliciesAsTarsCpp(t *testing.T) {
 	}
 	if n := len(reg.Properties()); n != 1 {
 		t.Errorf("%d properties", n)
+	}
+	// The extremes: math.MaxInt64 is above every bound (v+1 once overflowed into the first
+	// bucket), math.MinInt64 below the first.
+	d := reg.New("extremes", property.Distr(10, 100))
+	d.Report(math.MaxInt64)
+	d.Report(math.MinInt64)
+	if got, want := fmt.Sprint(d.Take()), "[{Distr 10|1,100|0}]"; got != want {
+		t.Errorf("Distr of MaxInt64 and MinInt64\n got %s\nwant %s", got, want)
 	}
 }
 
