@@ -3,6 +3,7 @@ package communicator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -191,5 +192,54 @@ func TestStatReportsCalls(t *testing.T) {
 			t.Fatalf("reports after %v: SayHello %+v, NoSuchFunction %+v; want %d successes, 1 timeout, %d failures", 3*time.Second, hello, bad, oks, fails)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReportCloseWithStalledStatServer: a Communicator reports to a StatF servant that stops
+// answering (black-holed: its host hung). Close sends the last report within one report timeout
+// in all: it used to send it batch by batch, each waiting the whole timeout (3 s), so that 60
+// (servant, function, endpoint) keys, 6 batches, held Close for 18 s.
+func TestReportCloseWithStalledStatServer(t *testing.T) {
+	sink := &statSink{got: map[string]statf.StatMicMsgBody{}, hd: map[string]statf.StatMicMsgHead{}}
+	srv := server.New()
+	if err := statf.RegisterStatF(srv, statServant, sink); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stopServer(t, "stat server", srv) })
+	p := startProxy(t, addr.String())
+
+	g := startGreeter(t, "a", serverOpt{})
+	comm := newComm(t, func(c *conf.Config) {
+		c.Stat = statServant + "@" + tcpEndpoint(p.Addr())
+		c.ModuleName = "Test.Client"
+		c.ReportInterval = time.Hour // only Close's final report
+	})
+	sp := proxyTo(t, comm, g)
+	ctx := testCtx(t)
+	const keys = 60
+	for i := range keys {
+		if _, err := sp.InvokeRaw(ctx, fmt.Sprintf("F%02d", i), nil); err == nil {
+			t.Fatalf("F%02d: no error from a function the server does not have", i)
+		}
+	}
+	// The stat server's host hangs.
+	p.BlackHole(faultproxy.Both)
+
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		_ = comm.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(live):
+		t.Errorf("Communicator.Close blocked more than %v on a stalled stat service (%d report keys)", live, keys)
+		<-done
+		t.Logf("Close returned after %v", time.Since(start))
 	}
 }

@@ -45,18 +45,22 @@ type Reporter struct {
 	prx  *propertyf.PropertyFProxy
 	opts Options
 
-	mu   sync.Mutex
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-	run  sync.Once
+	mu     sync.Mutex
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	run    sync.Once
+	ctx    context.Context // the periodic reports'; Close cancels it, ending one under way
+	cancel context.CancelFunc
 }
 
 // NewReporter returns a Reporter of reg's properties to prx. It sends nothing until Start or
 // Flush.
 func NewReporter(reg *Registry, prx *propertyf.PropertyFProxy, o Options) *Reporter {
 	o.defaults()
-	return &Reporter{reg: reg, prx: prx, opts: o, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &Reporter{reg: reg, prx: prx, opts: o, stop: make(chan struct{}), done: make(chan struct{})}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	return r
 }
 
 // Start starts the goroutine that reports every Interval. Calling it again does nothing.
@@ -73,41 +77,49 @@ func (r *Reporter) loop() {
 		case <-r.stop:
 			return
 		case <-t.C:
-			if err := r.Flush(context.Background()); err != nil && r.opts.OnError != nil {
+			if err := r.Flush(r.ctx); err != nil && r.opts.OnError != nil {
 				r.opts.OnError(err)
 			}
 		}
 	}
 }
 
-// Close stops the goroutine, if started, and sends the values of the last interval. Calling it
-// again does nothing.
+// Close stops the goroutine, if started, and sends the values of the last interval. It takes at
+// most about two Timeouts whatever the property service does: a report under way gives up, and
+// the last one has one Timeout in all. Calling it again does nothing.
 func (r *Reporter) Close() error {
 	var err error
 	r.once.Do(func() {
 		close(r.stop)
+		r.cancel()
 		r.run.Do(func() { close(r.done) })
 		<-r.done
-		err = r.Flush(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
+		defer cancel()
+		err = r.Flush(ctx)
 	})
 	return err
 }
 
 // Flush takes every property's values (starting a new interval) and sends them at once, one
-// reportPropMsg per batch.
+// reportPropMsg per batch, each within Timeout and ctx. The first batch that gets no answer
+// ends the report (the service is not answering: the next would wait as long), and what it and
+// the batches after it held is lost. It returns the errors of the batches that failed.
 func (r *Reporter) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	batches := Messages(r.reg, r.opts)
 	var errs []error
-	for _, batch := range Messages(r.reg, r.opts) {
+	for i, batch := range batches {
 		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 		ret, err := r.prx.ReportPropMsg(cctx, batch)
 		cancel()
-		if err == nil && ret != 0 {
-			err = fmt.Errorf("property: reportPropMsg returned %d", ret)
-		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("property: report of %d properties: %w", len(batch), err))
+			errs = append(errs, fmt.Errorf("property: report of %d properties (batch %d of %d; the rest not sent): %w", len(batch), i+1, len(batches), err))
+			break
+		}
+		if ret != 0 {
+			errs = append(errs, fmt.Errorf("property: reportPropMsg of %d properties returned %d", len(batch), ret))
 		}
 	}
 	return errors.Join(errs...)

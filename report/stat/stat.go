@@ -74,10 +74,12 @@ type Reporter struct {
 	mu   sync.Mutex // serialises Flush
 	prev stats.Snapshot
 
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-	run  sync.Once
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	run    sync.Once
+	ctx    context.Context // the periodic reports'; Close cancels it, ending one under way
+	cancel context.CancelFunc
 }
 
 // New returns a Reporter of src's counters to prx. It sends nothing until Start or Flush; the
@@ -85,6 +87,7 @@ type Reporter struct {
 func New(src func() stats.Snapshot, prx *statf.StatFProxy, o Options) *Reporter {
 	o.defaults()
 	r := &Reporter{src: src, prx: prx, opts: o, stop: make(chan struct{}), done: make(chan struct{})}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if sp := prx.ServantProxy(); sp != nil {
 		r.self = sp.Name()
 	}
@@ -107,7 +110,7 @@ func (r *Reporter) loop() {
 		case <-r.stop:
 			return
 		case <-t.C:
-			r.report(context.Background())
+			r.report(r.ctx)
 		}
 	}
 }
@@ -119,36 +122,45 @@ func (r *Reporter) report(ctx context.Context) {
 }
 
 // Close stops the goroutine, if started, and sends what was counted since the last report. Call
-// it before closing the Communicator the proxy belongs to. Calling it again does nothing.
+// it before closing the Communicator the proxy belongs to. It takes at most about two Timeouts
+// whatever the stat service does: a report under way gives up, and the last one has one Timeout
+// in all. Calling it again does nothing.
 func (r *Reporter) Close() error {
 	var err error
 	r.once.Do(func() {
 		close(r.stop)
+		r.cancel()
 		r.run.Do(func() { close(r.done) }) // never started: nothing to wait for
 		<-r.done
-		err = r.Flush(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
+		defer cancel()
+		err = r.Flush(ctx)
 	})
 	return err
 }
 
-// Flush reports at once what was counted since the last report: one reportMicMsg per batch. It
-// returns the errors of the batches that failed.
+// Flush reports at once what was counted since the last report: one reportMicMsg per batch, each
+// within Timeout and ctx. The first batch that gets no answer ends the report (the stat service
+// is not answering: the next would wait as long), and what it and the batches after it held is
+// lost. It returns the errors of the batches that failed.
 func (r *Reporter) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur := r.src()
 	delta := cur.Delta(r.prev)
 	r.prev = cur
+	batches := Messages(delta, r.opts, r.self)
 	var errs []error
-	for _, batch := range Messages(delta, r.opts, r.self) {
+	for i, batch := range batches {
 		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 		ret, err := r.prx.ReportMicMsg(cctx, batch, r.opts.FromClient)
 		cancel()
-		if err == nil && ret != 0 {
-			err = fmt.Errorf("stat: reportMicMsg returned %d", ret)
-		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("stat: report of %d entries: %w", len(batch), err))
+			errs = append(errs, fmt.Errorf("stat: report of %d entries (batch %d of %d; the rest not sent): %w", len(batch), i+1, len(batches), err))
+			break
+		}
+		if ret != 0 {
+			errs = append(errs, fmt.Errorf("stat: reportMicMsg of %d entries returned %d", len(batch), ret))
 		}
 	}
 	return errors.Join(errs...)
