@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -160,4 +161,99 @@ func TestDebugHandlerServesStats(t *testing.T) {
 		}
 	}
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// TestStatsTwoProxiesOfOneObject: two proxy strings of one object (the second with a #tag, which
+// gets a proxy of its own) to one endpoint give one Stats().Endpoints entry, which counts the
+// calls of both, and Delta over an interval counts the interval's calls. There were two entries
+// with the same (Thread, Servant, Endpoint), which Delta matched by that key: it subtracted the
+// wrong entry's counters.
+func TestStatsTwoProxiesOfOneObject(t *testing.T) {
+	g := startGreeter(t, "a", serverOpt{})
+	comm := newComm(t, func(c *conf.Config) { c.NetThread = 1 })
+	a := proxyTo(t, comm, g)
+	var b servantproxy.ServantProxy
+	if err := comm.StringToProxy(servant+"#b@"+g.endpoint(), &b); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	call := func(sp *servantproxy.ServantProxy, n int) {
+		for i := range n {
+			if _, err := sayHello(ctx, sp, "x", uint64(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	replies := func(s stats.Snapshot) (n uint64, entries int) {
+		for _, e := range s.Endpoints {
+			if e.Servant == servant {
+				n += e.Replies
+				entries++
+			}
+		}
+		return n, entries
+	}
+	call(a, 5)
+	call(&b, 1)
+	waitFor(t, "6 replies counted", func() bool { n, _ := replies(comm.Stats()); return n == 6 })
+	prev := comm.Stats()
+	call(a, 3)
+	waitFor(t, "9 replies counted", func() bool { n, _ := replies(comm.Stats()); return n == 9 })
+	cur := comm.Stats()
+	_, entries := replies(cur)
+	if entries != 1 {
+		t.Errorf("%d endpoint entries for %s at one endpoint, want 1", entries, servant)
+	}
+	d := cur.Delta(prev)
+	if n, _ := replies(d); n != 3 {
+		t.Errorf("Delta has %d replies over %d endpoint entries of %s, want 3 (the interval's calls)\nprev %+v\ncur  %+v",
+			n, entries, servant, prev.Endpoints, cur.Endpoints)
+	}
+}
+
+// TestStatsThreadCountersSurviveEndpointRemoval: a net thread's Writes, BytesOut, BytesIn are
+// cumulative counters (Prometheus *_total, Delta subtracts them): when an endpoint leaves the
+// naming list they keep its counts. They were summed over the AdapterProxies the thread had at
+// the time, so they went down, and the next Delta reported the whole count again.
+func TestStatsThreadCountersSurviveEndpointRemoval(t *testing.T) {
+	a, b := startGreeter(t, "a", serverOpt{}), startGreeter(t, "b", serverOpt{})
+	path := filepath.Join(t.TempDir(), "naming.txt")
+	writeNaming(t, path, a, b)
+	comm := newComm(t, func(c *conf.Config) { c.NetThread = 1; c.NamingFile = path })
+	sp, err := comm.Proxy(servant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	seen := map[string]bool{}
+	waitFor(t, "calls reach a and b", func() bool {
+		from, err := sayHello(ctx, sp, "x", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[from] = true
+		return seen["a"] && seen["b"]
+	})
+	before := comm.Stats()
+	writeNaming(t, path, a)
+	waitFor(t, "b leaves the Communicator's endpoints", func() bool {
+		for _, e := range comm.Stats().Endpoints {
+			if e.Endpoint == b.addr {
+				return false
+			}
+		}
+		return true
+	})
+	after := comm.Stats()
+	if len(before.Threads) != 1 || len(after.Threads) != 1 {
+		t.Fatalf("threads %d, %d", len(before.Threads), len(after.Threads))
+	}
+	bt, at := before.Threads[0], after.Threads[0]
+	if at.Writes < bt.Writes || at.BytesOut < bt.BytesOut || at.BytesIn < bt.BytesIn {
+		t.Errorf("net thread counters went down when b left the list: writes %d -> %d, bytes out %d -> %d, bytes in %d -> %d",
+			bt.Writes, at.Writes, bt.BytesOut, at.BytesOut, bt.BytesIn, at.BytesIn)
+	}
+	if d := after.Delta(before).Threads[0]; d.BytesOut != 0 {
+		t.Errorf("Delta over an interval with no call reports %d bytes out (the whole counter)", d.BytesOut)
+	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
-	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
 
@@ -52,32 +51,36 @@ func (t *Thread) snapshot() stats.Snapshot {
 	nt.Index = t.opts.Index
 	nt.QueueDepth = int(t.queued.Load())
 	nt.QueueCap = t.opts.QueueCap
+	// One entry per (servant, endpoint): the connections of one endpoint (Options.Connections)
+	// and those of the ObjectProxies of one servant made from different proxy strings (a #tag,
+	// other endpoints) are summed, so that an endpoint's series is one.
+	at := make(map[endpointKey]int)
 	for _, o := range t.objects() {
-		first := len(s.Endpoints) // this servant's entries start here
-		var prev *adapterproxy.AdapterProxy
+		tr := o.Traffic()
+		nt.Writes += tr.Writes
+		nt.BytesOut += tr.BytesOut
+		nt.BytesIn += tr.BytesIn
+		nt.LateReplies += tr.Late
 		for _, a := range o.Adapters() {
 			e := a.EndpointStats(t.opts.Index)
 			if e.State == stats.StateConnected {
 				nt.Connections++
 			}
-			as := a.Stats()
-			nt.Writes += as.Writes
-			nt.BytesOut += as.BytesOut
-			nt.BytesIn += as.BytesIn
-			nt.LateReplies += as.Late
-			if prev != nil && len(s.Endpoints) > first && prev.Endpoint() == a.Endpoint() {
-				// Another connection of the same endpoint (objectproxy.Options.Connections,
-				// listed one after the other): one entry per endpoint, summed.
-				addConn(&s.Endpoints[len(s.Endpoints)-1], e)
-			} else {
-				s.Endpoints = append(s.Endpoints, e)
+			k := endpointKey{e.Servant, e.Endpoint}
+			if i, ok := at[k]; ok {
+				addConn(&s.Endpoints[i], e)
+				continue
 			}
-			prev = a
+			at[k] = len(s.Endpoints)
+			s.Endpoints = append(s.Endpoints, e)
 		}
 	}
 	s.Threads = []stats.NetThread{nt}
 	return s
 }
+
+// endpointKey names an endpoint's entry in a thread's snapshot.
+type endpointKey struct{ servant, endpoint string }
 
 // stateRank orders connection states for addConn: an endpoint is as connected as its best
 // connection.

@@ -300,7 +300,9 @@ func (o *ObjectProxy) install(next *List) {
 func (o *ObjectProxy) retire(a *adapterproxy.AdapterProxy) {
 	if !a.Retire() {
 		o.retiring = append(o.retiring, a)
+		return
 	}
+	addTraffic(&o.gone, a.Stats())
 }
 
 // tickRetiring runs the chores of endpoints that left the list and forgets those done.
@@ -311,6 +313,7 @@ func (o *ObjectProxy) tickRetiring(now int64) {
 	keep := o.retiring[:0]
 	for _, a := range o.retiring {
 		if a.Retire() {
+			addTraffic(&o.gone, a.Stats()) // forgotten: its counts stay in Traffic
 			continue
 		}
 		a.Tick(now)

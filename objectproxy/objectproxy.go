@@ -76,6 +76,7 @@ type ObjectProxy struct {
 	view     View                         // what the pickers pick from (select.go)
 	pickers  pickers                      // the servant's balancer (picker.go)
 	retiring []*adapterproxy.AdapterProxy // left the list, finishing their calls
+	gone     adapterproxy.Stats               // Traffic's counts of the AdapterProxies forgotten
 	parked   map[*call.Call]struct{}      // calls waiting for the first list
 	budget   retryBudget                  // budget.go
 }
@@ -105,6 +106,29 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 
 // Name returns the servant name. Safe for concurrent use.
 func (o *ObjectProxy) Name() string { return o.name }
+
+// Traffic returns the writes, bytes written and read, and late replies of o's connections over
+// its life: those of the AdapterProxies it has, of those finishing the calls of endpoints that
+// left its list, and of those it forgot, so that totals summed from it never go down. Only those
+// four fields are set. Must be called on the loop goroutine.
+func (o *ObjectProxy) Traffic() adapterproxy.Stats {
+	t := o.gone
+	for _, a := range o.Adapters() {
+		addTraffic(&t, a.Stats())
+	}
+	for _, a := range o.retiring {
+		addTraffic(&t, a.Stats())
+	}
+	return t
+}
+
+// addTraffic adds s's traffic counts (Traffic's four fields) to t.
+func addTraffic(t *adapterproxy.Stats, s adapterproxy.Stats) {
+	t.Writes += s.Writes
+	t.BytesOut += s.BytesOut
+	t.BytesIn += s.BytesIn
+	t.Late += s.Late
+}
 
 // Adapters returns the AdapterProxies of the current list, in TarsCpp order (see the package
 // documentation), each endpoint's connections (Options.Connections) one after the other. Must
