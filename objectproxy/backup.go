@@ -1,6 +1,9 @@
 package objectproxy
 
-import "github.com/tarscomm/tarscomm/internal/call"
+import (
+	"github.com/tarscomm/tarscomm/adapterproxy"
+	"github.com/tarscomm/tarscomm/internal/call"
+)
 
 // Backup routes the two calls of one backup request on this ObjectProxy (the servant's backup
 // request logic, in servantproxy, makes them): the first call is routed as any call, and the
@@ -8,13 +11,15 @@ import "github.com/tarscomm/tarscomm/internal/call"
 // to another endpoint than the one the first went to. A Backup is a call.Router: it is the Dest of
 // both calls. Its methods run on the loop goroutine.
 type Backup struct {
-	o     *ObjectProxy
-	first int32 // list index the first call went to; -1 until it is routed
-	sent  bool  // the first call has been routed
+	o *ObjectProxy
+	// first is the endpoint the first call went to (its AdapterProxy, not its list index: an
+	// update of the list between the two calls moves the indices); nil until it is routed.
+	first *adapterproxy.AdapterProxy
+	sent  bool // the first call has been routed
 }
 
 // NewBackup returns a Backup for one backup request. Safe for concurrent use (it only allocates).
-func (o *ObjectProxy) NewBackup() *Backup { return &Backup{o: o, first: -1} }
+func (o *ObjectProxy) NewBackup() *Backup { return &Backup{o: o} }
 
 // Route implements call.Router: the first call is routed by the servant's balancer, the backup to
 // another endpoint (pickOther). A backup with no other endpoint to go to fails at once with
@@ -27,15 +32,30 @@ func (h *Backup) Route(c *call.Call) {
 			o.Route(c) // parked: routed by the first list, as any call
 			return
 		}
-		h.first = int32(o.routeOne(c))
+		if i := o.routeOne(c); i >= 0 {
+			h.first = o.adapters[i]
+		}
 		return
 	}
-	i := o.pickOther(c, h.first)
+	i := o.pickOther(c, o.indexOf(h.first))
 	if i < 0 {
 		c.Complete(call.ErrNoEndpoint)
 		return
 	}
 	o.send(c, i)
+}
+
+// indexOf returns a's index in the current list, or -1 if a is nil or no longer listed.
+func (o *ObjectProxy) indexOf(a *adapterproxy.AdapterProxy) int32 {
+	if a == nil {
+		return -1
+	}
+	for i, b := range o.adapters {
+		if b == a {
+			return int32(i)
+		}
+	}
+	return -1
 }
 
 // Retry implements call.Router, as the ObjectProxy does.
@@ -47,9 +67,6 @@ func (h *Backup) Retry(c *call.Call, err error) { h.o.Retry(c, err) }
 // is unknown): any endpoint will do then.
 func (o *ObjectProxy) pickOther(c *call.Call, avoid int32) int {
 	n := len(o.adapters)
-	if avoid >= int32(n) {
-		avoid = -1 // the list changed since
-	}
 	if avoid >= 0 && avoid < 64 {
 		c.Tried |= 1 << avoid
 	}
