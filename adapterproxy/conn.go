@@ -42,7 +42,8 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	a.attachFD(c)
 	a.state = stateConnected
 	a.lastIO = a.loop.Now()
-	a.proven, a.heard = false, false
+	a.proven = false
+	a.heard = a.ep.AuthType == endpoint.AuthLocal // the peer answered the authentication
 	a.handed, a.taken, a.waiting, a.lastMoved = 0, 0, 0, a.lastIO
 	a.in.Reset()
 	a.log.Debug("connected")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/inbound"
 )
 
 // maxAnswer bounds the server's answer to an auth request.
@@ -42,13 +43,13 @@ func Handshake(nc net.Conn, servant, addr string, cred Credentials, deadline tim
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return fail("no answer to the auth request before the connect timeout: %w", err)
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			return fail("the server closed the connection: it refused access key %q (wrong key, secret or object)", cred.AccessKey)
+			return fail("the server closed the connection: it refused access key %q (wrong key, secret or object), or it speaks TLS (declare the endpoint ssl, not tcp)", cred.AccessKey)
 		}
 		return fail("reading the answer: %w", err)
 	}
 	n, err := codec.FrameLength(head[:], maxAnswer)
 	if err != nil {
-		return fail("bad answer: %v", err)
+		return fail("bad answer: %v", inbound.Foreign(head[:], err))
 	}
 	answer := make([]byte, n)
 	copy(answer, head[:])

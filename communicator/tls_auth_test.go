@@ -17,6 +17,7 @@ import (
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
+	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
 // startAuthGreeter starts a greeter that requires TARS authentication with access key "app"
@@ -132,4 +133,122 @@ func TestAuthStalled(t *testing.T) {
 		t.Fatalf("call outliving the connect timeout: %v, want ErrAuth saying no answer", err)
 	}
 	within(t, "the stalled auth (within connect-timeout)", time.Since(start), 600*time.Millisecond+time.Second)
+}
+
+// TestTLSAuthRefusedCertIsTLS: an ssl -e 1 endpoint whose TLS 1.3 server requires a client
+// certificate, called by a client without one. The server refuses the certificate (alert
+// certificate_required) after the client's handshake completed, while the client reads the auth
+// answer: the error matches ErrTLS, as a refused client certificate does without -e 1, and not
+// ErrAuth (it blamed the access key).
+func TestTLSAuthRefusedCertIsTLS(t *testing.T) {
+	p := newTLSPKI(t)
+	keys := func(ak string) (string, bool) { return "s3cret", ak == "app" }
+	g := startTLSGreeter(t, p, "mtls-auth", tlsServerOpt{pair: p.server, mutual: true, authKeys: keys})
+	c := tlsComm(t, tomlTLS(p.ca.File, `accesskey = "app"`, `secretkey = "s3cret"`), nil)
+	sp := authProxy(t, c, servant, "ssl", g.addr)
+	_, err := sayHello(testCtx(t), sp, "nocert", 1)
+	t.Log(err)
+	if err == nil {
+		t.Fatal("call without a client certificate succeeded")
+	}
+	if !errors.Is(err, communicator.ErrConnection) {
+		t.Fatalf("%v: want ErrConnection", err)
+	}
+	if !errors.Is(err, tlsconn.ErrTLS) {
+		t.Errorf("refused client certificate: %v\nwant errors.Is(err, ErrTLS) (README: a refused client certificate matches ErrTLS); ErrAuth=%v",
+			err, errors.Is(err, auth.ErrAuth))
+	}
+	if errors.Is(err, auth.ErrAuth) {
+		t.Errorf("refused client certificate reported as an authentication failure (ErrAuth): %v", err)
+	}
+}
+
+// startAuthLimited starts a greeter requiring authentication (app/s3cret), over TLS when
+// p is set, that accepts request frames of at most 1 KiB: a larger one closes the connection.
+func startAuthLimited(t *testing.T, id string, p *tlsPKI) string {
+	t.Helper()
+	keys := func(ak string) (string, bool) { return "s3cret", ak == "app" }
+	opts := []server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server-" + id)), server.WithNumEventLoop(1),
+		server.WithAuth(keys), server.WithMaxPacketSize(1024)}
+	if p != nil {
+		cfg, err := tlsconn.ServerConfig(tlsconn.Files{Cert: p.server.Cert, Key: p.server.Key}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, server.WithTLS(cfg))
+	}
+	s := server.New(opts...)
+	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+		return &hellopb.HelloReply{Message: req.GetName() + "@" + id, Seq: req.GetSeq()}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return a.String()
+}
+
+// TestTLSAuthHeard: on a -e 1 connection the server has answered the auth request (AUTH_SUCC, a
+// TARS frame) before any call is written. When that server then closes the connection (here:
+// the first call is over its packet size limit), the error must not claim the peer never sent a
+// byte: over tcp it said it was probably a TLS server ("declare it ssl"), over ssl that it was a
+// TLS failure (ErrTLS), probably a refused client certificate.
+func TestTLSAuthHeard(t *testing.T) {
+	p := newTLSPKI(t)
+	big := strings.Repeat("x", 4096)
+	for _, proto := range []string{"tcp", "ssl"} {
+		t.Run(proto, func(t *testing.T) {
+			var addr string
+			if proto == "ssl" {
+				addr = startAuthLimited(t, "lim-"+proto, p)
+			} else {
+				addr = startAuthLimited(t, "lim-"+proto, nil)
+			}
+			c := tlsComm(t, tomlTLS(p.ca.File, `accesskey = "app"`, `secretkey = "s3cret"`), nil)
+			sp := authProxy(t, c, servant, proto, addr)
+			_, err := sayHello(testCtx(t), sp, big, 1)
+			t.Log(err)
+			if err == nil {
+				t.Fatal("an oversized request succeeded")
+			}
+			if !errors.Is(err, communicator.ErrConnection) {
+				t.Fatalf("%v: want ErrConnection", err)
+			}
+			if strings.Contains(err.Error(), "without sending a byte") || strings.Contains(err.Error(), "without sending anything") {
+				t.Errorf("error claims the peer sent nothing, though it answered the auth request: %v", err)
+			}
+			if errors.Is(err, tlsconn.ErrTLS) {
+				t.Errorf("a server closing an authenticated connection is reported as a TLS failure: %v", err)
+			}
+		})
+	}
+}
+
+// TestTLSAuthTCPToTLSServer: an endpoint that speaks TLS declared "tcp -e 1" by mistake. Without
+// -e 1 the error says what happened ("a TLS server does that to a plain TCP client ... declare it
+// ssl"); with -e 1 the TLS server hangs up on the auth request, and the error must mention TLS
+// too, not only the access key.
+func TestTLSAuthTCPToTLSServer(t *testing.T) {
+	p := newTLSPKI(t)
+	keys := func(ak string) (string, bool) { return "s3cret", ak == "app" }
+	g := startTLSGreeter(t, p, "tls-auth", tlsServerOpt{pair: p.server, authKeys: keys})
+	c := tlsComm(t, tomlTLS(p.ca.File, `accesskey = "app"`, `secretkey = "s3cret"`), nil)
+	_, err := sayHello(testCtx(t), authProxy(t, c, servant, "tcp", g.addr), "x", 1)
+	t.Log(err)
+	if err == nil {
+		t.Fatal("a plain TCP call to a TLS server succeeded")
+	}
+	if !strings.Contains(err.Error(), "ssl") && !strings.Contains(err.Error(), "TLS") {
+		t.Errorf("right credentials, endpoint declared tcp for a TLS server: the error does not mention TLS/ssl: %v", err)
+	}
 }

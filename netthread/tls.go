@@ -49,8 +49,12 @@ func (t *Thread) dialTLS(a *adapterproxy.AdapterProxy) (net.Conn, *tlsconn.Sessi
 		deadline, _ := ctx.Deadline()
 		if err := t.authenticate(sess.TLS(), a, deadline); err != nil {
 			_ = nc.Close()
+			if te := tlsconn.AsFailure(a.Addr(), err); te != nil {
+				return nil, nil, te // a refused client certificate, not a refused key
+			}
 			return nil, nil, err
 		}
+		sess.Heard()
 	}
 	sess.Detach()
 	return nc, sess, nil

@@ -76,7 +76,7 @@ type ObjectProxy struct {
 	view     View                         // what the pickers pick from (select.go)
 	pickers  pickers                      // the servant's balancer (picker.go)
 	retiring []*adapterproxy.AdapterProxy // left the list, finishing their calls
-	gone     adapterproxy.Stats               // Traffic's counts of the AdapterProxies forgotten
+	gone     adapterproxy.Stats           // Traffic's counts of the AdapterProxies forgotten
 	parked   map[*call.Call]struct{}      // calls waiting for the first list
 	budget   retryBudget                  // budget.go
 }

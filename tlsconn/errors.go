@@ -80,6 +80,24 @@ func isRemoteAlert(err error) bool {
 	return errors.As(err, &op) && op.Op == "remote error"
 }
 
+// AsFailure returns, for err from an exchange run over an established tls.Conn by its owner
+// (TARS authentication, before the connection goes to the loop), an *Error for the TLS failure
+// it carries (an alert the peer sent, a record that is not TLS), with that failure as its
+// cause; nil when err carries none. With TLS 1.3 the client's handshake ends before the server
+// has checked its certificate: a refusal arrives as an alert on the first read.
+func AsFailure(addr string, err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "remote error" {
+		return &Error{Addr: addr, Op: "read", Err: op,
+			Hint: "the peer refused the connection: it may require a client certificate (set cert and key), or refuse this one"}
+	}
+	var rec tls.RecordHeaderError
+	if errors.As(err, &rec) {
+		return &Error{Addr: addr, Op: "read", Err: rec, Hint: "the peer sent something that is not TLS"}
+	}
+	return nil
+}
+
 // isTLSFailure reports whether err, from reading or writing an established tls.Conn, is a
 // failure of TLS (an alert, a bad record) rather than the connection ending or being closed.
 func isTLSFailure(err error) bool {

@@ -28,6 +28,7 @@ type Session struct {
 	sc     *switchConn
 	addr   string
 	client bool // the client side (ClientSession): a silent close by the server is a TLS failure
+	heard  bool // the peer spoke before the loop took over (Heard)
 }
 
 // ClientSession runs the client side of a TLS handshake on nc, as Client does, and returns the
@@ -60,8 +61,13 @@ func (s *Session) Detach() { s.sc.mem = true }
 // Attach returns the LoopConn that runs the session on c, the loop's connection of the detached
 // network connection. Must be called on the loop goroutine.
 func (s *Session) Attach(c gnet.Conn) *LoopConn {
-	return &LoopConn{Conn: c, s: s}
+	return &LoopConn{Conn: c, s: s, heard: s.heard}
 }
+
+// Heard records that the peer spoke on the session before Detach (it answered TARS
+// authentication): a later close without a byte of plaintext is then not a refusal of this
+// side's certificate (Cause).
+func (s *Session) Heard() { s.heard = true }
 
 // maxRecord is the largest plaintext of one TLS record.
 const maxRecord = 16 << 10

@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"devregistry":         {"endpoint", "naming", "naming/file", "naming/registry", "protocol/endpointf", "protocol/queryf", "server"},
 	"server/serverconf":   {"server", "conf", "endpoint", "tlsconn"},
 	"tlsconn":             {},
-	"auth":                {"codec"},
+	"auth":                {"codec", "internal/inbound"},
 	"internal/tlstest":    {},
 	"internal/closetest":  {},
 	"internal/benchcpu":   {},

@@ -76,7 +76,7 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 	l, err := codec.FrameLength(head, a.Max)
 	if err != nil {
 		b, _ := c.Peek(min(have, maxQuote))
-		return nil, false, foreign(b, err)
+		return nil, false, Foreign(b, err)
 	}
 	if have >= l {
 		f, err := c.Peek(l)
@@ -170,10 +170,10 @@ func (a *Assembler) done() (frame []byte, owned bool) {
 // maxQuote bounds what an error about a foreign protocol quotes of the peer's bytes.
 const maxQuote = 64
 
-// foreign names the protocol the peer speaks when bad frame length err comes from bytes that are
+// Foreign names the protocol the peer speaks when bad frame length err comes from bytes that are
 // obviously not TARS: an HTTP status line, a TLS record, or text. It wraps err, so errors.Is
 // still finds codec.ErrFrameTooLarge or codec.ErrFrameTooSmall; otherwise it returns err.
-func foreign(b []byte, err error) error {
+func Foreign(b []byte, err error) error {
 	if len(b) < codec.HeaderLen {
 		return err
 	}
