@@ -185,11 +185,11 @@ func (p *Pool) run(w *worker, c *call.Call) {
 	w.depth++
 	defer func() {
 		w.depth--
-		p.reserved.Add(-1)
 		if r := recover(); r != nil {
 			p.panics.Add(1)
 			p.log.Error("async callback panicked", zap.Any("panic", r), zap.Stack("stack"))
 		}
+		p.reserved.Add(-1) // last: Close, which waits for it, sees the panic counted and logged
 	}()
 	c.Finish(c)
 }

@@ -106,6 +106,23 @@ func TestJSON(t *testing.T) {
 	}
 }
 
+// TestJSONEmpty: the JSON of a Communicator that has made no call has empty lists, not null.
+func TestJSONEmpty(t *testing.T) {
+	h := debugpage.Handler(func() stats.Snapshot { return stats.Snapshot{} }, debugpage.Options{})
+	ts := httptest.NewServer(h) // on 127.0.0.1
+	t.Cleanup(ts.Close)
+	body, _ := get(t, ts.URL+"/stats.json")
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"threads", "endpoints", "calls"} {
+		if l, ok := raw[k].([]any); !ok || len(l) != 0 {
+			t.Errorf("%q = %#v, want []", k, raw[k])
+		}
+	}
+}
+
 var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 // notSnake appends to bad the object keys of v, at any depth, that are not snake_case.

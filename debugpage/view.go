@@ -84,6 +84,14 @@ func newView(s stats.Snapshot, o Options) View {
 	if v.Title == "" {
 		v.Title = "tarscomm"
 	}
+	// The JSON's lists are lists even when empty ([], not null), as its readers expect.
+	if v.Threads == nil {
+		v.Threads = []stats.NetThread{}
+	}
+	if v.Endpoints == nil {
+		v.Endpoints = []stats.Endpoint{}
+	}
+	v.Calls = make([]Call, 0, len(s.Calls))
 	for _, e := range s.Endpoints {
 		v.Totals.Endpoints++
 		if !e.Active {
