@@ -3,12 +3,14 @@ package devregistry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.uber.org/zap"
 
@@ -76,11 +78,17 @@ func strs(eps []endpoint.Endpoint) []string {
 // formEndpoint reads obj and endpoint from req, answering 400 if they are missing or bad.
 func formEndpoint(w http.ResponseWriter, req *http.Request) (string, endpoint.Endpoint, bool) {
 	obj := req.FormValue("obj")
-	if obj == "" || strings.ContainsAny(obj, "@# \t") {
+	if obj == "" || strings.ContainsAny(obj, "@#") || strings.IndexFunc(obj, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
 		http.Error(w, fmt.Sprintf("obj = %q: an object name such as App.Server.EchoObj", obj), http.StatusBadRequest)
 		return "", endpoint.Endpoint{}, false
 	}
 	ep, err := endpoint.ParseEndpoint(req.FormValue("endpoint"))
+	if err == nil && ep.Port == 0 {
+		err = errors.New("port 0: register the port the server bound")
+	}
+	if err == nil {
+		err = ep.Check() // what a client could not dial as given
+	}
 	if err != nil {
 		http.Error(w, fmt.Sprintf("endpoint = %q: %v", req.FormValue("endpoint"), err), http.StatusBadRequest)
 		return "", endpoint.Endpoint{}, false

@@ -53,13 +53,14 @@ type Registry struct {
 	http *http.Server
 	hln  net.Listener
 
-	mu      sync.Mutex
-	static  map[string]naming.List             // from File
-	groups  []group                            // from File, sorted by name
-	regs    map[string]map[string]registration // object -> endpoint address -> registration
-	last    []byte                             // File's content applied
-	pending []byte                             // a content read once, not applied yet
-	now     func() time.Time                   // the clock; tests keep time.Now
+	mu         sync.Mutex
+	static     map[string]naming.List             // from File
+	groups     []group                            // from File, sorted by name
+	regs       map[string]map[string]registration // object -> endpoint address -> registration
+	last       []byte                             // File's content applied
+	pending    []byte                             // a content read once, not applied yet
+	hasPending bool                               // pending holds one (it may be empty: a truncated file)
+	now        func() time.Time                   // the clock; tests keep time.Now
 
 	stop      chan struct{}
 	reloaded  chan struct{} // closed when the reload goroutine exits
@@ -298,13 +299,15 @@ func (r *Registry) load(settle bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.last != nil && bytes.Equal(data, r.last) {
+		r.pending, r.hasPending = nil, false // a half-written read that did not last
 		return nil
 	}
-	if settle && !bytes.Equal(data, r.pending) {
-		r.pending = data // applied on the next read if it stays
+	if settle && (!r.hasPending || !bytes.Equal(data, r.pending)) {
+		r.pending, r.hasPending = data, true // applied on the next read if it stays
 		return nil
 	}
 	r.last, r.static, r.groups = data, static, groups
+	r.pending, r.hasPending = nil, false
 	return nil
 }
 

@@ -18,8 +18,10 @@ import (
 //	{"<key>": {"active": ["tcp -h 10.0.0.1 -p 1 -t 60000"], "inactive": []}}
 //
 // The locator part is the locator's endpoints sorted, so that listing them in another order
-// keeps the entries. The file is rewritten (through a temporary file and a rename) when an
-// answer differs from the cached one.
+// keeps the entries. The file is rewritten (through a temporary file, synced, and a rename)
+// when an answer differs from the cached one, merged with what the file holds then: several
+// Registries may share it. (Processes sharing it do not lock it: two rewriting it at the same
+// moment may lose one's change, which its next answer that differs writes again.)
 type cache struct {
 	path    string
 	locator string
@@ -61,19 +63,27 @@ func (c *cache) key(q naming.Query) string {
 
 // read loads the file once; a missing or unreadable file is an empty cache.
 func (c *cache) read() {
-	if c.entries != nil {
-		return
-	}
-	c.entries = map[string]cacheEntry{}
-	data, err := os.ReadFile(c.path)
-	if err != nil {
-		return
-	}
-	_ = json.Unmarshal(data, &c.entries)
 	if c.entries == nil {
-		c.entries = map[string]cacheEntry{}
+		c.entries = readEntries(c.path)
 	}
 }
+
+// readEntries returns the entries of the file at path; a missing or unreadable file has none.
+func readEntries(path string) map[string]cacheEntry {
+	entries := map[string]cacheEntry{}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return entries
+	}
+	if json.Unmarshal(data, &entries) != nil || entries == nil {
+		return map[string]cacheEntry{}
+	}
+	return entries
+}
+
+// fileLocks holds a mutex per cache file path: the Registries of this process that share a file
+// take turns to read, merge and rewrite it.
+var fileLocks sync.Map
 
 func (c *cache) load(q naming.Query) (naming.List, bool) {
 	c.mu.Lock()
@@ -114,6 +124,12 @@ func (c *cache) store(q naming.Query, l naming.List) error {
 	if old, ok := c.entries[k]; ok && slices.Equal(old.Active, e.Active) && slices.Equal(old.Inactive, e.Inactive) {
 		return nil
 	}
+	// Other Registries may share the file, each writing its own locator's keys: the entry is
+	// merged into what the file holds now, not into what it held when this one first read it.
+	fl, _ := fileLocks.LoadOrStore(c.path, new(sync.Mutex))
+	fl.(*sync.Mutex).Lock()
+	defer fl.(*sync.Mutex).Unlock()
+	c.entries = readEntries(c.path)
 	c.entries[k] = e
 	data, err := json.MarshalIndent(c.entries, "", "  ")
 	if err != nil {
@@ -124,6 +140,11 @@ func (c *cache) store(q naming.Query, l naming.List) error {
 		return err
 	}
 	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Sync(); err != nil { // on disk before the rename makes it the cache
 		_ = tmp.Close()
 		_ = os.Remove(tmp.Name())
 		return err
