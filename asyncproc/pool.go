@@ -111,6 +111,22 @@ func (p *Pool) Reserve() error {
 	return nil
 }
 
+// ReserveEvent is Reserve for a callback that is no call (a server push, a connection opening or
+// closing, delivered at once): InFlightLimit, which bounds the calls waiting for a reply, does
+// not refuse it; a full queue and Close do. Safe for concurrent use.
+func (p *Pool) ReserveEvent() error {
+	p.reserved.Add(1)
+	if p.closing.Load() { // after counting, as Reserve does
+		p.reserved.Add(-1)
+		return call.ErrClosed
+	}
+	if int64(len(p.queue))+p.spilled.Load() >= p.queueCap {
+		p.reserved.Add(-1)
+		return call.ErrQueueFull
+	}
+	return nil
+}
+
 // Release gives back a slot taken by Reserve for a call that was never submitted.
 func (p *Pool) Release() { p.reserved.Add(-1) }
 

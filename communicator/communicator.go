@@ -72,6 +72,7 @@ type Communicator struct {
 
 	reports     reporters // TARS stat and property reporting, when configured
 	reportsOnce sync.Once
+	namingOnce  sync.Once // closeNaming: a concurrent Close waits for the first's
 
 	naming    naming.Source // resolves proxy strings without '@'; nil: they have no endpoints
 	ownNaming func()        // closes a source the Communicator made from its config
@@ -79,6 +80,7 @@ type Communicator struct {
 	mu       sync.Mutex
 	proxies  map[string]*servantproxy.ServantProxy // by identity (see Proxy); guarded by mu
 	internal map[string]bool                       // servants of internal proxies (report.go); guarded by mu
+	limits   map[string]*servantproxy.Limit        // max-inflight by servant (limitOf); guarded by mu
 	managers []*naming.Manager                     // guarded by mu
 	closed   bool                                  // guarded by mu
 }
@@ -96,7 +98,8 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	if o.log == nil {
 		o.log = logging.Default(cfg.LogLevel)
 	}
-	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy), internal: map[string]bool{}}
+	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy), internal: map[string]bool{},
+		limits: map[string]*servantproxy.Limit{}}
 	if !o.noStats {
 		c.shared = new(stats.Shared)
 	}
@@ -334,7 +337,7 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		Push:         push,
 		SetName:      set,
 		// Tail latency and overload (servantopts.go).
-		MaxInflight:   s.MaxInflight,
+		Limit:         c.limitOf(target.Object, s.MaxInflight, internal),
 		BackupRequest: s.BackupRequest,
 		BackupRatio:   s.BackupBudget,
 		Idempotent:    s.Idempotent,
@@ -347,6 +350,22 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 	}
 	c.proxies[key] = sp
 	return sp, nil
+}
+
+// limitOf returns the max-inflight Limit of servant obj's proxies, made with max by the first:
+// the servant's calls through every proxy string (a #tag, other endpoints, a set) count
+// together, as max-inflight says. The Communicator's own proxies (internal) count apart.
+// Called with c.mu held.
+func (c *Communicator) limitOf(obj string, max int, internal bool) *servantproxy.Limit {
+	if internal {
+		return servantproxy.NewLimit(max)
+	}
+	l, ok := c.limits[obj]
+	if !ok {
+		l = servantproxy.NewLimit(max)
+		c.limits[obj] = l
+	}
+	return l
 }
 
 // Close fails every call in flight with ErrClosed, runs the async callbacks that are due, and

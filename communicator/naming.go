@@ -51,18 +51,21 @@ func (c *Communicator) startNaming(src naming.Source) error {
 	return nil
 }
 
-// closeNaming stops every servant's watch, then the Communicator's own source.
+// closeNaming stops every servant's watch, then the Communicator's own source, once: a
+// concurrent Close waits here until the first has stopped them.
 func (c *Communicator) closeNaming() {
-	c.mu.Lock()
-	ms := c.managers
-	c.managers = nil
-	c.mu.Unlock()
-	for _, m := range ms {
-		m.Close()
-	}
-	if c.ownNaming != nil {
-		c.ownNaming()
-	}
+	c.namingOnce.Do(func() {
+		c.mu.Lock()
+		ms := c.managers
+		c.managers = nil
+		c.mu.Unlock()
+		for _, m := range ms {
+			m.Close()
+		}
+		if c.ownNaming != nil {
+			c.ownNaming()
+		}
+	})
 }
 
 // noNaming is the error of a bare object when the Communicator has no naming source.

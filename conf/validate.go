@@ -80,7 +80,15 @@ func (c *Config) Validate() error {
 	for _, name := range names {
 		s := c.Servants[name]
 		key := "servant." + quoteKey(name)
-		v.errs = append(v.errs, s.TLS.Check(key+"."), s.Auth.Check(key+"."))
+		own := s.TLS.Check(key + ".")
+		v.errs = append(v.errs, own, s.Auth.Check(key+"."))
+		if own == nil && !s.TLS.IsZero() {
+			// The servant's keys apply over the top level's (ForServant): the two may not fit
+			// together (tls-min-version = "1.3" above, tls-ciphers here).
+			if _, _, err := s.TLS.Or(c.TLS).TLSVersions.Parse(key + "."); err != nil {
+				v.errs = append(v.errs, fmt.Errorf("%w (with the top-level TLS keys it takes)", err))
+			}
+		}
 		if p := nameProblem(name); p != "" {
 			v.errs = append(v.errs, fmt.Errorf("conf: %s: %s", key, p))
 		}

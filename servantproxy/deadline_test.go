@@ -87,13 +87,13 @@ func TestCollectOptions(t *testing.T) {
 }
 
 func TestLimiter(t *testing.T) {
-	var l limiter
+	l := NewLimit(0)
 	for range 3 {
 		if !l.acquire() {
 			t.Fatal("no limit refused")
 		}
 	}
-	l = limiter{max: 2}
+	l = NewLimit(2)
 	got := []bool{l.acquire(), l.acquire(), l.acquire()}
 	if !got[0] || !got[1] || got[2] {
 		t.Fatalf("max 2: acquires %v, want two slots, then a refusal", got)

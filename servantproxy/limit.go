@@ -6,17 +6,22 @@ import (
 	"github.com/tarscomm/tarscomm/internal/call"
 )
 
-// limiter is a servant's max-inflight: at most max calls (sync, async and one-way, counted from
+// Limit is a servant's max-inflight: at most max calls (sync, async and one-way, counted from
 // the caller's side: a call is in flight from when it is prepared until its caller has its
 // outcome) at a time; beyond it a call fails at once with ErrOverload, without being sent. A
-// max of 0 means no limit, at the cost of one branch.
-type limiter struct {
+// max of 0 means no limit, at the cost of one branch. The proxies of one servant share one
+// (Options.Limit): a Communicator gives a servant's proxies, whatever their proxy strings, the
+// same.
+type Limit struct {
 	max int64
 	n   atomic.Int64
 }
 
+// NewLimit returns a Limit of max calls in flight (0 or less: none).
+func NewLimit(max int) *Limit { return &Limit{max: int64(max)} }
+
 // acquire takes a slot, reporting false (and taking none) when all are in use.
-func (l *limiter) acquire() bool {
+func (l *Limit) acquire() bool {
 	if l.max <= 0 {
 		return true
 	}
@@ -28,7 +33,7 @@ func (l *limiter) acquire() bool {
 }
 
 // release gives back the slot of a call whose caller has its outcome.
-func (l *limiter) release() {
+func (l *Limit) release() {
 	if l.max > 0 {
 		l.n.Add(-1)
 	}

@@ -102,9 +102,10 @@ func (s *PushSink) Closed(a *adapterproxy.AdapterProxy, err error) {
 }
 
 // carrier returns a call that carries an event of a's connection to an async worker, or nil
-// when the pool refuses it (its queue is full, or it is closing): the event is dropped.
+// when the pool refuses it (its queue is full, or it is closing): the event is dropped. The
+// async calls in flight (async-inflight-limit) do not refuse it.
 func (s *PushSink) carrier(a *adapterproxy.AdapterProxy, finish func(*call.Call)) *call.Call {
-	if s.p.async.Reserve() != nil {
+	if s.p.async.ReserveEvent() != nil {
 		return nil
 	}
 	c := call.Get()

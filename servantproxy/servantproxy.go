@@ -39,8 +39,10 @@ type Options struct {
 	// status[STATUS_SETNAME_VALUE] = SetName, encoded with the request. "" for none.
 	SetName string
 	// MaxInflight caps the servant's calls in flight (limit.go); beyond it calls fail at once
-	// with ErrOverload. 0: no limit.
+	// with ErrOverload. 0: no limit. Limit, when set, is used instead: one Limit shared by the
+	// proxies of one servant caps their calls together.
 	MaxInflight int
+	Limit       *Limit
 	// BackupRequest, when positive, sends a sync call of a function in Idempotent again to
 	// another endpoint when it has had no reply after that long (backup.go); BackupRatio caps
 	// backups at that fraction of those calls (0: 0.1).
@@ -75,7 +77,7 @@ type proxy struct {
 	icpt    interceptor.Client
 	setName string            // set routing: the set stamped on every call ("" for none)
 	setSt   map[string]string // {STATUS_SETNAME_VALUE: setName}: the status of a set call without one of its own; read only
-	limit   limiter           // max-inflight (limit.go)
+	limit   *Limit            // max-inflight (limit.go), shared by the servant's proxies
 	backup  *backup           // backup requests (backup.go); nil: none
 	finish  func(*call.Call)  // Finish of async calls: finishAsync, or with the limit's release
 	push    *PushSink         // server pushes and connection events (push.go)
@@ -111,8 +113,11 @@ func New(target endpoint.Target, objs []*objectproxy.ObjectProxy, o Options) (*S
 		shared:  o.Stats,
 		icpt:    o.Interceptor,
 		setName: o.SetName,
-		limit:   limiter{max: int64(o.MaxInflight)},
+		limit:   o.Limit,
 		backup:  newBackup(o.BackupRequest, o.BackupRatio, o.Idempotent),
+	}
+	if p.limit == nil {
+		p.limit = NewLimit(o.MaxInflight)
 	}
 	p.finish = p.finisher()
 	if p.setName != "" {
