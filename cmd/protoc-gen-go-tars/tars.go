@@ -42,12 +42,42 @@ func generate(gen *protogen.Plugin) error {
 }
 
 // check refuses what TARS cannot express or what would not compile: streaming methods, and
-// generated identifiers that collide (a method Foo's AsyncFoo with a method AsyncFoo).
+// generated identifiers that collide (a method Foo's AsyncFoo with a method AsyncFoo; a
+// message FooProxy with service Foo's proxy type).
 func check(f *protogen.File) error {
+	top := map[string]string{} // the file's top-level Go names: its messages and enums, then the stubs'
+	var addTypes func(ms []*protogen.Message)
+	addTypes = func(ms []*protogen.Message) {
+		for _, m := range ms {
+			top[m.GoIdent.GoName] = "message " + string(m.Desc.FullName())
+			for _, e := range m.Enums {
+				top[e.GoIdent.GoName] = "enum " + string(e.Desc.FullName())
+			}
+			addTypes(m.Messages)
+		}
+	}
+	addTypes(f.Messages)
+	for _, e := range f.Enums {
+		top[e.GoIdent.GoName] = "enum " + string(e.Desc.FullName())
+	}
+	for _, s := range f.Services {
+		stubs := []string{proxyName(s), "New" + proxyName(s), serverName(s), "Unimplemented" + serverName(s), "Register" + s.GoName}
+		for _, m := range s.Methods {
+			stubs = append(stubs, asyncName(m), asyncName(m)+"Pool")
+		}
+		for _, name := range stubs {
+			if prev, dup := top[name]; dup {
+				return fmt.Errorf("%s: service %s: generated identifier %s collides with %s",
+					f.Desc.Path(), s.Desc.FullName(), name, prev)
+			}
+			top[name] = "a stub of service " + string(s.Desc.FullName())
+		}
+	}
 	for _, s := range f.Services {
 		names := map[string]string{
 			"SetServantProxy": "the Setter method",
 			"ServantProxy":    "the ServantProxy accessor",
+			"SetPushCallback": "the push callback's setter",
 		}
 		for _, m := range s.Methods {
 			if m.Desc.IsStreamingClient() || m.Desc.IsStreamingServer() {
@@ -70,8 +100,12 @@ func proxyName(s *protogen.Service) string { return s.GoName + "Proxy" }
 
 func serverName(s *protogen.Service) string { return s.GoName + "Server" }
 
-// asyncName is the unexported type that carries an async call of m to its callback.
-func asyncName(m *protogen.Method) string { return "_" + m.Parent.GoName + "_" + m.GoName + "_async" }
+// asyncName is the unexported type that carries an async call of m to its callback. The
+// underscores of the service's and method's names are doubled, so that A.B_C and A_B.C do not
+// both make _A_B_C_async.
+func asyncName(m *protogen.Method) string {
+	return "_" + strings.ReplaceAll(m.Parent.GoName, "_", "__") + "_" + strings.ReplaceAll(m.GoName, "_", "__") + "_async"
+}
 
 // generateFile writes the stubs of f's services.
 func generateFile(gen *protogen.Plugin, f *protogen.File) {

@@ -47,6 +47,9 @@ type File struct {
 // .tars file and module, named after the .tars file.
 func Generate(prog *parser.Program, opt Options) ([]File, error) {
 	var out []File
+	// The top-level Go names declared in each package, across its files: two .tars files of one
+	// module make one Go package, where S and s are both S.
+	declared := map[string]map[string]ast.Pos{}
 	for _, f := range prog.Files {
 		// Group the file's module blocks by module, in order of first appearance.
 		var order []string
@@ -62,6 +65,11 @@ func Generate(prog *parser.Program, opt Options) ([]File, error) {
 		}
 		for _, name := range order {
 			g := newGen(prog, opt, blocks[name][0])
+			dir := moduleDir(blocks[name][0])
+			if declared[dir] == nil {
+				declared[dir] = map[string]ast.Pos{}
+			}
+			g.names = declared[dir]
 			if err := g.module(f, blocks[name]); err != nil {
 				return nil, err
 			}
@@ -101,10 +109,17 @@ type gen struct {
 	imports map[string]string // path -> name
 	buf     bytes.Buffer
 	names   map[string]ast.Pos // top-level Go names declared by this file
+	aliases map[string]bool    // the package names of every module (moduleAlias)
 }
 
 func newGen(prog *parser.Program, opt Options, m *ast.Module) *gen {
-	return &gen{prog: prog, opt: opt, mod: m, imports: map[string]string{}, names: map[string]ast.Pos{}}
+	g := &gen{prog: prog, opt: opt, mod: m, imports: map[string]string{}, names: map[string]ast.Pos{}, aliases: map[string]bool{}}
+	for _, ms := range prog.Modules {
+		for _, m := range ms {
+			g.aliases[moduleAlias(m)] = true
+		}
+	}
+	return g
 }
 
 func (g *gen) p(args ...any) {
@@ -222,9 +237,28 @@ func (g *gen) qualified(m *ast.Module, name string) string {
 		return exported(name)
 	}
 	importPath := strings.TrimSuffix(g.opt.ImportPrefix, "/") + "/" + moduleDir(m)
-	alias := strings.ToLower(strings.Join(m.Path, "_"))
+	alias := moduleAlias(m)
 	g.imports[importPath] = alias
 	return alias + "." + exported(name)
+}
+
+// moduleAlias is the name a module's package is imported as: its path in lower case joined by
+// '_' ("base", "app_common"), with "tars" added when that name is taken in the importing file: a
+// Go keyword or predeclared identifier (type, int32), a package generated code imports (server,
+// codec, fmt, ...), or a short name its methods use for a receiver or local (d, e, st, ...).
+func moduleAlias(m *ast.Module) string {
+	a := strings.ToLower(strings.Join(m.Path, "_"))
+	if goReserved[a] || aliasTaken[a] || len(a) <= 2 {
+		a += "tars"
+	}
+	return a
+}
+
+// aliasTaken are the package names generated code imports and the longer names of its locals.
+var aliasTaken = map[string]bool{
+	"codec": true, "context": true, "errors": true, "fmt": true, "strconv": true, "future": true,
+	"servantproxy": true, "server": true, "proto": true, "zero": true, "err": true, "ctx": true,
+	"opts": true, "cur": true, "ret": true,
 }
 
 // isBytes reports whether t is vector<byte>, written as a simple list.

@@ -19,7 +19,8 @@ type funcInfo struct {
 	argNames   map[*ast.Field]string // Go field names of args
 	resNames   map[*ast.Field]string // Go field names of result
 	ins, outs  []*ast.Param
-	retField   *ast.Field // nil for void
+	params     map[*ast.Param]string // Go names of the parameters (funcInfo: paramName, made unique)
+	retField   *ast.Field            // nil for void
 	outFields  []*ast.Field
 	inFields   []*ast.Field
 }
@@ -44,14 +45,33 @@ func (g *gen) funcInfo(it *ast.Interface, fn *ast.Func) *funcInfo {
 			fi.args.Fields = append(fi.args.Fields, f)
 		}
 	}
-	fi.argsName = "_" + it.Name + "_" + fn.Name + "_args"
+	// The hidden types' names double the underscores of the interface's and function's, so that
+	// I.f_x and I_f.x do not both make _I_f_x_args.
+	hidden := "_" + strings.ReplaceAll(it.Name, "_", "__") + "_" + strings.ReplaceAll(fn.Name, "_", "__")
+	fi.argsName = hidden + "_args"
 	if len(fi.outs) > 0 {
 		fi.resultName = exported(it.Name) + fi.goName + "Result"
 	} else {
-		fi.resultName = "_" + it.Name + "_" + fn.Name + "_result"
+		fi.resultName = hidden + "_result"
 	}
 	fi.argNames = fieldNames(fi.args)
 	fi.resNames = fieldNames(fi.result)
+	// The parameters' Go names: none a keyword, a name the signatures use, or the package name
+	// of a module (a parameter "user" would hide the package of module User in the bodies), and
+	// all distinct ("ret" and "ret_" both given).
+	fi.params = map[*ast.Param]string{}
+	taken := map[string]bool{}
+	for _, prm := range fn.Params {
+		name := paramName(prm.Name)
+		if g.aliases[name] {
+			name += "_"
+		}
+		for taken[name] || signatureNames[name] {
+			name += "_"
+		}
+		taken[name] = true
+		fi.params[prm] = name
+	}
 	return fi
 }
 
@@ -87,7 +107,7 @@ type localNames struct {
 func newLocalNames(fi *funcInfo) localNames {
 	taken := map[string]bool{"ctx": true, "opts": true, "cb": true, "err": true}
 	for _, prm := range fi.ins {
-		taken[paramName(prm.Name)] = true
+		taken[fi.params[prm]] = true
 	}
 	pick := func(want string) string {
 		for taken[want] {
@@ -103,7 +123,7 @@ func newLocalNames(fi *funcInfo) localNames {
 func (g *gen) inParams(fi *funcInfo) string {
 	var ps []string
 	for _, prm := range fi.ins {
-		ps = append(ps, paramName(prm.Name)+" "+g.goType(prm.Type))
+		ps = append(ps, fi.params[prm]+" "+g.goType(prm.Type))
 	}
 	return strings.Join(ps, ", ")
 }
@@ -112,7 +132,7 @@ func (g *gen) inParams(fi *funcInfo) string {
 func (g *gen) argsLiteral(fi *funcInfo) string {
 	var ps []string
 	for i, prm := range fi.ins {
-		ps = append(ps, fi.argNames[fi.inFields[i]]+": "+paramName(prm.Name))
+		ps = append(ps, fi.argNames[fi.inFields[i]]+": "+fi.params[prm])
 	}
 	return fi.argsName + "{" + strings.Join(ps, ", ") + "}"
 }
@@ -136,7 +156,7 @@ func (g *gen) resultNamed(fi *funcInfo) []string {
 		ts = append(ts, "ret "+g.goType(fi.fn.Ret))
 	}
 	for _, prm := range fi.outs {
-		ts = append(ts, paramName(prm.Name)+" "+g.goType(prm.Type))
+		ts = append(ts, fi.params[prm]+" "+g.goType(prm.Type))
 	}
 	return ts
 }
@@ -156,13 +176,14 @@ func resultValues(fi *funcInfo, r string) []string {
 func (g *gen) genInterface(it *ast.Interface) error {
 	name := exported(it.Name)
 	proxy, srv := name+"Proxy", name+"Server"
-	for _, n := range []string{proxy, srv, "Unimplemented" + srv, "Register" + name} {
+	for _, n := range []string{proxy, "New" + proxy, srv, "Unimplemented" + srv, "Register" + name} {
 		if err := g.declare(n, it.Pos); err != nil {
 			return err
 		}
 	}
 	// Method names of the proxy must not collide.
-	methods := map[string]string{"SetServantProxy": "the Setter method", "ServantProxy": "the ServantProxy accessor"}
+	methods := map[string]string{"SetServantProxy": "the Setter method", "ServantProxy": "the ServantProxy accessor",
+		"SetPushCallback": "the push callback's setter"}
 	var fis []*funcInfo
 	for _, fn := range it.Funcs {
 		fi := g.funcInfo(it, fn)
@@ -172,8 +193,8 @@ func (g *gen) genInterface(it *ast.Interface) error {
 			}
 			methods[m] = "the stub of function " + fn.Name
 		}
-		if len(fi.outs) > 0 {
-			if err := g.declare(fi.resultName, fn.Pos); err != nil {
+		for _, n := range []string{fi.argsName, fi.resultName} {
+			if err := g.declare(n, fn.Pos); err != nil {
 				return err
 			}
 		}

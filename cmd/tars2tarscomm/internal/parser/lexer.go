@@ -208,7 +208,8 @@ func (l *lexer) next() (token, error) {
 		}
 		return token{kind: tInt, text: s[:n], pos: p}, nil
 	case c == '"':
-		// Strings have no escapes except \" and \\ (tars2go's lexer has none at all).
+		// A string's escapes are C's, as tars2cpp's C++ and tars2go's Go (which copy the literal)
+		// read them: \n, \t, \", \\, \x41, \101, ... An unknown escape is kept as written.
 		var b strings.Builder
 		for i := 1; i < len(s); i++ {
 			switch s[i] {
@@ -218,8 +219,10 @@ func (l *lexer) next() (token, error) {
 			case '\n':
 				return token{}, l.errorf(p, "newline in string")
 			case '\\':
-				if i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
-					i++
+				if r, n := cEscape(s[i+1:]); n > 0 {
+					b.WriteByte(r)
+					i += n
+					continue
 				}
 			}
 			b.WriteByte(s[i])
@@ -241,4 +244,46 @@ func (l *lexer) next() (token, error) {
 		return token{kind: tPunct, text: s[:1], pos: p}, nil
 	}
 	return token{}, l.errorf(p, "unexpected character %q", c)
+}
+
+// cEscape decodes the C escape sequence after a backslash at the start of s: the byte it
+// stands for and how many bytes of s it took (0: not an escape C knows, kept as written).
+func cEscape(s string) (byte, int) {
+	if s == "" {
+		return 0, 0
+	}
+	if r, ok := map[byte]byte{'n': '\n', 't': '\t', 'r': '\r', 'a': '\a', 'b': '\b', 'f': '\f', 'v': '\v',
+		'\\': '\\', '"': '"', '\'': '\'', '?': '?'}[s[0]]; ok {
+		return r, 1
+	}
+	if s[0] == 'x' {
+		v, n := 0, 1
+		for ; n < len(s) && n <= 2 && isHex(s[n]); n++ {
+			v = v*16 + hexVal(s[n])
+		}
+		if n == 1 {
+			return 0, 0
+		}
+		return byte(v), n
+	}
+	if s[0] >= '0' && s[0] <= '7' {
+		v, n := 0, 0
+		for ; n < len(s) && n < 3 && s[n] >= '0' && s[n] <= '7'; n++ {
+			v = v*8 + int(s[n]-'0')
+		}
+		return byte(v), n
+	}
+	return 0, 0
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func hexVal(c byte) int {
+	switch {
+	case c >= 'a':
+		return int(c-'a') + 10
+	case c >= 'A':
+		return int(c-'A') + 10
+	}
+	return int(c - '0')
 }

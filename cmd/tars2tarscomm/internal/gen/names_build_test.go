@@ -1,0 +1,192 @@
+package gen
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tarsparser "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/parser"
+)
+
+// buildGenerated parses the .tars files (name -> source, the first is the one given to Load),
+// generates Go under a package directory that exists only in a build overlay, and compiles it.
+// It returns the generator's error, or the compiler's output on failure ("" when it builds).
+func buildGenerated(t *testing.T, srcs [][2]string) (genErr error, buildOut string) {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for _, s := range srcs {
+		p := filepath.Join(dir, s[0])
+		if err := os.WriteFile(p, []byte(s[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	prog, err := tarsparser.Load(paths, nil)
+	if err != nil {
+		t.Fatalf("parser refused a legal file: %v", err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := "zzbuild" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+	prefix := "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/gen/" + sub
+	files, err := Generate(prog, Options{ImportPrefix: prefix})
+	if err != nil {
+		return err, ""
+	}
+	repl := map[string]string{}
+	out := filepath.Join(dir, "out")
+	for i, f := range files {
+		tmp := filepath.Join(out, strings.ReplaceAll(f.Path, "/", "_")+string(rune('a'+i))+".go")
+		if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(tmp, f.Content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		repl[filepath.Join(cwd, sub, filepath.FromSlash(f.Path))] = tmp
+	}
+	ov, _ := json.Marshal(map[string]any{"Replace": repl})
+	ovPath := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ovPath, ov, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-overlay", ovPath, prefix+"/...")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, string(b)
+	}
+	return nil, ""
+}
+
+// mustBuild: a legal .tars file must either be refused by the generator with an error or
+// generate Go that compiles.
+func mustBuild(t *testing.T, srcs ...[2]string) {
+	t.Helper()
+	genErr, out := buildGenerated(t, srcs)
+	if genErr != nil {
+		t.Fatalf("generator refused a legal file: %v", genErr)
+	}
+	if out != "" {
+		t.Fatalf("generated code does not compile:\n%s", out)
+	}
+}
+
+// The tests below give the generator legal .tars files whose names meet the names of the Go it
+// writes; each once made Go that did not compile (or a wrong default), and now compiles or is
+// refused with an error naming the collision.
+
+// A function named SetPushCallback: its proxy method would collide with the generated
+// IProxy.SetPushCallback.
+func TestGenFuncNamedSetPushCallback(t *testing.T) {
+	genErr, out := buildGenerated(t, [][2]string{{"m.tars", `module M { interface I { void SetPushCallback(int x); }; };`}})
+	if genErr == nil && out != "" {
+		t.Fatalf("no generator error, and the output does not compile:\n%s", out)
+	}
+}
+
+// A module whose plain import alias would be a local name of the generated methods (d, the
+// *codec.Decoder).
+func TestGenModuleAliasShadowedByDecoder(t *testing.T) {
+	mustBuild(t, [2]string{"m.tars", `
+module D { enum Color { RED, BLUE }; struct P { 0 optional int x; }; };
+module App { struct S { 0 optional D::Color c; 1 optional vector<D::P> ps; }; };
+`})
+}
+
+// A module whose plain import alias would be a package the generated file imports (server).
+func TestGenModuleNamedServer(t *testing.T) {
+	mustBuild(t, [2]string{"m.tars", `
+module Server { struct Info { 0 optional int x; }; };
+module App { interface I { int get(Server::Info in1, out Server::Info out1); }; };
+`})
+}
+
+// A module named like a Go keyword: its plain import alias would be the keyword.
+func TestGenModuleNamedGoKeyword(t *testing.T) {
+	mustBuild(t, [2]string{"m.tars", `
+module Type { struct Info { 0 optional int x; }; };
+module App { struct S { 0 optional Type::Info i; }; };
+`})
+}
+
+// A module named like a predeclared Go type: its plain alias would shadow the type.
+func TestGenModuleNamedPredeclared(t *testing.T) {
+	mustBuild(t, [2]string{"m.tars", `
+module Int32 { struct Info { 0 optional int x; }; };
+module App { struct S { 0 optional Int32::Info i; 1 optional int n; }; };
+`})
+}
+
+// A parameter named like the module of the return type: the Future method's body names the
+// type through the import alias, which the parameter would hide.
+func TestGenParamNamedLikeModule(t *testing.T) {
+	mustBuild(t, [2]string{"m.tars", `
+module User { struct Info { 0 optional string name; }; };
+module App { interface UserSvc { User::Info getUser(long user); }; };
+`})
+}
+
+// Two interfaces whose args/result type names (_<I>_<f>_args) coincided.
+func TestGenArgsTypeCollision(t *testing.T) {
+	genErr, out := buildGenerated(t, [][2]string{{"m.tars", `
+module M {
+	interface I { void f_x(int a); };
+	interface I_f { void x(int a); };
+};
+`}})
+	if genErr == nil && out != "" {
+		t.Fatalf("no generator error, and the output does not compile:\n%s", out)
+	}
+}
+
+// Two structs differing only in case, in two files of one module: refused across files as in
+// one (the check was per file).
+func TestGenCaseCollisionAcrossFiles(t *testing.T) {
+	genErr, out := buildGenerated(t, [][2]string{
+		{"a.tars", `module M { struct S { 0 optional int a; }; };`},
+		{"b.tars", `module M { struct s { 0 optional int a; }; };`},
+	})
+	if genErr == nil && out != "" {
+		t.Fatalf("no generator error, and the output does not compile:\n%s", out)
+	}
+}
+
+// An in parameter ret (renamed ret_) beside an out parameter ret_.
+func TestGenParamsRetAndRetUnderscore(t *testing.T) {
+	genErr, out := buildGenerated(t, [][2]string{{"m.tars", `module M { interface I { int f(int ret, out int ret_); }; };`}})
+	if genErr == nil && out != "" {
+		t.Fatalf("no generator error, and the output does not compile:\n%s", out)
+	}
+}
+
+// A struct named New<I>Proxy beside interface I (NewIProxy was not among the declared names).
+func TestGenNewProxyCollision(t *testing.T) {
+	genErr, out := buildGenerated(t, [][2]string{{"m.tars", `module M { struct NewIProxy { 0 optional int a; }; interface I { void f(); }; };`}})
+	if genErr == nil && out != "" {
+		t.Fatalf("no generator error, and the output does not compile:\n%s", out)
+	}
+}
+
+// A C escape in a string default means what it means in C++ (tars2cpp) and Go (tars2go copies
+// the literal into Go source): "a\nb" is a, newline, b. The generator kept the backslash.
+func TestGenStringDefaultEscape(t *testing.T) {
+	prog, err := tarsparser.LoadSource("m.tars", `module M { struct S { 0 optional string s = "a\nb\tc"; }; };`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(prog, Options{ImportPrefix: "example.com/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(files[0].Content)
+	if !strings.Contains(src, `S: "a\nb\tc"`) {
+		i := strings.Index(src, "*st = S{")
+		t.Fatalf("default not decoded as C escapes; Reset has: %s", src[i:i+40])
+	}
+}
