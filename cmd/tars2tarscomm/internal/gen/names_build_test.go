@@ -13,8 +13,8 @@ import (
 
 // buildGenerated parses the .tars files (name -> source, the first is the one given to Load),
 // generates Go under a package directory that exists only in a build overlay, and compiles it.
-// It returns the generator's error, or the compiler's output on failure ("" when it builds).
-func buildGenerated(t *testing.T, srcs [][2]string) (genErr error, buildOut string) {
+// It returns the compiler's output on failure ("" when it builds), or the generator's error.
+func buildGenerated(t *testing.T, srcs [][2]string) (buildOut string, genErr error) {
 	t.Helper()
 	dir := t.TempDir()
 	var paths []string
@@ -37,7 +37,7 @@ func buildGenerated(t *testing.T, srcs [][2]string) (genErr error, buildOut stri
 	prefix := "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/gen/" + sub
 	files, err := Generate(prog, Options{ImportPrefix: prefix})
 	if err != nil {
-		return err, ""
+		return "", err
 	}
 	repl := map[string]string{}
 	out := filepath.Join(dir, "out")
@@ -59,16 +59,16 @@ func buildGenerated(t *testing.T, srcs [][2]string) (genErr error, buildOut stri
 	cmd := exec.Command("go", "build", "-overlay", ovPath, prefix+"/...")
 	b, err := cmd.CombinedOutput()
 	if err != nil {
-		return nil, string(b)
+		return string(b), nil
 	}
-	return nil, ""
+	return "", nil
 }
 
 // mustBuild: a legal .tars file must either be refused by the generator with an error or
 // generate Go that compiles.
 func mustBuild(t *testing.T, srcs ...[2]string) {
 	t.Helper()
-	genErr, out := buildGenerated(t, srcs)
+	out, genErr := buildGenerated(t, srcs)
 	if genErr != nil {
 		t.Fatalf("generator refused a legal file: %v", genErr)
 	}
@@ -84,7 +84,7 @@ func mustBuild(t *testing.T, srcs ...[2]string) {
 // A function named SetPushCallback: its proxy method would collide with the generated
 // IProxy.SetPushCallback.
 func TestGenFuncNamedSetPushCallback(t *testing.T) {
-	genErr, out := buildGenerated(t, [][2]string{{"m.tars", `module M { interface I { void SetPushCallback(int x); }; };`}})
+	out, genErr := buildGenerated(t, [][2]string{{"m.tars", `module M { interface I { void SetPushCallback(int x); }; };`}})
 	if genErr == nil && out != "" {
 		t.Fatalf("no generator error, and the output does not compile:\n%s", out)
 	}
@@ -134,7 +134,7 @@ module App { interface UserSvc { User::Info getUser(long user); }; };
 
 // Two interfaces whose args/result type names (_<I>_<f>_args) coincided.
 func TestGenArgsTypeCollision(t *testing.T) {
-	genErr, out := buildGenerated(t, [][2]string{{"m.tars", `
+	out, genErr := buildGenerated(t, [][2]string{{"m.tars", `
 module M {
 	interface I { void f_x(int a); };
 	interface I_f { void x(int a); };
@@ -148,7 +148,7 @@ module M {
 // Two structs differing only in case, in two files of one module: refused across files as in
 // one (the check was per file).
 func TestGenCaseCollisionAcrossFiles(t *testing.T) {
-	genErr, out := buildGenerated(t, [][2]string{
+	out, genErr := buildGenerated(t, [][2]string{
 		{"a.tars", `module M { struct S { 0 optional int a; }; };`},
 		{"b.tars", `module M { struct s { 0 optional int a; }; };`},
 	})
@@ -159,7 +159,7 @@ func TestGenCaseCollisionAcrossFiles(t *testing.T) {
 
 // An in parameter ret (renamed ret_) beside an out parameter ret_.
 func TestGenParamsRetAndRetUnderscore(t *testing.T) {
-	genErr, out := buildGenerated(t, [][2]string{{"m.tars", `module M { interface I { int f(int ret, out int ret_); }; };`}})
+	out, genErr := buildGenerated(t, [][2]string{{"m.tars", `module M { interface I { int f(int ret, out int ret_); }; };`}})
 	if genErr == nil && out != "" {
 		t.Fatalf("no generator error, and the output does not compile:\n%s", out)
 	}
@@ -167,7 +167,7 @@ func TestGenParamsRetAndRetUnderscore(t *testing.T) {
 
 // A struct named New<I>Proxy beside interface I (NewIProxy was not among the declared names).
 func TestGenNewProxyCollision(t *testing.T) {
-	genErr, out := buildGenerated(t, [][2]string{{"m.tars", `module M { struct NewIProxy { 0 optional int a; }; interface I { void f(); }; };`}})
+	out, genErr := buildGenerated(t, [][2]string{{"m.tars", `module M { struct NewIProxy { 0 optional int a; }; interface I { void f(); }; };`}})
 	if genErr == nil && out != "" {
 		t.Fatalf("no generator error, and the output does not compile:\n%s", out)
 	}
