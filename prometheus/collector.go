@@ -12,8 +12,10 @@ import (
 type Options struct {
 	// Namespace prefixes every metric. Default "tarscomm".
 	Namespace string
-	// Side is the subsystem of the call metrics: "client" (default) or "server". A
-	// LimitsCollector ignores it: its metrics are always a server's.
+	// Side is the subsystem of the call metrics: "client" (default) or "server". The net thread
+	// and endpoint metrics are a client's: a "server" Collector has only the call metrics, so
+	// that a process serving and calling (a relay) registers both in one registry. A
+	// LimitsCollector ignores Side: its metrics are always a server's.
 	Side string
 	// ConstLabels are added to every metric.
 	ConstLabels prometheus.Labels
@@ -21,7 +23,8 @@ type Options struct {
 
 // Collector is a prometheus.Collector of snapshots.
 type Collector struct {
-	src func() stats.Snapshot
+	src    func() stats.Snapshot
+	client bool // Side "client": the net thread and endpoint metrics too
 
 	calls, codes, duration                                                      *prometheus.Desc
 	queue, wakeups, handBacks, batches, requests, direct, writes, out, in, late *prometheus.Desc
@@ -46,6 +49,7 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 	}
 	c := &Collector{
 		src:           src,
+		client:        o.Side != "server",
 		calls:         d(o.Side, "calls_total", "Calls that ended, by result.", append(call, "result")...),
 		codes:         d(o.Side, "server_errors_total", "Replies with a non-zero TARS return code, by code.", append(call, "code")...),
 		duration:      d(o.Side, "call_duration_seconds", "Latency of the calls that succeeded.", call...),
@@ -78,7 +82,13 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 
 // Describe sends every metric's description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.calls, c.codes, c.duration, c.queue, c.wakeups, c.handBacks, c.batches, c.requests, c.direct,
+	ch <- c.calls
+	ch <- c.codes
+	ch <- c.duration
+	if !c.client {
+		return
+	}
+	for _, d := range []*prometheus.Desc{c.queue, c.wakeups, c.handBacks, c.batches, c.requests, c.direct,
 		c.writes, c.out, c.in, c.late, c.pending, c.active, c.state, c.timeouts, c.connFails, c.reconnects, c.deactivated,
 		c.badDatagrams, c.pushes, c.pushesDropped} {
 		ch <- d
@@ -112,6 +122,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			cum[ub] = run
 		}
 		ch <- prometheus.MustNewConstHistogram(c.duration, h.Count(), h.Sum.Seconds(), cum, k.Servant, k.Function, k.Endpoint)
+	}
+	if !c.client {
+		return
 	}
 	for _, t := range s.Threads {
 		id := strconv.Itoa(t.Index)

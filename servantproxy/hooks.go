@@ -24,7 +24,8 @@ func (p *proxy) hooked(ctx context.Context, o *callOptions) bool {
 // wrap the rest; send then makes the call with what they settled. End runs once: for a sync or
 // one-way call when send returns (after the reply, or once written), for an async call on the
 // async worker before the callback (call.Call.OnEnd), for a call that failed before it was
-// queued when send returns its error.
+// queued when send returns its error, and for a call an interceptor refused (never calling
+// next) when the interceptors return.
 func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway, async bool, send func(ctx context.Context, o *callOptions) error) error {
 	info := &interceptor.CallInfo{Servant: p.name, Function: fn, Oneway: oneway, Async: async,
 		Context: o.context, Status: o.status}
@@ -35,7 +36,9 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 	if dyed {
 		info.MessageType, info.Status = dye.Apply(info.MessageType, info.Status, key)
 	}
+	called := false
 	next := func(ctx context.Context, info *interceptor.CallInfo) error {
+		called = true
 		oo := *o
 		oo.context, oo.status, oo.mt = info.Context, info.Status, info.MessageType
 		if p.icpt != nil {
@@ -50,7 +53,11 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 	if p.icpt == nil {
 		return next(ctx, info)
 	}
-	return p.icpt(ctx, info, next)
+	err := p.icpt(ctx, info, next)
+	if !called {
+		info.End(err) // an interceptor refused the call: the ones outside it see it end
+	}
+	return err
 }
 
 // markQueued records that an async call was queued, so that its End runs on the async worker.

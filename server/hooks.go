@@ -39,13 +39,41 @@ func (s *Server) intercept(ctx context.Context, h HandlerFunc, cur *Current, req
 	case cur.RemoteAddr != nil:
 		info.RemoteAddr = cur.RemoteAddr.String() // a datagram's sender
 	}
-	err = s.icpt(ctx, info, func(ctx context.Context, info *interceptor.ServerInfo) error {
-		var herr error
+	err = s.icpt(ctx, info, func(ctx context.Context, info *interceptor.ServerInfo) (herr error) {
+		defer func() {
+			// A panicking handler is answered RetUnknown: the interceptors see that code and
+			// error (the span of a tracing one ends with them), as for a handler's error.
+			if r := recover(); r != nil {
+				body, herr = nil, s.panicked(cur, r)
+			}
+			info.Ret = retOf(herr)
+		}()
 		body, herr = h(ctx, cur, req, rsp)
-		info.Ret = retOf(herr)
 		return herr
 	})
 	return body, err
+}
+
+// chainServer is interceptor.ChainServer, except that the next each interceptor gets sets
+// info.Ret from the error it returns when nothing inside did (an inner interceptor refused the
+// request): an outer interceptor (tracing, metrics) sees the code the client gets.
+func chainServer(ss []interceptor.Server) interceptor.Server {
+	switch len(ss) {
+	case 0:
+		return nil
+	case 1:
+		return ss[0] // its next is the handler's, which sets info.Ret (intercept)
+	}
+	inner := chainServer(ss[1:])
+	return func(ctx context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
+		return ss[0](ctx, info, func(ctx context.Context, info *interceptor.ServerInfo) error {
+			err := inner(ctx, info, next)
+			if err != nil && info.Ret == codec.RetOK {
+				info.Ret = retOf(err)
+			}
+			return err
+		})
+	}
 }
 
 // retOf is the TARS return code a handler's error answers with.

@@ -131,7 +131,7 @@ func New(opts ...Option) *Server {
 	s := &Server{
 		opts:        o,
 		log:         o.logger.Named("server"),
-		icpt:        interceptor.ChainServer(o.icpt...),
+		icpt:        chainServer(o.icpt),
 		servants:    make(map[string]*servant),
 		ready:       make(chan struct{}),
 		runDone:     make(chan struct{}),
@@ -559,9 +559,8 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	defer func() {
 		cc.end()
 		if r := recover(); r != nil {
-			s.log.Error("handler panicked", zap.String("servant", cur.Servant),
-				zap.String("func", cur.Func), zap.Any("panic", r), zap.StackSkip("stack", 2))
-			body, ret, desc = nil, codec.RetUnknown, fmt.Sprintf("handler panicked: %v", r)
+			e := s.panicked(cur, r)
+			body, ret, desc = nil, e.Code, e.Desc
 		}
 	}()
 	var err error
@@ -577,6 +576,14 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 		return nil, codec.RetUnknown, err.Error()
 	}
 	return body, codec.RetOK, ""
+}
+
+// panicked logs the panic r of the handler (or an interceptor) serving cur, and returns the
+// error it is answered with: codec.RetUnknown.
+func (s *Server) panicked(cur *Current, r any) *Error {
+	s.log.Error("handler panicked", zap.String("servant", cur.Servant),
+		zap.String("func", cur.Func), zap.Any("panic", r), zap.StackSkip("stack", 3))
+	return &Error{Code: codec.RetUnknown, Desc: fmt.Sprintf("handler panicked: %v", r)}
 }
 
 // fillCurrent describes req (decoded from a connection to remote, in the read of loop l) in cur.
