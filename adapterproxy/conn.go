@@ -53,7 +53,6 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	if a.health.inactive {
 		a.probeAt = a.lastIO + int64(probeInterval)
 		a.sendPing(a.lastIO, int64(probeTimeout))
-		a.pingProbe = true
 	}
 	a.Flush()
 }
