@@ -134,7 +134,7 @@ OTHER_MODULES := interop prometheus otel etcd benchmarks
 lint-modules:
 	@set -e; for m in $(OTHER_MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done
 
-## proto: regenerate all generated code with pinned tools: protoc $(PROTOC_VERSION) (Debian's
+## proto: regenerate the protobuf-generated code with pinned tools: protoc $(PROTOC_VERSION) (Debian's
 ## protobuf-compiler), protoc-gen-go from PROTOC_GEN_GO, protoc-gen-go-tars built from this tree.
 ## Outputs: the example's stubs, the generator's test data (code, which is also its golden files,
 ## and descriptor sets), and the interop module's stubs.

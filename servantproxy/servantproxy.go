@@ -43,7 +43,7 @@ type Options struct {
 	// proxies of one servant caps their calls together.
 	MaxInflight int
 	Limit       *Limit
-	// BackupRequest, when positive, sends a sync call of a function in Idempotent again to
+	// BackupRequest, when positive, sends a call (sync, async, future) of a function in Idempotent again to
 	// another endpoint when it has had no reply after that long (backup.go); BackupRatio caps
 	// backups at that fraction of those calls (0: 0.1).
 	BackupRequest time.Duration
