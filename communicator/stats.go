@@ -3,6 +3,7 @@ package communicator
 import (
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tarscomm/tarscomm/conf"
@@ -16,16 +17,29 @@ const statsTimeout = time.Second
 // Stats returns a snapshot of what the Communicator counted: calls per (servant, function,
 // endpoint) by result with their latency, each net thread's counters, and the state and health
 // of every endpoint's connection on every net thread. Each net thread copies its own counters on
-// its loop; Stats merges them. A net thread that does not answer within a second is left out.
+// its loop, all at once; Stats merges them. A net thread that does not answer within a second is
+// left out.
 // The calls and endpoints of the library's own servants (the stat and property services it
 // reports to) are left out, calls the user makes to those servants too; the net threads'
 // counters include their traffic.
 // Safe for concurrent use, also after Close (which leaves the threads out).
 func (c *Communicator) Stats() stats.Snapshot {
+	// The threads are asked together: a thread that does not answer (busy, or its loop gone
+	// during Close) costs statsTimeout once, not once per thread.
+	got := make([]stats.Snapshot, len(c.threads))
+	ok := make([]bool, len(c.threads))
+	var wg sync.WaitGroup
+	for i, t := range c.threads {
+		wg.Go(func() {
+			s, err := t.Snapshot(statsTimeout)
+			got[i], ok[i] = s, err == nil
+		})
+	}
+	wg.Wait()
 	parts := make([]stats.Snapshot, 0, len(c.threads)+1)
-	for _, t := range c.threads {
-		if s, err := t.Snapshot(statsTimeout); err == nil {
-			parts = append(parts, s)
+	for i := range got {
+		if ok[i] {
+			parts = append(parts, got[i])
 		}
 	}
 	if c.shared != nil {
