@@ -147,6 +147,12 @@ func (r *Reporter) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur := r.src()
+	if len(cur.Threads) < len(r.prev.Threads) {
+		// A net thread did not answer in time (Communicator.Stats leaves it out): its calls
+		// would read as counters gone back to 0, and the next report would send its whole
+		// history again. This report waits for the next interval.
+		return fmt.Errorf("stat: %d of %d net threads answered: report deferred to the next interval", len(cur.Threads), len(r.prev.Threads))
+	}
 	delta := cur.Delta(r.prev)
 	r.prev = cur
 	batches := Messages(delta, r.opts, r.self)

@@ -267,3 +267,62 @@ func TestMergedHeads(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadMissingDefersReport: a snapshot that lacks a net thread (it did not answer
+// Communicator.Stats in time) is not reported: its calls would read as counters back at 0, the
+// report would send the other threads' whole history, and the next one the missing thread's.
+// The report after it sends what happened since the last complete one, once.
+func TestThreadMissingDefersReport(t *testing.T) {
+	impl, prx := start(t)
+	const obj, ep = "Hello.Server.GreeterObj", "127.0.0.1:18015"
+	var a, b stats.Shared // two net threads' counts
+	snap := func(parts ...*stats.Shared) stats.Snapshot {
+		var ss []stats.Snapshot
+		for i, p := range parts {
+			s := p.Snapshot()
+			s.Threads = []stats.NetThread{{Index: i}}
+			ss = append(ss, s)
+		}
+		return stats.Merge(ss...)
+	}
+	missing := false
+	src := func() stats.Snapshot {
+		if missing {
+			return snap(&a)
+		}
+		return snap(&a, &b)
+	}
+	r := stat.New(src, prx, stat.Options{ModuleName: "Test.Client", FromClient: true})
+	count := func() int32 {
+		var n int32
+		for _, rep := range impl.take() {
+			for _, body := range rep.msg {
+				n += body.Count
+			}
+		}
+		return n
+	}
+	a.Record(obj, "SayHello", ep, stats.OK, 0, ms(1))
+	b.Record(obj, "SayHello", ep, stats.OK, 0, ms(1))
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("first report: %d calls, want 2", n)
+	}
+	a.Record(obj, "SayHello", ep, stats.OK, 0, ms(1))
+	missing = true
+	if err := r.Flush(context.Background()); err == nil {
+		t.Error("a report without one of the net threads: no error")
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("a report without one of the net threads sent %d calls, want none", n)
+	}
+	missing = false
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("the next complete report: %d calls, want 1 (the one made meanwhile)", n)
+	}
+}
