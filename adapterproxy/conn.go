@@ -90,7 +90,9 @@ func (a *AdapterProxy) OnClose(c gnet.Conn, err error) {
 		return // a connection this proxy already detached (idle, keepalive, protocol error)
 	}
 	if a.udp {
-		err = udpCloseCause(err)
+		if err = udpCloseCause(err); err == errEmptyDatagram {
+			a.stats.BadDatagrams++
+		}
 	}
 	a.closed(err)
 }

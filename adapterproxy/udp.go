@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
@@ -111,9 +112,18 @@ func (a *AdapterProxy) onDatagram(c gnet.Conn) gnet.Action {
 // a datagram sent on it, on loopback and most networks a port unreachable.
 var errUnreachable = errors.New("udp: the socket reported an error: nothing serves the port (ICMP port unreachable) or the host is unreachable")
 
+// errEmptyDatagram is the close cause of a udp socket that received an empty datagram: gnet
+// reads a client's datagram socket as a stream, and takes a read of 0 bytes for the end of it.
+var errEmptyDatagram = errors.New("udp: the peer sent an empty datagram, which ends the socket (the event loop reads it as a stream's end): the calls waiting on it fail")
+
 // udpCloseCause names the cause of a udp socket's close: gnet reports an error event on the
-// socket as io.EOF, which means nothing on a datagram socket.
+// socket as io.EOF, which means nothing on a datagram socket, and an empty datagram as a read
+// that returned io.EOF.
 func udpCloseCause(err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) && se.Syscall == "read" && errors.Is(se.Err, io.EOF) {
+		return errEmptyDatagram
+	}
 	if errors.Is(err, io.EOF) {
 		return errUnreachable
 	}
