@@ -44,6 +44,7 @@ type conn struct {
 	big    *bigwrite.Writer         // a writer goroutine finishes a large reply: write nothing else
 	held   []replies                // replies waiting, in order, for big to finish
 	gone   atomic.Bool              // OnClose ran: pushes fail (push.go)
+	pushed atomic.Bool              // out holds pushes the loop has not written (takePushes)
 	lim    connLimits               // what the limits watch (limits.go)
 	// handling counts the requests handed to workers whose replies are not yet queued in out
 	// (limits.go: an idle connection is not closed while it is not 0).
@@ -346,6 +347,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	l.fillCurrent(cur, req, cs.remote)
 	cur.conn = cs
 	body, ret, desc := s.invoke(&l.ctxs, h, cur, req.Buffer, l.rsp.b[:0])
+	l.takePushes(cs)
 	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp.b)
 	if taken {
 		s.bodiesTaken.Add(1)
@@ -354,6 +356,24 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	*cur = Current{}
 	*req = codec.RequestPacket{}
 	return true
+}
+
+// takePushes moves the pushes waiting in cs.out (Pusher.Push queues them there for the loop's
+// flush task, which runs after this read) into l.out, so that what an inline handler pushed
+// reaches the client before its reply, as in worker mode, where both share cs.out (and as in
+// TarsCpp, whose pushes and replies share one send queue). One atomic load when nothing was
+// pushed.
+func (l *loop) takePushes(cs *conn) {
+	if !cs.pushed.Load() {
+		return
+	}
+	cs.mu.Lock()
+	if len(cs.out.large) == 0 { // inline mode: out holds pushes only
+		l.out.b = append(l.out.b, cs.out.b...)
+		cs.out.b = cs.out.b[:0]
+		cs.pushed.Store(false)
+	}
+	cs.mu.Unlock()
 }
 
 // readAt returns the server's clock when this OnTraffic read its bytes: taken once per read, by
@@ -468,6 +488,7 @@ func (l *loop) flush(context.Context) error {
 		cs.mu.Lock()
 		out, k := cs.out, cs.n
 		cs.out, cs.n, cs.queued = cs.spare, 0, false
+		cs.pushed.Store(false)
 		cs.mu.Unlock()
 		handed := false
 		if cs.c != nil {

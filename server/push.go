@@ -50,6 +50,7 @@ func (p *Pusher) Push(fn string, body []byte) error {
 	}
 	cs.mu.Lock()
 	cs.out.b = codec.AppendResponse(cs.out.b, &rp)
+	cs.pushed.Store(true)
 	wake := !cs.queued
 	cs.queued = true
 	cs.mu.Unlock()
