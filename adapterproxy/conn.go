@@ -53,6 +53,7 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	if a.health.inactive {
 		a.probeAt = a.lastIO + int64(probeInterval)
 		a.sendPing(a.lastIO, int64(probeTimeout))
+		a.pingProbe = true
 	}
 	a.Flush()
 }

@@ -46,6 +46,7 @@ func (a *AdapterProxy) Tick(now int64) {
 	if a.health.inactive && a.ping == nil && now >= a.probeAt {
 		a.probeAt = now + int64(probeInterval)
 		a.sendPing(now, int64(probeTimeout))
+		a.pingProbe = true
 		return
 	}
 	idle := now - a.lastIO
@@ -79,7 +80,7 @@ func (a *AdapterProxy) sendPing(now, timeout int64) {
 	})
 	// Only a ping that was queued is tracked: a refused one is already recycled.
 	if a.send(c) {
-		a.ping, a.pingID, a.pingSent = c, c.ID, now
+		a.ping, a.pingID, a.pingProbe, a.pingSent = c, c.ID, false, now
 	}
 }
 

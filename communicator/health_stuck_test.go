@@ -40,8 +40,9 @@ func startStuckFirstServer(t *testing.T) *rawServer {
 // TestStuckConnectionReplaced: one endpoint whose current connection went silently dead (it
 // takes bytes, never answers) while a new connection would work. The first call times out and
 // the health rules take the endpoint out (frequent-fail-invoke = 1); the probe pings over the
-// dead connection go unanswered, the first that does closes it, and the next probe dials a new
-// connection, which answers: the endpoint comes back and calls succeed. An unanswered probe used
+// dead connection go unanswered, the first that does while no call waits on it closes it, and
+// the next probe dials a new connection, which answers: the endpoint comes back and calls
+// succeed. An unanswered probe used
 // to keep the connection (and a probe in flight held off the keepalive ping), so no new one was
 // ever dialled and every call timed out forever. TarsCpp closes the transceiver when it
 // deactivates an endpoint, so its retry connects anew too.
