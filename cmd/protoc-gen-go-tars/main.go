@@ -18,5 +18,8 @@ func main() {
 		fmt.Printf("protoc-gen-go-tars %s\n", version)
 		os.Exit(0)
 	}
-	protogen.Options{}.Run(generate)
+	// Only protogen's own parameters (paths, module, M...): an unknown one (a typo) is an error.
+	protogen.Options{ParamFunc: func(name, _ string) error {
+		return fmt.Errorf("unknown parameter %q: protoc-gen-go-tars takes paths, module and M<file>=<import path>", name)
+	}}.Run(generate)
 }

@@ -21,11 +21,20 @@ func (f *includeFlag) String() string     { return strings.Join(*f, ",") }
 func (f *includeFlag) Set(v string) error { *f = append(*f, v); return nil }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	switch err := run(os.Args[1:]); {
+	case errors.Is(err, flag.ErrHelp):
+		// -h: the usage was printed; asking for it is not a failure.
+	case errors.Is(err, errUsage):
+		os.Exit(2) // the flag package printed what was wrong, and the usage
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "tars2tarscomm:", err)
 		os.Exit(1)
 	}
 }
+
+// errUsage is run's error for command-line flags it could not parse: the flag package has
+// printed the problem and the usage already.
+var errUsage = errors.New("usage")
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("tars2tarscomm", flag.ContinueOnError)
@@ -40,7 +49,10 @@ func run(args []string) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
 	}
 	if *version {
 		fmt.Println("tars2tarscomm", gen.Version)

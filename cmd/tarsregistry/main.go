@@ -31,8 +31,16 @@ func main() {
 	flag.StringVar(&o.Servant, "servant", devregistry.DefaultServant, "object name of QueryF")
 	flag.DurationVar(&o.Reload, "reload", time.Second, "how often the file is read again")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		log.Fatalf("tarsregistry: unexpected argument %q (a file is given with -file)", flag.Arg(0))
+	}
+	// Before anything is started or printed: a signal sent as soon as the locator line appears
+	// stops the registry cleanly (a shell's background job ignores SIGINT until this).
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	zc := zap.NewDevelopmentConfig()
 	zc.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
+	zc.DisableStacktrace = true // a reload warning is one line, not a stack
 	lg, err := zc.Build()
 	if err != nil {
 		log.Fatal(err)
@@ -46,8 +54,6 @@ func main() {
 	if u := r.HTTPURL(); u != "" {
 		fmt.Printf("tarsregistry: registrations at %s/register, lists at %s/objects\n", u, u)
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -2,7 +2,10 @@
 # Runs the example: starts hello-server, runs hello-client against it, stops the server, and
 # exits with the client's status. Called by `make run` with the directory of the binaries.
 set -u
-bin=${1:-bin}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-$root/bin}
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+cd "$root" || exit 1 # the configurations' paths are the repository's
 log=$(mktemp)
 "$bin/hello-server" -config examples/hello/server.toml >"$log" 2>&1 &
 srv=$!

@@ -26,6 +26,12 @@ func main() {
 	calls := flag.Int("calls", 1000, "calls per goroutine, for sync and for async")
 	soakFor := flag.Duration("soak", 0, "instead: call for this long, counting every outcome (for chaos runs behind a faulty proxy)")
 	flag.Parse()
+	switch {
+	case flag.NArg() > 0:
+		log.Fatalf("hello-client: unexpected argument %q (the configuration is -config FILE)", flag.Arg(0))
+	case *callers < 1 || *calls < 1:
+		log.Fatalf("hello-client: -callers %d -calls %d: both must be at least 1", *callers, *calls)
+	}
 	if *soakFor > 0 {
 		if err := runSoak(*config, *obj, *callers, *soakFor); err != nil {
 			log.Fatalf("hello-client: %v", err)

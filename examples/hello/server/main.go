@@ -23,12 +23,19 @@ import (
 func main() {
 	config := flag.String("config", "examples/hello/server.toml", "TOML configuration file")
 	flag.Parse()
-	if err := run(*config); err != nil {
+	if flag.NArg() > 0 {
+		log.Fatalf("hello-server: unexpected argument %q (the configuration is -config FILE)", flag.Arg(0))
+	}
+	// Before anything is started or printed: a SIGINT or SIGTERM sent as soon as the server says
+	// it listens stops it cleanly (a shell's background job ignores SIGINT until this).
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	if err := run(*config, sig); err != nil {
 		log.Fatalf("hello-server: %v", err)
 	}
 }
 
-func run(path string) error {
+func run(path string, sig <-chan os.Signal) error {
 	cfg, err := conf.Load(path)
 	if err != nil {
 		return err
@@ -56,8 +63,6 @@ func run(path string) error {
 	for _, a := range srvs.Adapters() {
 		fmt.Printf("hello-server: %s listening on %s\n", a.Servant, a.Endpoint)
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	fmt.Println("hello-server: stopping")
 	return nil

@@ -50,6 +50,7 @@ func Generate(prog *parser.Program, opt Options) ([]File, error) {
 	// The top-level Go names declared in each package, across its files: two .tars files of one
 	// module make one Go package, where S and s are both S.
 	declared := map[string]map[string]ast.Pos{}
+	written := map[string]string{} // generated file path -> the .tars file it comes from
 	for _, f := range prog.Files {
 		// Group the file's module blocks by module, in order of first appearance.
 		var order []string
@@ -78,7 +79,12 @@ func Generate(prog *parser.Program, opt Options) ([]File, error) {
 				return nil, err
 			}
 			base := strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
-			out = append(out, File{Path: path.Join(moduleDir(blocks[name][0]), strings.ToLower(base)+".tars.go"), Content: src})
+			p := path.Join(moduleDir(blocks[name][0]), strings.ToLower(base)+".tars.go")
+			if prev, dup := written[p]; dup {
+				return nil, fmt.Errorf("%s and %s both generate %s (module %s): rename one of them", prev, f.Path, p, name)
+			}
+			written[p] = f.Path
+			out = append(out, File{Path: p, Content: src})
 		}
 	}
 	return out, nil

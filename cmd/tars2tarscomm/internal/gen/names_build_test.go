@@ -190,3 +190,53 @@ func TestGenStringDefaultEscape(t *testing.T) {
 		t.Fatalf("default not decoded as C escapes; Reset has: %s", src[i:i+40])
 	}
 }
+
+// Two .tars files of one base name in one module would write one Go file: the second replaced
+// the first without a word. They are refused, naming both.
+func TestGenSameBaseNameRefused(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, sub := range []string{"x", "y"} {
+		p := filepath.Join(dir, sub, "T.tars")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src := "module Dup { struct S" + string(rune('A'+i)) + " { 0 optional int a; }; };"
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	prog, err := tarsparser.Load(paths, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Generate(prog, Options{ImportPrefix: "example.com/gen"})
+	if err == nil || !strings.Contains(err.Error(), "both generate dup/t.tars.go") {
+		t.Fatalf("two T.tars of module Dup: err = %v, want both named", err)
+	}
+}
+
+// A file that starts with a byte order mark (saved by a Windows editor) parses, and the same
+// file reached by two spellings of its path is read once.
+func TestGenBOMAndPathSpellings(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "B.tars")
+	if err := os.WriteFile(p, []byte("\ufeffmodule B { struct S { 0 optional int a; }; };"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(must(os.Getwd()), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tarsparser.Load([]string{p, rel}, nil); err != nil {
+		t.Fatalf("a file with a BOM, given by its absolute and its relative path: %v", err)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -41,6 +41,7 @@ type lexer struct {
 }
 
 func lex(file, src string) ([]token, map[int][]string, error) {
+	src = strings.TrimPrefix(src, "\ufeff") // a byte order mark (files saved by Windows editors)
 	l := &lexer{file: file, src: src, line: 1, col: 1, trail: map[int][]string{}}
 	var pending []string
 	lastLine := 0

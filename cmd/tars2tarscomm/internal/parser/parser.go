@@ -69,6 +69,9 @@ func newProgram(includeDirs []string) *Program {
 
 func (p *Program) add(path, src string) (*ast.File, error) {
 	key := filepath.Clean(path)
+	if abs, err := filepath.Abs(key); err == nil {
+		key = abs // one file however its path is spelled (-I ../x, /abs/x)
+	}
 	if f := p.byPath[key]; f != nil {
 		return f, nil
 	}
