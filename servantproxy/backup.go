@@ -211,6 +211,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 				continue
 			}
 			fn, start := c.Func, c.Start
+			var replied *call.Call // one that had its reply already: it is the outcome
 			for _, x := range []*call.Call{c, c2} {
 				if x == failed {
 					call.Put(x)
@@ -218,8 +219,19 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 				}
 				if !x.Abandon() {
 					<-x.Done()
+					if x.Err == nil && replied == nil {
+						replied = x // as cancelWait does: a reply that came is not thrown away
+						continue
+					}
 					call.Put(x)
 				}
+			}
+			if replied != nil {
+				b.dropped.Add(1)
+				if replied == c2 {
+					b.won.Add(1)
+				}
+				return replied, nil
 			}
 			return nil, cancelled(ctx, p.name, fn, start)
 		}
