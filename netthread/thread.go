@@ -265,6 +265,12 @@ func (t *Thread) Submit(c *call.Call) error {
 	if !t.notified.Load() && t.notified.CompareAndSwap(false, true) {
 		t.wake()
 	}
+	if t.broken.Load() {
+		// The wakeup socket failed after the check above: the drain that failed the queue may
+		// have run before this push, and nothing wakes the loop any more. Another drain,
+		// through gnet's own wakeup, fails what is queued now (this call included).
+		t.post(func() { t.failAll(errBroken) })
+	}
 	t.gate.Add(-1)
 	return nil
 }
