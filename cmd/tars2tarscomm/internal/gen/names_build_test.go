@@ -240,3 +240,9 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// An interface without functions (legal TARS) imports only what its Go uses: context, codec and
+// errors were imported and unused.
+func TestGenEmptyInterface(t *testing.T) {
+	mustBuild(t, [2]string{"m.tars", `module M { interface I { }; };`})
+}
