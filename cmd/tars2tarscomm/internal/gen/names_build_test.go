@@ -246,3 +246,23 @@ func must[T any](v T, err error) T {
 func TestGenEmptyInterface(t *testing.T) {
 	mustBuild(t, [2]string{"m.tars", `module M { interface I { }; };`})
 }
+
+// A struct holding itself by value, directly or through another, has no finite size: refused
+// at parse, naming the cycle (the Go did not compile: "invalid recursive type"). Through a
+// vector it builds.
+func TestGenRecursiveStruct(t *testing.T) {
+	for _, src := range []string{
+		`module R { struct S { 0 optional S s; }; };`,
+		`module R { struct A { 0 optional B b; }; struct B { 0 optional A a; }; };`,
+	} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "r.tars")
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tarsparser.Load([]string{p}, nil); err == nil || !strings.Contains(err.Error(), "holds itself by value") {
+			t.Errorf("%s: err = %v, want the cycle refused", src, err)
+		}
+	}
+	mustBuild(t, [2]string{"r.tars", `module R { struct S { 0 optional vector<S> kids; 1 optional map<int, S> byID; }; };`})
+}

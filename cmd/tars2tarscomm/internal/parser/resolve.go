@@ -83,6 +83,47 @@ func (p *Program) resolve() error {
 			}
 		}
 	}
+	return checkCycles(p.Files)
+}
+
+// checkCycles refuses a struct that holds itself by value, directly or through other structs
+// (A holds B, B holds A): it has no finite size, in Go as in C++. Through a vector or a map it
+// may.
+func checkCycles(files []*ast.File) error {
+	const visiting, done = 1, 2
+	state := map[*ast.Struct]int{}
+	var path []string
+	var visit func(s *ast.Struct) error
+	visit = func(s *ast.Struct) error {
+		switch state[s] {
+		case done:
+			return nil
+		case visiting:
+			return fmt.Errorf("%s: struct %s holds itself by value (%s): a struct can hold itself only through a vector or a map",
+				s.Pos, s.Name, strings.Join(append(path, s.Name), " → "))
+		}
+		state[s] = visiting
+		path = append(path, s.Name)
+		for _, fd := range s.Fields {
+			if fd.Type.Kind == ast.Named && fd.Type.Struct != nil {
+				if err := visit(fd.Type.Struct); err != nil {
+					return err
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[s] = done
+		return nil
+	}
+	for _, f := range files {
+		for _, m := range f.Modules {
+			for _, s := range m.Structs {
+				if err := visit(s); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	return nil
 }
 
