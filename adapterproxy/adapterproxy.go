@@ -135,7 +135,7 @@ type AdapterProxy struct {
 	pingID     int32                // the request id of ping: a recycled Call is never the ping
 	probeAt    int64                // while inactive: when the next probe (dial + ping) is due
 	ping       *call.Call           // the keepalive or probe ping in flight, if any
-	pingProbe  bool                 // ping is a health probe (Expire: closes only an unused connection)
+	pingProbe  bool                 // ping is a health probe: unanswered, it keeps the connection
 	resp       codec.ResponsePacket // scratch for decoding replies
 	health     health
 	lat        latency // peak-EWMA reply latency (latency.go)
@@ -446,15 +446,12 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 	}
 	if a.isPing(c) {
 		a.ping = nil
-		if a.state == stateConnected && (!a.pingProbe || a.calls.len() == 0) && !a.movedSince(a.pingSent) {
-			// The peer did not answer a ping in time, sent nothing else meanwhile, and took
-			// none of the bytes waiting for it: the connection is dead though no error said so.
-			// A keepalive ping's connection closes, failing its calls now. An inactive
-			// endpoint's probe closes it once no call waits on it (the calls keep their own
-			// deadlines), and the next probe dials a new one: probing a dead connection
-			// forever would keep the endpoint out of rotation for good. (A ping queued behind a
-			// large request the peer is still reading, or behind large replies that are still
-			// arriving, is late, not lost.)
+		if a.state == stateConnected && !a.pingProbe && !a.movedSince(a.pingSent) {
+			// The peer did not answer a ping within the keepalive interval, sent nothing else
+			// meanwhile, and took none of the bytes waiting for it: the connection is dead
+			// though no error said so. Closing it fails its calls now. (A ping queued behind
+			// a large request the peer is still reading, or behind large replies that are
+			// still arriving, is late, not lost.)
 			a.warn("keepalive ping unanswered, closing connection", zap.Duration("since_ping", time.Duration(a.loop.Now()-a.pingSent)), zap.Duration("since_read", time.Duration(a.loop.Now()-a.lastRead)), zap.Duration("since_moved", time.Duration(a.loop.Now()-a.lastMoved)))
 			c.Complete(call.ErrTimeout)
 			a.detach(errPingUnanswered)
