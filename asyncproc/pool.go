@@ -95,7 +95,15 @@ func New(o Options) *Pool {
 // Deliver, or the slot given back with Release if the call is never sent. It fails with
 // call.ErrQueueFull while QueueCap callbacks or more wait for a worker or InFlightLimit calls are
 // unfinished, and with call.ErrClosed once Close has begun. Safe for concurrent use.
-func (p *Pool) Reserve() error {
+func (p *Pool) Reserve() error { return p.reserve(p.inflight) }
+
+// ReserveEvent is Reserve for a callback that is no call (a server push, a connection opening or
+// closing, delivered at once): InFlightLimit, which bounds the calls waiting for a reply, does
+// not refuse it; a full queue and Close do. Safe for concurrent use.
+func (p *Pool) ReserveEvent() error { return p.reserve(math.MaxInt64) }
+
+// reserve takes a slot while fewer than limit are reserved and the queue has room.
+func (p *Pool) reserve(limit int64) error {
 	// Count first, then look at closing: Close sets closing before it reads the count, so either
 	// Close sees this slot and waits for it, or this sees closing and undoes it. Checking first
 	// would let Close see no slot, close the queue, and this call deliver into it.
@@ -104,23 +112,7 @@ func (p *Pool) Reserve() error {
 		p.reserved.Add(-1)
 		return call.ErrClosed
 	}
-	if n > p.inflight || int64(len(p.queue))+p.spilled.Load() >= p.queueCap {
-		p.reserved.Add(-1)
-		return call.ErrQueueFull
-	}
-	return nil
-}
-
-// ReserveEvent is Reserve for a callback that is no call (a server push, a connection opening or
-// closing, delivered at once): InFlightLimit, which bounds the calls waiting for a reply, does
-// not refuse it; a full queue and Close do. Safe for concurrent use.
-func (p *Pool) ReserveEvent() error {
-	p.reserved.Add(1)
-	if p.closing.Load() { // after counting, as Reserve does
-		p.reserved.Add(-1)
-		return call.ErrClosed
-	}
-	if int64(len(p.queue))+p.spilled.Load() >= p.queueCap {
+	if n > limit || int64(len(p.queue))+p.spilled.Load() >= p.queueCap {
 		p.reserved.Add(-1)
 		return call.ErrQueueFull
 	}

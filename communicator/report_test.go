@@ -55,6 +55,13 @@ func (s *statSink) ReportSampleMsg(context.Context, *server.Current, []statf.Sta
 // proxy string reaching it; t.Cleanup stops the server.
 func startStatSink(t *testing.T) (*statSink, string) {
 	t.Helper()
+	sink, addr := serveStatSink(t)
+	return sink, statServant + "@" + tcpEndpoint(addr)
+}
+
+// serveStatSink is startStatSink returning the server's host:port.
+func serveStatSink(t *testing.T) (*statSink, string) {
+	t.Helper()
 	sink := &statSink{got: map[string]statf.StatMicMsgBody{}, hd: map[string]statf.StatMicMsgHead{}}
 	srv := server.New()
 	if err := statf.RegisterStatF(srv, statServant, sink); err != nil {
@@ -65,7 +72,7 @@ func startStatSink(t *testing.T) (*statSink, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stopServer(t, "stat server", srv) })
-	return sink, statServant + "@" + tcpEndpoint(addr.String())
+	return sink, addr.String()
 }
 
 const statServant = "tars.tarsstat.StatObj"
@@ -200,17 +207,8 @@ func TestStatReportsCalls(t *testing.T) {
 // in all: it used to send it batch by batch, each waiting the whole timeout (3 s), so that 60
 // (servant, function, endpoint) keys, 6 batches, held Close for 18 s.
 func TestReportCloseWithStalledStatServer(t *testing.T) {
-	sink := &statSink{got: map[string]statf.StatMicMsgBody{}, hd: map[string]statf.StatMicMsgHead{}}
-	srv := server.New()
-	if err := statf.RegisterStatF(srv, statServant, sink); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopServer(t, "stat server", srv) })
-	p := startProxy(t, addr.String())
+	_, addr := serveStatSink(t)
+	p := startProxy(t, addr)
 
 	g := startGreeter(t, "a", serverOpt{})
 	comm := newComm(t, func(c *conf.Config) {
