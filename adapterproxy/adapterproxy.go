@@ -135,7 +135,7 @@ type AdapterProxy struct {
 	pingID     int32                // the request id of ping: a recycled Call is never the ping
 	probeAt    int64                // while inactive: when the next probe (dial + ping) is due
 	ping       *call.Call           // the keepalive or probe ping in flight, if any
-	pingProbe  bool                 // ping is a health probe: unanswered, it keeps the connection
+	pingProbe  bool                 // ping is a health probe: unanswered, it replaces the connection (conn.go)
 	resp       codec.ResponsePacket // scratch for decoding replies
 	health     health
 	lat        latency // peak-EWMA reply latency (latency.go)
@@ -446,15 +446,21 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 	}
 	if a.isPing(c) {
 		a.ping = nil
-		if a.state == stateConnected && !a.pingProbe && !a.movedSince(a.pingSent) {
-			// The peer did not answer a ping within the keepalive interval, sent nothing else
-			// meanwhile, and took none of the bytes waiting for it: the connection is dead
-			// though no error said so. Closing it fails its calls now. (A ping queued behind
-			// a large request the peer is still reading, or behind large replies that are
-			// still arriving, is late, not lost.)
-			a.warn("keepalive ping unanswered, closing connection", zap.Duration("since_ping", time.Duration(a.loop.Now()-a.pingSent)), zap.Duration("since_read", time.Duration(a.loop.Now()-a.lastRead)), zap.Duration("since_moved", time.Duration(a.loop.Now()-a.lastMoved)))
+		if a.state == stateConnected && !a.movedSince(a.pingSent) {
+			// The peer did not answer a ping in time, sent nothing else meanwhile, and took
+			// none of the bytes waiting for it: the connection is dead though no error said
+			// so. (A ping queued behind a large request the peer is still reading, or behind
+			// large replies that are still arriving, is late, not lost.)
+			now := a.loop.Now()
+			fields := []zap.Field{zap.Duration("since_ping", time.Duration(now-a.pingSent)), zap.Duration("since_read", time.Duration(now-a.lastRead)), zap.Duration("since_moved", time.Duration(now-a.lastMoved))}
 			c.Complete(call.ErrTimeout)
-			a.detach(errPingUnanswered)
+			if a.pingProbe {
+				a.warn("health probe unanswered, replacing connection", fields...)
+				a.replace(errProbeUnanswered)
+			} else {
+				a.warn("keepalive ping unanswered, closing connection", fields...)
+				a.detach(errPingUnanswered)
+			}
 			return
 		}
 	}
@@ -523,6 +529,9 @@ var (
 	errClosedLocally  = errors.New("connection closed")
 	errIdle           = errors.New("idle connection closed")
 	errPingUnanswered = errors.New("keepalive ping unanswered")
+	// errProbeUnanswered closes the connection of an inactive endpoint whose health probe went
+	// unanswered: replace dials a new one.
+	errProbeUnanswered = errors.New("health probe unanswered")
 )
 
 // errNoIDRoom ends a call whose frame cannot take its request id in place (pending.go).

@@ -145,9 +145,40 @@ func (a *AdapterProxy) closed(err error) {
 // connection instead of being written to one about to close. Calls written to it fail with a
 // connection error; calls not written are retried. No health penalty: the next call reconnects.
 func (a *AdapterProxy) detach(cause error) {
+	c := a.forget(cause)
+	if c == nil {
+		return
+	}
+	a.drop(&call.ConnError{Addr: a.addr, Cause: cause}, true)
+	c.SetContext(nil) // its last bytes and its close are not this proxy's any more
+	_ = c.Close()
+}
+
+// replace gives up the connection of an inactive endpoint whose health probe went unanswered
+// over it (it takes no bytes and answers nothing: a flow a NAT or load balancer lost, a peer
+// stuck on it) and dials a new one at once, which the next probe uses: probing a dead
+// connection forever would keep the endpoint out of rotation for good (TarsCpp, too, closes the
+// transceiver of an endpoint it takes out). Calls not written yet wait for the new connection.
+// Calls written to the old one stay tracked until their deadlines and end with ErrTimeout, as
+// they would have on the old connection: a server that stalled is not reported as a connection
+// error, and no call is retried that the server may have run. (A later close of the new
+// connection, or the Communicator's, ends them as it ends its own.)
+func (a *AdapterProxy) replace(cause error) {
+	c := a.forget(cause)
+	if c == nil {
+		return
+	}
+	c.SetContext(nil)
+	_ = c.Close()
+	a.dial(a.loop.Now()) // Opened sends the probe
+}
+
+// forget detaches the current connection from the proxy (which is idle afterwards) and returns
+// it, or nil when there is none; the caller closes it and decides what becomes of its calls.
+func (a *AdapterProxy) forget(cause error) gnet.Conn {
 	c := a.conn
 	if a.state != stateConnected || c == nil {
-		return
+		return nil
 	}
 	a.state = stateIdle
 	a.conn = nil
@@ -162,9 +193,7 @@ func (a *AdapterProxy) detach(cause error) {
 	if a.opts.Push != nil {
 		a.opts.Push.Closed(a, cause)
 	}
-	a.drop(&call.ConnError{Addr: a.addr, Cause: cause}, true)
-	c.SetContext(nil) // its last bytes and its close are not this proxy's any more
-	_ = c.Close()
+	return c
 }
 
 // OnTraffic completes the calls answered by every complete reply frame on c. A large reply
