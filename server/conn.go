@@ -85,6 +85,8 @@ type loop struct {
 
 	sweepTask gnet.Runnable // checks the limits of conns (limits.go)
 	sweepDue  atomic.Bool   // sweepTask is queued on the loop
+
+	lost atomic.Bool // an inline handler ended the loop's goroutine (goexit.go)
 }
 
 // loopOf returns the state of event loop el, creating it on first use.
@@ -346,7 +348,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	cur := &l.cur
 	l.fillCurrent(cur, req, cs.remote)
 	cur.conn = cs
-	body, ret, desc := s.invoke(&l.ctxs, h, cur, req.Buffer, l.rsp.b[:0])
+	body, ret, desc := l.invokeInline(nil, cs, h, cur)
 	l.takePushes(cs)
 	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp.b)
 	if taken {

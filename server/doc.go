@@ -33,6 +33,10 @@
 //
 // A handler's error answers with its code: an *Error gives its Code and Desc, any other error
 // RetUnknown -99 with err.Error(); a panic is recovered, logged, and answered with RetUnknown.
+// A handler that ends its goroutine (runtime.Goexit, t.FailNow) is answered RetUnknown too;
+// with workers a new worker takes the place of the one it ended, but inline it ends the event
+// loop, whose connections are then shut down and which serves no more: handlers that may do so
+// need WithWorkers (goexit.go).
 // One-way requests (codec.PacketOneway) run their handler but get no reply.
 //
 // # The handler's ctx

@@ -413,7 +413,9 @@ func (s *Server) unwritten(ctx context.Context) (int, error) {
 	s.loopsMu.Lock()
 	ls := make([]*loop, 0, len(s.loops))
 	for _, l := range s.loops {
-		ls = append(ls, l)
+		if !l.lost.Load() { // it runs no task any more (goexit.go)
+			ls = append(ls, l)
+		}
 	}
 	s.loopsMu.Unlock()
 	counts := make(chan int, len(ls))
@@ -556,11 +558,18 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	}
 	cc := ctxs.next(ctx, s, due)
 	ctx = cc
+	returned := false
 	defer func() {
 		cc.end()
 		if r := recover(); r != nil {
 			e := s.panicked(cur, r)
 			body, ret, desc = nil, e.Code, e.Desc
+		} else if !returned {
+			// runtime.Goexit in the handler: the goroutine ends after the deferred calls, and
+			// its caller's own deferred call answers the request (work, loop.serve).
+			s.log.Error("handler ended its goroutine (runtime.Goexit, t.FailNow): answered "+goexitDesc,
+				zap.String("servant", cur.Servant), zap.String("func", cur.Func))
+			body, ret, desc = nil, codec.RetUnknown, goexitDesc // for the stats
 		}
 	}()
 	var err error
@@ -569,6 +578,7 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	} else {
 		body, err = h(ctx, cur, req, rsp)
 	}
+	returned = true
 	if err != nil {
 		if e, ok := errors.AsType[*Error](err); ok {
 			return nil, e.Code, e.Desc
@@ -577,6 +587,9 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	}
 	return body, codec.RetOK, ""
 }
+
+// goexitDesc is the result description of a request whose handler called runtime.Goexit.
+const goexitDesc = "handler ended its goroutine (runtime.Goexit)"
 
 // panicked logs the panic r of the handler (or an interceptor) serving cur, and returns the
 // error it is answered with: codec.RetUnknown.

@@ -113,7 +113,7 @@ func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
 			remote = cloneUDPAddr(u)
 		}
 		l.fillCurrent(cur, req, remote)
-		body, ret, desc = s.invoke(&l.ctxs, h, cur, req.Buffer, l.rsp.b[:0])
+		body, ret, desc = l.invokeInline(c, nil, h, cur)
 		defer func() { *cur = Current{}; l.rsp.next(len(body), false) }()
 	}
 	if req.PacketType != codec.PacketOneway {

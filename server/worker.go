@@ -43,23 +43,26 @@ func putJob(j *job) {
 }
 
 // work runs jobs until the queue is closed (by Stop, after the loops exited).
+//
+// A handler that ends the worker's goroutine (runtime.Goexit: t.FailNow in a test's handler,
+// for one) cannot be stopped from doing so, but it does not take its request or the worker with
+// it: the request is answered RetUnknown, as a panic is, and a new worker takes this one's place.
 func (s *Server) work() {
+	w := worker{rsp: newScratch()}
 	defer func() {
+		if j := w.running; j != nil { // runtime.Goexit in a handler: the only way here mid-job
+			s.finishJob(&w, j, nil, codec.RetUnknown, goexitDesc)
+			go s.work() // takes over this worker's place in workersLeft
+			return
+		}
 		if s.workersLeft.Add(-1) == 0 {
 			s.closeReplySocket()
 			close(s.workersDone)
 		}
 	}()
-	var (
-		rsp    = newScratch() // reply-body scratch
-		ctxs   callCtxs       // handlers' ctxs
-		resp   codec.ResponsePacket
-		udpOut []byte // a datagram reply being sent
-	)
-	idle := s.opts.idle > 0 // dispatch counted the job in its conn's handling
 	for j := range s.jobs {
 		if s.forced.Load() {
-			if idle && j.cs != nil {
+			if s.opts.idle > 0 && j.cs != nil {
 				j.cs.handling.Add(-1)
 			}
 			s.done(1) // Stop gave up waiting: drop what is still queued
@@ -71,41 +74,59 @@ func (s *Server) work() {
 			ret, desc = codec.RetQueueTimeout, queueTimeoutDesc
 		)
 		if !s.late(j) {
-			body, ret, desc = s.invoke(&ctxs, j.h, &j.cur, j.req.Buffer, rsp.b[:0])
+			w.running = j
+			body, ret, desc = s.invoke(&w.ctxs, j.h, &j.cur, j.req.Buffer, w.rsp.b[:0])
+			w.running = nil
 		} else if s.stats != nil {
 			s.record(&j.cur, ret, 0) // counted under its code, as a handler's failure is
 		}
-		taken := false // the reply took rsp over
-		switch {
-		case j.req.PacketType == codec.PacketOneway:
-			if idle && j.cs != nil {
-				j.cs.handling.Add(-1)
-			}
-			s.done(1)
-		case j.cs == nil:
-			udpOut = s.replyDatagram(udpOut, &resp, j, body, ret, desc)
-			s.done(1)
-		default:
-			cs := j.cs
-			cs.mu.Lock()
-			taken = cs.out.add(&resp, &j.req, ret, desc, body, &j.cur, rsp.b)
-			cs.n++
-			wake := !cs.queued
-			cs.queued = true
-			cs.mu.Unlock()
-			if idle {
-				cs.handling.Add(-1) // after the reply is in out, where the idle rule sees it
-			}
-			if wake {
-				cs.loop.enqueue(cs)
-			}
-		}
-		if taken {
-			s.bodiesTaken.Add(1)
-		}
-		rsp.next(len(body), taken)
-		putJob(j)
+		s.finishJob(&w, j, body, ret, desc)
 	}
+}
+
+// worker is the state of one worker goroutine (work).
+type worker struct {
+	rsp     scratch  // reply-body scratch
+	ctxs    callCtxs // handlers' ctxs
+	resp    codec.ResponsePacket
+	udpOut  []byte // a datagram reply being sent
+	running *job   // the job whose handler runs
+}
+
+// finishJob hands the reply of j (body, or ret and desc) to its connection or its datagram
+// sender, and recycles j.
+func (s *Server) finishJob(w *worker, j *job, body []byte, ret int32, desc string) {
+	idle := s.opts.idle > 0 // dispatch counted the job in its conn's handling
+	taken := false          // the reply took w.rsp over
+	switch {
+	case j.req.PacketType == codec.PacketOneway:
+		if idle && j.cs != nil {
+			j.cs.handling.Add(-1)
+		}
+		s.done(1)
+	case j.cs == nil:
+		w.udpOut = s.replyDatagram(w.udpOut, &w.resp, j, body, ret, desc)
+		s.done(1)
+	default:
+		cs := j.cs
+		cs.mu.Lock()
+		taken = cs.out.add(&w.resp, &j.req, ret, desc, body, &j.cur, w.rsp.b)
+		cs.n++
+		wake := !cs.queued
+		cs.queued = true
+		cs.mu.Unlock()
+		if idle {
+			cs.handling.Add(-1) // after the reply is in out, where the idle rule sees it
+		}
+		if wake {
+			cs.loop.enqueue(cs)
+		}
+	}
+	if taken {
+		s.bodiesTaken.Add(1)
+	}
+	w.rsp.next(len(body), taken)
+	putJob(j)
 }
 
 // queueTimeoutDesc is the result description of a request that waited too long for a worker.
