@@ -86,15 +86,45 @@ func run(args []string) error {
 			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
+		if err := writeFile(path, f.Content); err != nil {
 			return err
 		}
 	}
 	if len(stale) > 0 {
 		return fmt.Errorf("generated files are stale: %s", strings.Join(stale, ", "))
+	}
+	return nil
+}
+
+// writeFile makes the file at path hold content: a file that already does is left alone (its
+// modification time too, so that build tools see nothing changed), any other is replaced whole
+// by a rename, so that a generator stopped half-way leaves each file either old or new, never
+// cut short.
+func writeFile(path string, content []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(content)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/gen"
 	"github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/parser"
@@ -154,6 +155,55 @@ func TestErrors(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s:\n got error %v\nwant one containing %q", c.src, err, c.want)
+		}
+	}
+}
+
+// TestRewriteOnlyChanged: running the generator again leaves a file that already holds its
+// output alone (its modification time too, so that builds see nothing changed), replaces one
+// that differs, and leaves no temporary file behind. Files used to be rewritten in place every
+// run.
+func TestRewriteOnlyChanged(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-out", dir, "-import", "example.com/x", "cmd/tars2tarscomm/testdata/all.tars"}
+	if err := run(args); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "demo", "all", "all.tars.go")
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(args); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.ModTime().Equal(old) {
+		t.Fatalf("an up-to-date file was rewritten: %v, %v (want modified at %v)", fi.ModTime(), err, old)
+	}
+	if err := os.WriteFile(path, []byte("package all // edited\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(args); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("an edited file was not regenerated (%d bytes, %v)", len(got), err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("regenerated file's mode: %v, %v; want 0644", fi.Mode(), err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left behind: %s", e.Name())
 		}
 	}
 }
