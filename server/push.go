@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net"
 
 	"github.com/tarscomm/tarscomm/codec"
@@ -29,10 +30,19 @@ func (cur *Current) Pusher() *Pusher { return &Pusher{cs: cur.conn} }
 // Push sends fn and body to the client of the request being served (see Pusher.Push).
 func (cur *Current) Push(fn string, body []byte) error { return cur.Pusher().Push(fn, body) }
 
+// ErrPushBacklog is what Push returns while the pushes and replies queued on the connection for
+// its event loop exceed WithMaxBacklog: they are pushed faster than the loop hands them to the
+// socket (or an inline handler pushes them while it holds the loop). Nothing was queued. (A
+// client that does not read is the loop's to notice: it closes the connection, WithMaxBacklog.)
+var ErrPushBacklog = errors.New("server: push refused: the connection's unsent bytes exceed max-backlog")
+
 // Push sends one packet naming fn, with body, to the client: it is queued with the connection's
 // replies and written by its event loop soon after. body may be reused once Push returns. It
-// fails with ErrConnClosed once the connection has closed; a packet queued just before the
-// close may be lost with it.
+// fails with ErrConnClosed once the connection has closed (a packet queued just before the close
+// may be lost with it), with ErrPushBacklog while the pushes and replies queued for the loop
+// exceed WithMaxBacklog, and with an error naming the sizes when the packet would exceed
+// WithMaxPacketSize (a client with the same limit would take it for a broken stream and close
+// the connection).
 func (p *Pusher) Push(fn string, body []byte) error {
 	cs := p.cs
 	if cs == nil {
@@ -48,8 +58,19 @@ func (p *Pusher) Push(fn string, body []byte) error {
 		Buffer:     body,
 		Status:     map[string]string{pushFuncKey: fn},
 	}
+	o := &cs.loop.s.opts
 	cs.mu.Lock()
+	start := len(cs.out.b)
+	if o.maxBacklog > 0 && start > o.maxBacklog {
+		cs.mu.Unlock()
+		return ErrPushBacklog
+	}
 	cs.out.b = codec.AppendResponse(cs.out.b, &rp)
+	if n := len(cs.out.b) - start; n > o.maxPacketSize {
+		cs.out.b = cs.out.b[:start]
+		cs.mu.Unlock()
+		return fmt.Errorf("server: push %q of %d bytes exceeds max-packet-size %d", fn, n, o.maxPacketSize)
+	}
 	cs.pushed.Store(true)
 	wake := !cs.queued
 	cs.queued = true
