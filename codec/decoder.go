@@ -402,7 +402,9 @@ func (d *Decoder) ReadBytesView(tag byte, required bool) ([]byte, error) {
 // ReadStringMap reads field tag as a map<string,string>. It returns nil when
 // the field is absent or the map is empty. A key that appears twice keeps
 // its last value. The keys and values share the Decoder's chunks, as
-// ReadStringKeep's strings do.
+// ReadStringKeep's strings do. On an error in its entries it returns the
+// entries read so far with the error, as a list's decode keeps its elements
+// (a map dropped there would be memory no bound accounts for).
 func (d *Decoder) ReadStringMap(tag byte, required bool) (map[string]string, error) {
 	typ, found, err := d.find(tag, required)
 	if !found {
@@ -423,11 +425,11 @@ func (d *Decoder) ReadStringMap(tag byte, required bool) (map[string]string, err
 	for range n {
 		k, err := d.ReadStringKeep(0, true, "")
 		if err != nil {
-			return nil, err
+			return m, err
 		}
 		v, err := d.ReadStringKeep(1, true, "")
 		if err != nil {
-			return nil, err
+			return m, err
 		}
 		m[k] = v
 	}

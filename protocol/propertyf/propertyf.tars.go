@@ -379,11 +379,12 @@ func (st *_PropertyF_reportPropMsg_args) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 StatPropMsgHead
-			var v0 StatPropMsgBody
 			if err = k0.DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("PropertyF.reportPropMsg", "statmsg", err)
 			}
+			v0 := st.Statmsg[k0]
 			if err = v0.DecodeTag(d, 1, true); err != nil {
+				st.Statmsg[k0] = v0
 				return codec.FieldError("PropertyF.reportPropMsg", "statmsg", err)
 			}
 			st.Statmsg[k0] = v0

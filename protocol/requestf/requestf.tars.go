@@ -113,11 +113,12 @@ func (st *RequestPacket) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 string
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("requestf::RequestPacket", "context", err)
 			}
+			v0 := st.Context[k0]
 			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
+				st.Context[k0] = v0
 				return codec.FieldError("requestf::RequestPacket", "context", err)
 			}
 			st.Context[k0] = v0
@@ -135,11 +136,12 @@ func (st *RequestPacket) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 string
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("requestf::RequestPacket", "status", err)
 			}
+			v0 := st.Status[k0]
 			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
+				st.Status[k0] = v0
 				return codec.FieldError("requestf::RequestPacket", "status", err)
 			}
 			st.Status[k0] = v0
@@ -279,11 +281,12 @@ func (st *ResponsePacket) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 string
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("requestf::ResponsePacket", "status", err)
 			}
+			v0 := st.Status[k0]
 			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
+				st.Status[k0] = v0
 				return codec.FieldError("requestf::ResponsePacket", "status", err)
 			}
 			st.Status[k0] = v0
@@ -304,11 +307,12 @@ func (st *ResponsePacket) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 string
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("requestf::ResponsePacket", "context", err)
 			}
+			v0 := st.Context[k0]
 			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
+				st.Context[k0] = v0
 				return codec.FieldError("requestf::ResponsePacket", "context", err)
 			}
 			st.Context[k0] = v0

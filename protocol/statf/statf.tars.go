@@ -233,11 +233,12 @@ func (st *StatMicMsgBody) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 int32
-			var v0 int32
 			if k0, err = d.ReadInt32(0, true); err != nil {
 				return codec.FieldError("statf::StatMicMsgBody", "intervalCount", err)
 			}
+			v0 := st.IntervalCount[k0]
 			if v0, err = d.ReadInt32(1, true); err != nil {
+				st.IntervalCount[k0] = v0
 				return codec.FieldError("statf::StatMicMsgBody", "intervalCount", err)
 			}
 			st.IntervalCount[k0] = v0
@@ -536,11 +537,12 @@ func (st *_StatF_reportMicMsg_args) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 StatMicMsgHead
-			var v0 StatMicMsgBody
 			if err = k0.DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("StatF.reportMicMsg", "msg", err)
 			}
+			v0 := st.Msg[k0]
 			if err = v0.DecodeTag(d, 1, true); err != nil {
+				st.Msg[k0] = v0
 				return codec.FieldError("StatF.reportMicMsg", "msg", err)
 			}
 			st.Msg[k0] = v0

@@ -852,11 +852,15 @@ func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
 		g.p("} else {")
 		g.p("clear(", target, ")")
 		g.p("}")
+		// A key read twice has its value decoded into the one it replaces, whose memory is
+		// reused (the last value wins, as before), and a value whose decode fails is kept
+		// with what it holds, as a list keeps the elements read: memory spent on a value
+		// the decode then dropped would be bounded by nothing (codec's allowance).
 		g.p("for range ", n, " {")
 		g.p("var ", k, " ", g.goType(t.Key))
-		g.p("var ", v, " ", g.goType(t.Elem))
 		g.decode(t.Key, k, "0", "true", errRet, depth+1)
-		g.decode(t.Elem, v, "1", "true", errRet, depth+1)
+		g.p(v, " := ", target, "[", k, "]")
+		g.decode(t.Elem, v, "1", "true", target+"["+k+"] = "+v+"\n"+errRet, depth+1)
 		g.p(target, "[", k, "] = ", v)
 		g.p("}")
 		g.p("} else {")

@@ -210,11 +210,12 @@ func (st *Record) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 string
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("bench::Record", "attrs", err)
 			}
+			v0 := st.Attrs[k0]
 			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
+				st.Attrs[k0] = v0
 				return codec.FieldError("bench::Record", "attrs", err)
 			}
 			st.Attrs[k0] = v0

@@ -305,11 +305,12 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 string
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Demo::All::Item", "kv", err)
 			}
+			v0 := st.Kv[k0]
 			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
+				st.Kv[k0] = v0
 				return codec.FieldError("Demo::All::Item", "kv", err)
 			}
 			st.Kv[k0] = v0
@@ -327,11 +328,12 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 int32
-			var v0 demo_base.Point
 			if k0, err = d.ReadInt32(0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "points", err)
 			}
+			v0 := st.Points[k0]
 			if err = v0.DecodeTag(d, 1, true); err != nil {
+				st.Points[k0] = v0
 				return codec.FieldError("Demo::All::Item", "points", err)
 			}
 			st.Points[k0] = v0
@@ -388,11 +390,12 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 []demo_base.Point
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Demo::All::Item", "groups", err)
 			}
+			v0 := st.Groups[k0]
 			if n1, ok1, err := d.ReadListHead(1, true); err != nil {
+				st.Groups[k0] = v0
 				return codec.FieldError("Demo::All::Item", "groups", err)
 			} else if ok1 {
 				if v0 == nil || cap(v0) < n1 {
@@ -407,6 +410,7 @@ func (st *Item) Decode(d *codec.Decoder) error {
 						v0 = append(v0, demo_base.Point{})
 					}
 					if err = v0[i1].DecodeTag(d, 0, true); err != nil {
+						st.Groups[k0] = v0
 						return codec.FieldError("Demo::All::Item", "groups", err)
 					}
 				}
@@ -494,11 +498,12 @@ func (st *Item) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 demo_base.Point
-			var v0 string
 			if err = k0.DecodeTag(d, 0, true); err != nil {
 				return codec.FieldError("Demo::All::Item", "byPoint", err)
 			}
+			v0 := st.ByPoint[k0]
 			if v0, err = d.ReadStringKeep(1, true, v0); err != nil {
+				st.ByPoint[k0] = v0
 				return codec.FieldError("Demo::All::Item", "byPoint", err)
 			}
 			st.ByPoint[k0] = v0
@@ -705,11 +710,12 @@ func (st *Tree) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 Empty
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Demo::All::Tree", "marks", err)
 			}
+			v0 := st.Marks[k0]
 			if err = v0.DecodeTag(d, 1, true); err != nil {
+				st.Marks[k0] = v0
 				return codec.FieldError("Demo::All::Tree", "marks", err)
 			}
 			st.Marks[k0] = v0
@@ -1360,11 +1366,12 @@ func (st *StoreFindResult) Decode(d *codec.Decoder) error {
 		}
 		for range n0 {
 			var k0 string
-			var v0 int32
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Store.find", "sizes", err)
 			}
+			v0 := st.Sizes[k0]
 			if v0, err = d.ReadInt32(1, true); err != nil {
+				st.Sizes[k0] = v0
 				return codec.FieldError("Store.find", "sizes", err)
 			}
 			st.Sizes[k0] = v0
