@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"objectproxy":         {"adapterproxy", "endpoint", "internal/call", "codec"},
 	"naming":              {"endpoint"},
 	"naming/file":         {"endpoint", "naming"},
-	"naming/registry":     {"endpoint", "naming", "protocol/endpointf", "protocol/queryf"},
+	"naming/registry":     {"endpoint", "naming", "protocol/endpointf", "protocol/queryf", "servantproxy"},
 	"naming/dns":          {"endpoint", "naming"},
 	"netthread":           {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog", "tlsconn", "auth", "stats"},
 	"servantproxy":        {"netthread", "objectproxy", "adapterproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future", "stats", "interceptor", "dye", "internal/handlerctx"},

@@ -129,9 +129,9 @@ func (c *cache) store(q naming.Query, l naming.List) error {
 	fl, _ := fileLocks.LoadOrStore(c.path, new(sync.Mutex))
 	fl.(*sync.Mutex).Lock()
 	defer fl.(*sync.Mutex).Unlock()
-	c.entries = readEntries(c.path)
-	c.entries[k] = e
-	data, err := json.MarshalIndent(c.entries, "", "  ")
+	entries := readEntries(c.path)
+	entries[k] = e
+	data, err := json.MarshalIndent(entries, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -153,5 +153,12 @@ func (c *cache) store(q naming.Query, l naming.List) error {
 		_ = os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), c.path)
+	if err := os.Rename(tmp.Name(), c.path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	// Only what is on disk counts as stored: after a failed write the next answer, the same
+	// or not, is written again.
+	c.entries = entries
+	return nil
 }

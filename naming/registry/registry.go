@@ -14,6 +14,7 @@ import (
 	"github.com/tarscomm/tarscomm/naming"
 	"github.com/tarscomm/tarscomm/protocol/endpointf"
 	"github.com/tarscomm/tarscomm/protocol/queryf"
+	"github.com/tarscomm/tarscomm/servantproxy"
 )
 
 // TarsCpp's EndpointManager intervals (see the package documentation).
@@ -176,10 +177,13 @@ func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, erro
 		active, inactive []endpointf.EndpointF
 		err              error
 	)
+	// The query's own timeout, too: the proxy's sync-invoke-timeout (3s by default) would
+	// otherwise end it before QueryTimeout.
+	to := servantproxy.WithTimeout(r.opts.QueryTimeout)
 	if q.Set != "" {
-		ret, active, inactive, err = r.q.FindObjectByIdInSameSet(ctx, q.Object, q.Set)
+		ret, active, inactive, err = r.q.FindObjectByIdInSameSet(ctx, q.Object, q.Set, to)
 	} else {
-		ret, active, inactive, err = r.q.FindObjectByIdInSameGroup(ctx, q.Object)
+		ret, active, inactive, err = r.q.FindObjectByIdInSameGroup(ctx, q.Object, to)
 	}
 	if err != nil {
 		return naming.List{}, err
