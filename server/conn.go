@@ -116,12 +116,15 @@ type events struct {
 
 // OnBoot records the engine and the bound address and lets Start return.
 func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
-	addr, err := listenAddr(eng)
-	if err != nil {
+	s := e.s
+	var addr net.Addr
+	var err error
+	if s.ln != nil {
+		addr = s.ln.Addr() // a stream server's own listener (accept.go)
+	} else if addr, err = listenAddr(eng); err != nil {
 		e.booted <- err
 		return gnet.Shutdown
 	}
-	s := e.s
 	if s.udp && s.opts.workers > 0 {
 		if err := s.openReplySocket(eng); err != nil {
 			e.booted <- err
@@ -435,16 +438,19 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 			if busy {
 				cs.handling.Add(1)
 			}
-			select {
-			case s.jobs <- j:
-				return true
-			default:
-				if busy {
-					cs.handling.Add(-1)
+			if s.queue(j, len(frame)) { // WithQueueBytes
+				select {
+				case s.jobs <- j:
+					return true
+				default:
+					s.unqueue(j)
 				}
-				s.done(1)
-				h, ret, desc = nil, codec.RetOverload, "server queue is full"
 			}
+			if busy {
+				cs.handling.Add(-1)
+			}
+			s.done(1)
+			h, ret, desc = nil, codec.RetOverload, "server queue is full"
 		}
 	}
 	if req.PacketType != codec.PacketOneway {

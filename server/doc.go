@@ -4,8 +4,9 @@
 //
 // # What it owns
 //
-// A Server owns one gnet engine (an accept loop plus WithNumEventLoop event loops, each one
-// goroutine that owns its connections), optionally a pool of worker goroutines (WithWorkers),
+// A Server owns one gnet engine (WithNumEventLoop event loops, each one goroutine that owns its
+// connections; a tcp or unix server's own accept loop hands them connections, accept.go),
+// optionally a pool of worker goroutines (WithWorkers),
 // and the handlers registered with Handle and HandleProto. Start starts them; Stop stops them
 // and waits for all of them.
 //

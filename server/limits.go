@@ -44,6 +44,7 @@ type serverLimits struct {
 	windows atomic.Int64 // backlog windows measured (tests look)
 
 	queueTimeouts atomic.Int64 // requests not run: they waited too long for a worker (worker.go)
+	acceptFails   atomic.Int64 // accepts that failed (accept.go)
 
 	tickLoops []*loop // OnTick's scratch
 }
@@ -73,6 +74,9 @@ type LimitStats struct {
 	Backlog      int64 // closed by WithMaxBacklog: a backlog over the cap
 	Grown        int64 // requests received into a growing buffer: WithFrameBudget had no room for them
 	QueueTimeout int64 // requests not run: they waited for a worker too long (WithQueueTimeout)
+	// AcceptFailed counts accepts that failed and were retried after a pause (out of file
+	// descriptors, or of socket memory): the connections already open went on (accept.go).
+	AcceptFailed int64
 }
 
 // LimitStats returns what the limits refused and closed. Safe for concurrent use.
@@ -84,6 +88,7 @@ func (s *Server) LimitStats() LimitStats {
 		Backlog:      s.lim.capped.Load(),
 		Grown:        s.budget.Grown(),
 		QueueTimeout: s.lim.queueTimeouts.Load(),
+		AcceptFailed: s.lim.acceptFails.Load(),
 	}
 }
 

@@ -21,6 +21,7 @@ type options struct {
 	numEventLoop  int
 	workers       int
 	queueCap      int
+	queueBytes    int64 // request bytes the worker queue may hold; 0: no bound
 	tls           *tls.Config                                        // nil: plain TCP
 	handshake     time.Duration                                      // limit of a TLS handshake
 	authKeys      func(accessKey string) (secretKey string, ok bool) // nil: no authentication
@@ -61,6 +62,11 @@ const (
 	// thousand connections, each sending a header that claims 10 MiB and a byte a minute, would
 	// pin 10 GiB.
 	DefaultFrameBudget = 256 << 20
+	// DefaultQueueBytes is the default of WithQueueBytes, 256 MiB: room for 25 queued requests
+	// of the default maximum packet size, and a bound on what requests waiting for a worker can
+	// make the server hold (the queue's count alone, DefaultQueueCap requests of up to 10 MiB,
+	// would allow about 100 GiB).
+	DefaultQueueBytes = 256 << 20
 )
 
 func defaultOptions() options {
@@ -68,6 +74,7 @@ func defaultOptions() options {
 		logger:        logging.Default(""),
 		maxPacketSize: codec.DefaultMaxPacketSize,
 		queueCap:      DefaultQueueCap,
+		queueBytes:    DefaultQueueBytes,
 		handshake:     DefaultHandshakeTimeout,
 		backlogLimit:  DefaultBacklogLimit,
 		backlogMin:    DefaultBacklogMin,
@@ -129,6 +136,16 @@ func WithQueueCap(n int) Option {
 			o.queueCap = n
 		}
 	}
+}
+
+// WithQueueBytes bounds, in worker mode, the bytes of the request frames handed to the workers
+// and not finished yet (default DefaultQueueBytes): a request that would take them past n is
+// answered at once with codec.RetServerOverload, as when the queue is full, unless nothing else
+// is queued (a request of any size still runs on an idle server). The queue's capacity counts
+// requests only; this bounds what one client pipelining large requests to busy workers can make
+// the server hold. n <= 0 removes the bound.
+func WithQueueBytes(n int64) Option {
+	return func(o *options) { o.queueBytes = max(n, 0) }
 }
 
 // WithTLS makes the server's adapter an ssl one: every connection is TLS, with cfg's

@@ -81,9 +81,16 @@ type Server struct {
 	tlsStop    context.Context
 	tlsCancel  context.CancelFunc
 
+	// A stream server's own listener and the client engine its connections are enrolled with
+	// (accept.go); nil for a datagram server, which runs gnet's engine (gnet.Run).
+	ln         net.Listener
+	cli        *gnet.Client
+	acceptStop chan struct{} // closed by Stop: the accept loop ends
+	acceptDone chan struct{} // closed when the accept loop has ended
+
 	// Completion of the goroutines Start starts.
-	runDone     chan struct{} // closed when gnet.Run has returned
-	runErr      error         // gnet.Run's result; read after runDone
+	runDone     chan struct{} // closed when the engine has stopped (gnet.Run returned, Client.Stop)
+	runErr      error         // the engine's result; read after runDone
 	workersDone chan struct{} // closed when the last worker has exited
 	workersLeft atomic.Int32
 	bigWriters  sync.WaitGroup // goroutines finishing large replies (bigwrite.go)
@@ -91,11 +98,14 @@ type Server struct {
 	bodiesTaken atomic.Int64   // large reply bodies written from their handler's scratch (tests look)
 
 	// Shared by loops, workers and Stop.
-	stopping atomic.Bool   // Stop began: refuse new requests
-	forced   atomic.Bool   // Stop gave up waiting: drop queued jobs
-	inflight atomic.Int64  // requests handed to workers whose replies are not yet written
-	idle     chan struct{} // closed when inflight drops to 0 while stopping
-	idleOnce sync.Once
+	stopping atomic.Bool  // Stop began: refuse new requests
+	forced   atomic.Bool  // Stop gave up waiting: drop queued jobs
+	inflight atomic.Int64 // requests handed to workers whose replies are not yet written
+	// queuedBytes counts the frames of requests handed to workers and not finished
+	// (WithQueueBytes, worker.go).
+	queuedBytes atomic.Int64
+	idle        chan struct{} // closed when inflight drops to 0 while stopping
+	idleOnce    sync.Once
 
 	loopsMu sync.Mutex               // guards loops
 	loops   map[gnet.EventLoop]*loop // per-event-loop state, created on first connection
@@ -248,10 +258,19 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	if s.lim.tick > 0 {
 		ev.ticking = make(chan struct{})
 	}
-	go func() {
-		defer close(s.runDone)
-		s.runErr = gnet.Run(ev, protoAddr, gopts...)
-	}()
+	if s.udp {
+		go func() {
+			defer close(s.runDone)
+			s.runErr = gnet.Run(ev, protoAddr, gopts...)
+		}()
+	} else if err = s.startStream(ev, protoAddr, gopts); err != nil {
+		close(s.runDone)
+		select {
+		case <-booted: // OnBoot ran before the loops failed to start
+		default:
+		}
+		booted <- err
+	}
 
 	select {
 	case err = <-booted:
@@ -267,6 +286,9 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 				}
 			}
 			s.booted = true
+			if s.ln != nil {
+				go s.acceptLoop(s.ln, s.cli)
+			}
 			s.log.Debug("listening", zap.Stringer("endpoint", s.addr), zap.Int("loops", loops),
 				zap.Int("workers", s.opts.workers))
 			return s.addr, nil
@@ -470,6 +492,16 @@ func (s *Server) closeIdle() { close(s.idle) }
 // every 500 ms, so it is called with a context that is already done, and Stop waits for
 // gnet.Run to return instead.
 func (s *Server) shutdownEngine() {
+	if s.cli != nil {
+		// A stream server: no Enroll may race Client.Stop (accept.go), which waits for the
+		// loops; Stop waits for runDone with its ctx.
+		go func() {
+			defer close(s.runDone)
+			s.stopAccepting()
+			s.runErr = s.cli.Stop()
+		}()
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := s.eng.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {

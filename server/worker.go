@@ -23,6 +23,31 @@ type job struct {
 	cur   Current
 	body  []byte // the worker's copy of the request body
 	frame []byte // or the whole request frame, a bufpool buffer the job owns
+	size  int64  // the frame's length, counted in the queue's bytes until the job ends (queue)
+}
+
+// queue counts the n bytes of j's frame in the worker queue's bytes and reports whether they fit
+// WithQueueBytes (if not, nothing is counted). A frame always fits a queue that holds none.
+func (s *Server) queue(j *job, n int) bool {
+	lim := s.opts.queueBytes
+	if lim <= 0 {
+		return true
+	}
+	size := int64(n)
+	if q := s.queuedBytes.Add(size); q > lim && q != size {
+		s.queuedBytes.Add(-size)
+		return false
+	}
+	j.size = size
+	return true
+}
+
+// unqueue takes j's frame out of the worker queue's bytes.
+func (s *Server) unqueue(j *job) {
+	if j.size != 0 {
+		s.queuedBytes.Add(-j.size)
+		j.size = 0
+	}
 }
 
 var jobPool = sync.Pool{New: func() any { return new(job) }}
@@ -66,6 +91,7 @@ func (s *Server) work() {
 				j.cs.handling.Add(-1)
 			}
 			s.done(1) // Stop gave up waiting: drop what is still queued
+			s.unqueue(j)
 			putJob(j)
 			continue
 		}
@@ -126,6 +152,7 @@ func (s *Server) finishJob(w *worker, j *job, body []byte, ret int32, desc strin
 		s.bodiesTaken.Add(1)
 	}
 	w.rsp.next(len(body), taken)
+	s.unqueue(j)
 	putJob(j)
 }
 

@@ -1,0 +1,100 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+)
+
+// Accepting. A stream server (tcp, unix) accepts its connections itself, from a net.Listener on
+// a goroutine of its own, and hands each to the event loops (gnet.Client.EnrollContext, which
+// takes over the socket), instead of letting gnet's engine accept them: gnet's acceptor treats
+// any accept error it does not retry as fatal and shuts the whole engine down, so a client that
+// exhausts the process's file descriptors (EMFILE), or the system's (ENFILE), or its memory for
+// sockets (ENOBUFS, ENOMEM), would close every connection and stop the server for good, while
+// Stop still reported success. Here such an error only delays the next accept, as net/http does:
+// the connections already open go on, and the server accepts again once descriptors are free.
+// Datagram servers (udp) have nothing to accept and run on gnet's engine (gnet.Run).
+
+// Accept backoff after an accept error: doubling from acceptBackoffMin up to acceptBackoffMax.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// listenStream opens the listener of protoAddr ("tcp://host:port", "tcp4://", "tcp6://",
+// "unix:///path").
+func listenStream(protoAddr string) (net.Listener, error) {
+	network, address, _ := strings.Cut(protoAddr, "://")
+	return net.Listen(network, address)
+}
+
+// startStream starts a stream server's engine: its listener on protoAddr and a gnet client
+// engine with ev and opts, whose Start runs OnBoot (which reports on ev.booted). The accept loop
+// starts once Start has seen the boot through (acceptLoop).
+func (s *Server) startStream(ev *events, protoAddr string, opts []gnet.Option) error {
+	ln, err := listenStream(protoAddr)
+	if err != nil {
+		return err
+	}
+	cli, err := gnet.NewClient(ev, opts...)
+	if err == nil {
+		s.ln, s.cli = ln, cli
+		s.acceptStop, s.acceptDone = make(chan struct{}), make(chan struct{})
+		if err = cli.Start(); err != nil {
+			s.ln, s.cli = nil, nil
+		}
+	}
+	if err != nil {
+		_ = ln.Close()
+	}
+	return err
+}
+
+// acceptLoop accepts connections until the listener closes (Stop) and enrolls each with cli's
+// event loops, whose OnOpen admits or refuses it. Temporary failures (accept's, or Enroll's own
+// dup of the socket) are counted, logged at most once a second, and waited out.
+func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
+	defer close(s.acceptDone)
+	var delay time.Duration
+	var lastLog time.Time
+	for {
+		c, err := ln.Accept()
+		if err == nil {
+			_, err = cli.EnrollContext(c, nil) // closes c: the loop has its own socket
+		}
+		if err == nil {
+			delay = 0
+			continue
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		s.lim.acceptFails.Add(1)
+		delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
+		if time.Since(lastLog) >= time.Second {
+			lastLog = time.Now()
+			s.log.Warn("accept failed, retrying", zap.Error(err), zap.Duration("in", delay),
+				zap.Int64("failures", s.lim.acceptFails.Load()))
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-s.acceptStop:
+			t.Stop()
+			return
+		}
+	}
+}
+
+// stopAccepting closes the listener and waits for the accept loop to end: after it no Enroll
+// runs, so the client engine may stop (an Enroll racing Client.Stop would hang).
+func (s *Server) stopAccepting() {
+	close(s.acceptStop)
+	_ = s.ln.Close()
+	<-s.acceptDone
+}
