@@ -86,9 +86,14 @@ func newSource(name string, port int, srv bool, o Options) (*Source, error) {
 			return nil, fmt.Errorf(`dns: resolver %q is not "host:port": %w`, o.Resolver, err)
 		}
 		addr := o.Resolver
+		timeout := o.Timeout
 		s.r = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return clampDeadline(c, time.Now().Add(timeout)), nil
 		}}
 	}
 	return s, nil
@@ -266,7 +271,13 @@ func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint,
 			}
 			addrs, err := s.r.LookupNetIP(ctx, "ip", r.Target)
 			if err != nil {
-				errs = append(errs, err)
+				if !isNotFound(err) {
+					// A target that did not answer (a timeout, a server failure) may
+					// still serve: dropping it from the list would take a healthy
+					// endpoint out. The resolution fails and the last list stays.
+					return nil, fmt.Errorf("SRV target %s: %w", r.Target, err)
+				}
+				errs = append(errs, err) // it has no address: skipped
 				continue
 			}
 			for _, a := range addrs {
@@ -284,6 +295,62 @@ func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint,
 		return cmp.Or(netip.MustParseAddr(a.Host).Compare(netip.MustParseAddr(b.Host)), cmp.Compare(a.Port, b.Port))
 	})
 	return slices.Compact(out), nil
+}
+
+// clampDeadline returns c with its deadlines never later than end. Go's resolver runs a lookup
+// on a goroutine of its own that outlives the caller's ctx (lookups are shared) and waits for an
+// unanswered question as long as resolv.conf says (5 s a try by default): a Source's lookup ends
+// with the resolution's own Timeout instead, and leaves no goroutine behind for longer.
+func clampDeadline(c net.Conn, end time.Time) net.Conn {
+	_ = c.SetDeadline(end)
+	switch c := c.(type) {
+	case *net.UDPConn: // still a net.PacketConn, as the resolver expects of udp
+		return &clampedUDP{UDPConn: c, end: end}
+	case *net.TCPConn:
+		return &clampedTCP{TCPConn: c, end: end}
+	}
+	return c
+}
+
+type clampedUDP struct {
+	*net.UDPConn
+	end time.Time
+}
+
+func (c *clampedUDP) SetDeadline(t time.Time) error { return c.UDPConn.SetDeadline(clamp(t, c.end)) }
+func (c *clampedUDP) SetReadDeadline(t time.Time) error {
+	return c.UDPConn.SetReadDeadline(clamp(t, c.end))
+}
+func (c *clampedUDP) SetWriteDeadline(t time.Time) error {
+	return c.UDPConn.SetWriteDeadline(clamp(t, c.end))
+}
+
+type clampedTCP struct {
+	*net.TCPConn
+	end time.Time
+}
+
+func (c *clampedTCP) SetDeadline(t time.Time) error { return c.TCPConn.SetDeadline(clamp(t, c.end)) }
+func (c *clampedTCP) SetReadDeadline(t time.Time) error {
+	return c.TCPConn.SetReadDeadline(clamp(t, c.end))
+}
+func (c *clampedTCP) SetWriteDeadline(t time.Time) error {
+	return c.TCPConn.SetWriteDeadline(clamp(t, c.end))
+}
+
+// clamp returns the earlier of t and end (a zero t, no deadline, is end).
+func clamp(t, end time.Time) time.Time {
+	if t.IsZero() || t.After(end) {
+		return end
+	}
+	return t
+}
+
+// isNotFound reports whether err says a name has no address (NXDOMAIN, or no record of the
+// kind asked), as opposed to a lookup that did not get an answer.
+func isNotFound(err error) bool {
+	var de *net.DNSError
+	return errors.As(err, &de) && de.IsNotFound
 }
 
 func ep(a netip.Addr, port int) endpoint.Endpoint {

@@ -15,7 +15,9 @@
 // dns:// takes "host:port" and resolves host's A and AAAA records: one endpoint per address,
 // all on port. dns+srv:// takes an SRV name: the records of the lowest priority are kept (their
 // weights are not used: the servant's balancer spreads the calls), each target is resolved to
-// its addresses, and each address gets its record's port. The lists are sorted (by address,
+// its addresses, and each address gets its record's port (a target the resolver says has no
+// address is skipped; one whose lookup gets no answer fails the resolution, which keeps the last
+// list). The lists are sorted (by address,
 // then port), so that every client sees one order and hash routing agrees between them. The
 // endpoints are plain tcp ("tcp -h <address> -p <port>"); they carry no set, so a query's set
 // selects nothing out (naming.SelectSet: no endpoint is in the set's name).
