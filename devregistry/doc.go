@@ -40,8 +40,9 @@
 //   - findObjectByIdInSameStation(id, station): those in the group named station.
 //   - findObjectByIdInSameSet(id, "name.area.group"): those of that set; if none, those of the
 //     area's wildcard set "name.area.*"; with group "*", every set of the area. An object none of
-//     whose endpoints is in a set is not deployed in sets, and all of its endpoints are
-//     returned. A set id that is not three dot-separated parts answers -1.
+//     whose endpoints is in a set of that set name is not deployed in that set, and all of its
+//     endpoints are returned (naming.SelectSet, which the other sources follow too). A set id
+//     that is not three dot-separated parts answers -1.
 //
 // Unknown objects answer 0 with empty lists (a client then keeps its last list and retries).
 //

@@ -67,28 +67,25 @@ func (r *Registry) inGroup(l naming.List, g string) naming.List {
 	return filter(l, func(ep endpoint.Endpoint) bool { return r.groupOf(ep.Host) == g })
 }
 
-// inSet keeps the endpoints of l for set id "name.area.group" (package documentation); ok is
-// false for a malformed id.
+// inSet keeps the endpoints of l for set id "name.area.group" by naming.SelectSet's rules (the
+// TARS registry's, which every other source follows too: a set name no endpoint is deployed in
+// selects every endpoint), over the active and inactive endpoints together; ok is false for a
+// malformed id.
 func inSet(l naming.List, id string) (naming.List, bool) {
 	parts := strings.Split(id, ".")
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
 		return naming.List{}, false
 	}
-	deployed := false
-	for _, ep := range append(l.Active[:len(l.Active):len(l.Active)], l.Inactive...) {
-		deployed = deployed || ep.SetDivision != ""
-	}
-	if !deployed {
+	all := append(l.Active[:len(l.Active):len(l.Active)], l.Inactive...)
+	sel := naming.SelectSet(all, id)
+	if len(sel) == len(all) {
 		return l, true
 	}
-	area := parts[0] + "." + parts[1] + "."
-	if parts[2] == "*" {
-		return filter(l, func(ep endpoint.Endpoint) bool { return strings.HasPrefix(ep.SetDivision, area) }), true
+	keep := make(map[string]bool, len(sel))
+	for _, ep := range sel {
+		keep[ep.String()] = true
 	}
-	if in := filter(l, func(ep endpoint.Endpoint) bool { return ep.SetDivision == id }); len(in.Active) > 0 {
-		return in, true
-	}
-	return filter(l, func(ep endpoint.Endpoint) bool { return ep.SetDivision == area+"*" }), true
+	return filter(l, func(ep endpoint.Endpoint) bool { return keep[ep.String()] }), true
 }
 
 // filter keeps the endpoints of l that keep says to.
