@@ -32,7 +32,8 @@ type PushCallback struct {
 }
 
 // SetPushCallback makes cb receive the pushes and connection events of the proxy's connections
-// from now on, on every net thread; nil stops them. Every ServantProxy handle of the same proxy
+// from now on, on every net thread; nil stops them (events that arrived before still go to the
+// callback set when they arrived: none is lost between the two). Every ServantProxy handle of the same proxy
 // (Communicator.StringToProxy returns one proxy per proxy string and set) shares the callback,
 // as TarsCpp's tars_set_push_callback does. Without a callback a pushed packet is logged and
 // dropped, and the connection stays up (TarsCpp's client closes it). Safe for concurrent use.
@@ -44,7 +45,8 @@ func (s *ServantProxy) SetPushCallback(cb *PushCallback) {
 }
 
 // PushSink is a proxy's adapterproxy.PushSink: on the loop it copies what arrived into a pooled
-// call and hands it to an async worker, where the callback of the moment runs. The caller that
+// call and hands it to an async worker, where the callback that accepted it runs (the one set
+// when it arrived: a push that arrived before SetPushCallback(nil) is still delivered, not lost). The caller that
 // builds a proxy makes one with NewPushSink, builds the proxy's ObjectProxies with it
 // (objectproxy.Options.Push) and hands it to New (Options.Push), which binds it to the proxy: so
 // every connection has its sink from the start, and nothing is set on an ObjectProxy a loop
@@ -71,7 +73,7 @@ func (s *PushSink) Push(a *adapterproxy.AdapterProxy, r *codec.ResponsePacket) b
 	if cb == nil || cb.OnPush == nil {
 		return false
 	}
-	c := s.carrier(a, s.onPush)
+	c := s.carrier(a, cb, s.onPush)
 	if c == nil {
 		return false
 	}
@@ -85,7 +87,7 @@ func (s *PushSink) Push(a *adapterproxy.AdapterProxy, r *codec.ResponsePacket) b
 // Connected implements adapterproxy.PushSink (on the loop).
 func (s *PushSink) Connected(a *adapterproxy.AdapterProxy) {
 	if cb := s.cb.Load(); cb != nil && cb.OnConnect != nil {
-		if c := s.carrier(a, s.onConnect); c != nil {
+		if c := s.carrier(a, cb, s.onConnect); c != nil {
 			s.p.async.Deliver(c)
 		}
 	}
@@ -94,7 +96,7 @@ func (s *PushSink) Connected(a *adapterproxy.AdapterProxy) {
 // Closed implements adapterproxy.PushSink (on the loop).
 func (s *PushSink) Closed(a *adapterproxy.AdapterProxy, err error) {
 	if cb := s.cb.Load(); cb != nil && cb.OnClose != nil {
-		if c := s.carrier(a, s.onClose); c != nil {
+		if c := s.carrier(a, cb, s.onClose); c != nil {
 			c.Err = err
 			s.p.async.Deliver(c)
 		}
@@ -104,35 +106,30 @@ func (s *PushSink) Closed(a *adapterproxy.AdapterProxy, err error) {
 // carrier returns a call that carries an event of a's connection to an async worker, or nil
 // when the pool refuses it (its queue is full, or it is closing): the event is dropped. The
 // async calls in flight (async-inflight-limit) do not refuse it.
-func (s *PushSink) carrier(a *adapterproxy.AdapterProxy, finish func(*call.Call)) *call.Call {
+func (s *PushSink) carrier(a *adapterproxy.AdapterProxy, cb *PushCallback, finish func(*call.Call)) *call.Call {
 	if s.p.async.ReserveEvent() != nil {
 		return nil
 	}
 	c := call.Get()
-	c.Servant, c.Addr, c.Finish = s.p.name, a.Addr(), finish
+	c.Servant, c.Addr, c.Finish, c.Handler = s.p.name, a.Addr(), finish, cb
 	return c
 }
 
 func (s *PushSink) finishPush(c *call.Call) {
 	p := &Push{Endpoint: c.Addr, Func: c.Func, Ret: c.Ret, Body: c.TakeBody(), Context: c.RspCtx, Status: c.RspSt}
+	cb := c.Handler.(*PushCallback)
 	call.Put(c)
-	if cb := s.cb.Load(); cb != nil && cb.OnPush != nil {
-		cb.OnPush(p)
-	}
+	cb.OnPush(p)
 }
 
 func (s *PushSink) finishConnect(c *call.Call) {
-	ep := c.Addr
+	ep, cb := c.Addr, c.Handler.(*PushCallback)
 	call.Put(c)
-	if cb := s.cb.Load(); cb != nil && cb.OnConnect != nil {
-		cb.OnConnect(ep)
-	}
+	cb.OnConnect(ep)
 }
 
 func (s *PushSink) finishClose(c *call.Call) {
-	ep, err := c.Addr, c.Err
+	ep, err, cb := c.Addr, c.Err, c.Handler.(*PushCallback)
 	call.Put(c)
-	if cb := s.cb.Load(); cb != nil && cb.OnClose != nil {
-		cb.OnClose(ep, err)
-	}
+	cb.OnClose(ep, err)
 }

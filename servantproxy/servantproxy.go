@@ -364,19 +364,34 @@ func (p *proxy) asyncCall(ctx context.Context, fn string, o *callOptions, req pr
 	if !p.hooked(ctx, o) {
 		return p.async1(ctx, fn, o, req, body, rsp, cb, rawCB)
 	}
-	var submitted bool
+	var (
+		submitted bool
+		sendErr   error // why the call was not sent, when next refused it
+	)
 	err := p.viaHooks(ctx, fn, o, false, true, func(ctx context.Context, o *callOptions) error {
-		err := p.async1(ctx, fn, o, req, body, rsp, cb, rawCB)
-		submitted = err == nil
-		return err
+		sendErr = p.async1(ctx, fn, o, req, body, rsp, cb, rawCB)
+		submitted = sendErr == nil
+		return sendErr
 	})
-	if submitted && err != nil {
-		// An interceptor failed the call after it was sent: the callback still runs once, and
-		// AsyncInvoke's promise (an error means no callback) holds only for calls not sent.
+	switch {
+	case submitted:
+		// An interceptor that failed the call after it was sent does not take the callback
+		// back: it still runs once, and AsyncInvoke's promise (an error means no callback)
+		// holds only for calls not sent.
 		return nil
+	case err == nil && sendErr != nil:
+		// An interceptor swallowed the refusal of a call that was never sent: nothing will
+		// call back, so the caller must hear of it here.
+		return sendErr
+	case err == nil:
+		return &call.CallError{Servant: p.name, Func: fn, Err: errNotSent}
 	}
 	return err
 }
+
+// errNotSent is the error of an async call whose interceptor returned nil without calling next:
+// the call was not sent, and no callback will run.
+var errNotSent = errors.New("servantproxy: an interceptor returned nil without sending the call")
 
 func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
 	if err := p.misuse(fn, o); err != nil { // the caller's mistake, whatever the load

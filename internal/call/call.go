@@ -78,6 +78,9 @@ type Call struct {
 	// OnEnd, when set, is told how an async call ended, on the async worker before the user's
 	// callback (the interceptors' End).
 	OnEnd func(c *Call, err error)
+	// Handler is what a carrier of a connection event (a push, an open, a close) brings its
+	// Finish to run: the callback that accepted the event (servantproxy's push sink).
+	Handler any
 
 	// Owned by the loop goroutine while the call is pending.
 	ID     int32 // the request id its AdapterProxy gave it (adapterproxy/pending.go); 0 before
@@ -196,7 +199,7 @@ func Put(c *Call) {
 	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, nil, 0
 	c.Tries, c.Hops, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
-	c.CtxDst, c.StDst = nil, nil
+	c.CtxDst, c.StDst, c.Handler = nil, nil, nil
 	c.state.Store((c.state.Load()>>2 + 1) << 2)
 	pool.Put(c)
 }
