@@ -29,8 +29,10 @@
 // WithDebounce) and the list is pushed when it ends, so a burst of changes gives one push and a
 // steady stream at most one per window. If
 // the watch fails (the connection to etcd is lost, the member loses its leader, or the revision
-// was compacted), the Source reads the prefix again and watches from there, retrying with
-// backoff; while etcd cannot be reached the last list stays in force.
+// was compacted, or etcd came back without its data: every 5 s a watch reads etcd's revision,
+// and one older than a revision already seen means the history was lost), the Source reads the
+// prefix again and watches from there, retrying with backoff; while etcd cannot be reached the
+// last list stays in force.
 //
 // When the Query has a set (set routing on), the Source selects as the TARS registry does for
 // findObjectByIdInSameSet (naming.SelectSet, shared by every source): if no endpoint of the

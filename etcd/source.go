@@ -106,6 +106,15 @@ func (w *watch) run(ctx context.Context) {
 // errCompacted ends a watch whose revision etcd has compacted away.
 var errCompacted = errors.New("watch revision compacted")
 
+// errRewound ends a watch whose etcd answers with a revision older than one already seen: etcd
+// came back without its data (revisions start again from 1), and the etcd client resumed the
+// watch from the old revision by itself, where the new keys, at lower revisions, never show.
+var errRewound = errors.New("etcd revision went back (etcd restarted without its data)")
+
+// progressEvery is how often a watch reads etcd's current revision, so that a rewound etcd is
+// noticed though no event comes.
+const progressEvery = 5 * time.Second
+
 // once reads the object's keys, pushes the list, then applies watch events until the watch
 // fails; ok is called once the read has succeeded.
 func (w *watch) once(ctx context.Context, ok func()) error {
@@ -126,7 +135,10 @@ func (w *watch) once(ctx context.Context, ok func()) error {
 	// waiting for events that never come.
 	wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer wcancel()
-	ch := w.s.cli.Watch(wctx, w.key, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+	rev := resp.Header.Revision // the newest revision etcd has shown: it never goes back
+	ch := w.s.cli.Watch(wctx, w.key, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+	progress := time.NewTicker(progressEvery)
+	defer progress.Stop()
 	var (
 		timer   *time.Timer
 		fire    <-chan time.Time
@@ -141,6 +153,16 @@ func (w *watch) once(ctx context.Context, ok func()) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-progress.C:
+			// etcd's current revision, from a read of nothing but a count: a watch the
+			// client resumed on an etcd rebuilt without its data gets no event and no
+			// progress notification (its stream may still be in reconnect backoff).
+			cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+			r, err := w.s.cli.Get(cctx, w.key, clientv3.WithPrefix(), clientv3.WithCountOnly())
+			ccancel()
+			if err == nil && r.Header.Revision < rev {
+				return errRewound
+			}
 		case <-fire:
 			fire, pending = nil, false
 			w.emit()
@@ -153,6 +175,11 @@ func (w *watch) once(ctx context.Context, ok func()) error {
 			}
 			if wr.CompactRevision != 0 {
 				return errCompacted
+			}
+			if r := wr.Header.Revision; r != 0 && r < rev {
+				return errRewound
+			} else if r > rev {
+				rev = r
 			}
 			if err := wr.Err(); err != nil {
 				if pending {
