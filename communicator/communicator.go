@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -309,13 +310,24 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 	case direct: // (a bare object without naming was refused above)
 	default:
 		threads := c.threads
+		// Lists are numbered as they come, and a thread installs only a list newer than its
+		// own: gnet may run two tasks posted to a loop out of order (a task posted while 1024
+		// wait goes to a second queue), which must not leave a thread on a stale list.
+		var pushed atomic.Uint64
+		installed := make([]uint64, len(threads)) // [i]: on thread i's loop only
 		m = naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
 			// Sorted, and what the pickers build from it built, once, off the loops.
 			list := objectproxy.NewList(l.Active, l.Inactive)
 			list.Prepare(opts.Balancer)
+			n := pushed.Add(1)
 			for i, t := range threads {
 				o := objs[i]
-				t.Execute(func() { o.Install(list) })
+				t.Execute(func() {
+					if n > installed[i] {
+						installed[i] = n
+						o.Install(list)
+					}
+				})
 			}
 		})
 		opts.Await, opts.Demand, opts.WaitReason = true, m.Start, m.Err
