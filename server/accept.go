@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -27,9 +28,15 @@ const (
 )
 
 // listenStream opens the listener of protoAddr ("tcp://host:port", "tcp4://", "tcp6://",
-// "unix:///path").
+// "unix:///path"). A socket file left at a unix path (by a process that did not close its
+// listener) is removed first; any other file there is not, and the listen fails.
 func listenStream(protoAddr string) (net.Listener, error) {
 	network, address, _ := strings.Cut(protoAddr, "://")
+	if network == "unix" {
+		if fi, err := os.Lstat(address); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			_ = os.Remove(address)
+		}
+	}
 	return net.Listen(network, address)
 }
 

@@ -1,11 +1,15 @@
 package server
 
 import (
+	"context"
 	"net"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/zap/zaptest"
 
 	"github.com/tarscomm/tarscomm/codec"
 )
@@ -73,5 +77,51 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 	cl.write(codec.AppendRequest(nil, request(2, pbServant, "Echo", []byte("hi"))))
 	if _, err := cl.readFrame(testTimeout); err != nil {
 		t.Fatalf("a new client once the descriptors are free again: %v", err)
+	}
+}
+
+// TestUnixStaleSocket: a unix server starts over a socket file a previous process left behind
+// (it did not close its listener), serves, and removes its socket file on Stop; a path holding
+// another kind of file is refused, and the file is kept.
+func TestUnixStaleSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	old, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.SetUnlinkOnClose(false)
+	_ = old.Close()
+	if _, err := os.Lstat(path); err != nil {
+		t.Fatalf("the stale socket file: %v", err)
+	}
+	u := New(WithLogger(zaptest.NewLogger(t)))
+	mustHandle(t, u, pbServant, "Echo", echo)
+	if _, err := u.Start("unix://" + path); err != nil {
+		t.Fatalf("Start over a stale socket file: %v", err)
+	}
+	c, err := net.DialTimeout("unix", path, testTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEcho(&client{t: t, c: c, fr: codec.NewFrameReader(c, 0)}, 1)
+	_ = c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := u.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("socket file after Stop: %v, want it removed", err)
+	}
+
+	plain := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(plain, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(WithLogger(zaptest.NewLogger(t))).Start("unix://" + plain); err == nil {
+		t.Error("Start over a regular file: no error")
+	}
+	if b, err := os.ReadFile(plain); err != nil || string(b) != "keep" {
+		t.Errorf("the regular file after a refused Start: %q, %v", b, err)
 	}
 }

@@ -21,7 +21,7 @@ type options struct {
 	numEventLoop  int
 	workers       int
 	queueCap      int
-	queueBytes    int64 // request bytes the worker queue may hold; 0: no bound
+	queueBytes    int64                                              // request bytes the worker queue may hold; 0: no bound
 	tls           *tls.Config                                        // nil: plain TCP
 	handshake     time.Duration                                      // limit of a TLS handshake
 	authKeys      func(accessKey string) (secretKey string, ok bool) // nil: no authentication
