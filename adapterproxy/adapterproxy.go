@@ -275,7 +275,9 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		return false
 	}
 	a.health.picked(now)
-	a.guard.picked(now)
+	if _, own := c.Dest.(noRetry); !own { // a ping is the health rules' probe, not the breaker's
+		a.guard.picked(now, c.ID)
+	}
 	c.Owner = a
 	if a.recOn {
 		c.Rec = a

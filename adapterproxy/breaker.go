@@ -77,6 +77,7 @@ type guard struct {
 	open        bool    // isolated, or half-open waiting for its probe's outcome
 	until       int64   // isolated until then
 	probing     bool    // half-open: the probe is out
+	probeID     int32   // the probe's request id: only its outcome closes or trips the breaker
 	probeEnd    int64   // another probe may go after this
 	isolation   int64   // the last isolation's length
 	closedAt    int64   // when the breaker last closed after a trip
@@ -98,15 +99,21 @@ func (g *guard) allow(now int64) bool {
 	return now >= g.until && (!g.probing || now >= g.probeEnd)
 }
 
-// picked records that a call was sent; a half-open breaker's call is its probe.
-func (g *guard) picked(now int64) {
+// picked records that the call with request id was sent; a half-open breaker's call is its
+// probe. (The adapter's own pings are not picked: they would take the probe's place, and their
+// outcome is the health rules', not the breaker's.)
+func (g *guard) picked(now int64, id int32) {
 	if g.open && now >= g.until && (!g.probing || now >= g.probeEnd) {
-		g.probing, g.probeEnd = true, now+int64(probeWait)
+		g.probing, g.probeID, g.probeEnd = true, id, now+int64(probeWait)
 	}
 }
 
-// replied records a reply with return code ret.
-func (g *guard) replied(p *Breaker, now int64, ret int32) {
+// isProbe reports whether the outcome of the call with request id decides a half-open breaker:
+// the outcomes of calls sent before it tripped (still arriving) decide nothing.
+func (g *guard) isProbe(id int32) bool { return g.probing && id == g.probeID }
+
+// replied records the reply, with return code ret, of the call with request id.
+func (g *guard) replied(p *Breaker, now int64, ret int32, id int32) {
 	if ret == codec.RetOverload {
 		g.overStreak++
 		g.overloads++
@@ -116,14 +123,14 @@ func (g *guard) replied(p *Breaker, now int64, ret int32) {
 	}
 	g.overStreak = 0
 	if ret < 0 {
-		g.failed(p, now, errorCost)
+		g.failed(p, now, errorCost, id)
 		return
 	}
 	if p.ShortWindow <= 0 {
 		return
 	}
 	if g.open {
-		if g.probing {
+		if g.isProbe(id) {
 			g.close(p, now) // the probe succeeded
 		}
 		return
@@ -131,13 +138,13 @@ func (g *guard) replied(p *Breaker, now int64, ret int32) {
 	g.record(p, 0)
 }
 
-// failed records a failed call of the given cost.
-func (g *guard) failed(p *Breaker, now int64, cost float64) {
+// failed records the failure, of the given cost, of the call with request id.
+func (g *guard) failed(p *Breaker, now int64, cost float64, id int32) {
 	if p.ShortWindow <= 0 {
 		return
 	}
 	if g.open {
-		if g.probing {
+		if g.isProbe(id) {
 			g.trip(p, now) // the probe failed: isolate again, for longer
 		}
 		return

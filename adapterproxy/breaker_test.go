@@ -39,6 +39,7 @@ func TestBreaker(t *testing.T) {
 		{name: "probe failure isolates for longer", policy: p, events: []ev{{0, "err", 20}, {100, "pick", 1}, {101, "err", 1}}, checkAt: 250, wantAllow: false, wantTrips: 2},
 		{name: "doubled isolation ends", policy: p, events: []ev{{0, "err", 20}, {100, "pick", 1}, {101, "err", 1}}, checkAt: 301, wantAllow: true, wantTrips: 2},
 		{name: "unanswered probe lets another go", policy: p, events: []ev{{0, "err", 20}, {100, "pick", 1}}, checkAt: 1100, wantAllow: true, wantTrips: 1},
+		{name: "a call sent before the trip does not decide the probe", policy: p, events: []ev{{0, "err", 20}, {100, "pick", 1}, {101, "stale", 1}, {102, "ok", 1}}, checkAt: 103, wantAllow: true, wantTrips: 1},
 		{name: "overload backs off", policy: Breaker{}, events: []ev{{0, "over", 1}}, checkAt: 5, wantAllow: false},
 		{name: "overload backoff ends", policy: Breaker{}, events: []ev{{0, "over", 1}}, checkAt: 10, wantAllow: true},
 		{name: "repeated overload backs off longer", policy: Breaker{}, events: []ev{{0, "over", 3}}, checkAt: 35, wantAllow: false},
@@ -51,22 +52,25 @@ func TestBreaker(t *testing.T) {
 			for _, e := range tt.events {
 				now := e.at * ms
 				for range max(e.n, 1) {
+					id := g.probeID // an outcome after a pick is the probe's ("stale": another call's)
 					switch e.kind {
 					case "ok":
-						g.replied(&pol, now, 0)
+						g.replied(&pol, now, 0, id)
 					case "biz":
-						g.replied(&pol, now, 7)
+						g.replied(&pol, now, 7, id)
 					case "err":
-						g.replied(&pol, now, codec.RetServerDecode)
+						g.replied(&pol, now, codec.RetServerDecode, id)
+					case "stale":
+						g.replied(&pol, now, codec.RetServerDecode, id+1)
 					case "half":
-						g.replied(&pol, now, 0)
-						g.replied(&pol, now, codec.RetServerDecode)
+						g.replied(&pol, now, 0, id)
+						g.replied(&pol, now, codec.RetServerDecode, id)
 					case "over":
-						g.replied(&pol, now, codec.RetOverload)
+						g.replied(&pol, now, codec.RetOverload, id)
 					case "timeout":
-						g.failed(&pol, now, timeoutCost)
+						g.failed(&pol, now, timeoutCost, id)
 					case "pick":
-						g.picked(now)
+						g.picked(now, 7)
 					}
 				}
 			}
@@ -87,7 +91,7 @@ func TestBreakerIsolationCapped(t *testing.T) {
 	var g guard
 	now := int64(0)
 	for range 20 {
-		g.failed(&p, now, errorCost)
+		g.failed(&p, now, errorCost, 1)
 	}
 	want := []int64{100, 200, 400, 400}
 	for i, w := range want {
@@ -95,8 +99,8 @@ func TestBreakerIsolationCapped(t *testing.T) {
 			t.Fatalf("isolation #%d = %dms, want %dms", i+1, got, w)
 		}
 		now = g.until
-		g.picked(now)
-		g.failed(&p, now+ms, errorCost) // the probe fails
+		g.picked(now, 2)
+		g.failed(&p, now+ms, errorCost, 2) // the probe fails
 	}
 }
 

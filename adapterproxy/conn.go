@@ -129,7 +129,12 @@ func (a *AdapterProxy) closed(err error) {
 	case a.calls.len() > 0:
 		a.dialFails, a.retryAt = 0, 0
 		a.health.fail(now)
-		a.guard.failed(&a.opts.Breaker, now, errorCost)
+		// While half-open, the loss decides the breaker only if its probe was on it.
+		id := int32(0)
+		if g := &a.guard; g.probing && a.calls.has(g.probeID) {
+			id = g.probeID
+		}
+		a.guard.failed(&a.opts.Breaker, now, errorCost, id)
 	default:
 		a.dialFails, a.retryAt = 0, 0
 	}

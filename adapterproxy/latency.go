@@ -65,7 +65,7 @@ func (a *AdapterProxy) replied(c *call.Call, ret int32) {
 	}
 	now := a.loop.Now()
 	a.lat.observe(now, now-c.Start)
-	a.guard.replied(&a.opts.Breaker, now, ret)
+	a.guard.replied(&a.opts.Breaker, now, ret, c.ID)
 }
 
 // timedOut is the hook of a call that expired waiting for its reply: its time counts as a
@@ -76,5 +76,5 @@ func (a *AdapterProxy) timedOut(c *call.Call) {
 	}
 	now := a.loop.Now()
 	a.lat.observe(now, now-c.Start)
-	a.guard.failed(&a.opts.Breaker, now, timeoutCost)
+	a.guard.failed(&a.opts.Breaker, now, timeoutCost, c.ID)
 }

@@ -118,6 +118,12 @@ func (t *callTable) take(id int32) *call.Call {
 	return c
 }
 
+// has reports whether a call with request id is in the table.
+func (t *callTable) has(id int32) bool {
+	c := t.slots[id&int32(len(t.slots)-1)]
+	return c != nil && c.ID == id
+}
+
 // remove forgets c (it ended another way: expired, abandoned).
 func (t *callTable) remove(c *call.Call) {
 	i := c.ID & int32(len(t.slots)-1)
