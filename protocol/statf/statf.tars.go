@@ -236,9 +236,8 @@ func (st *StatMicMsgBody) Decode(d *codec.Decoder) error {
 			if k0, err = d.ReadInt32(0, true); err != nil {
 				return codec.FieldError("statf::StatMicMsgBody", "intervalCount", err)
 			}
-			v0 := st.IntervalCount[k0]
+			var v0 int32
 			if v0, err = d.ReadInt32(1, true); err != nil {
-				st.IntervalCount[k0] = v0
 				return codec.FieldError("statf::StatMicMsgBody", "intervalCount", err)
 			}
 			st.IntervalCount[k0] = v0

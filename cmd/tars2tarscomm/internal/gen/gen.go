@@ -806,6 +806,18 @@ func reader(t *ast.Type) (method, goType string) {
 	return "", ""
 }
 
+// holdsMemory reports whether a value of type t holds memory of its own (a string, a list, a map,
+// a struct), which a map's decoder reuses for a repeated key and keeps for a failed entry.
+func holdsMemory(t *ast.Type) bool {
+	switch t.Kind {
+	case ast.Vector, ast.Map, ast.String:
+		return true
+	case ast.Named:
+		return t.Struct != nil
+	}
+	return false
+}
+
 // decode writes the statements that decode the field at tag into target, of type t; req is
 // "true" or "false"; errRet is the statement that returns err.
 func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
@@ -859,8 +871,13 @@ func (g *gen) decode(t *ast.Type, target, tag, req, errRet string, depth int) {
 		g.p("for range ", n, " {")
 		g.p("var ", k, " ", g.goType(t.Key))
 		g.decode(t.Key, k, "0", "true", errRet, depth+1)
-		g.p(v, " := ", target, "[", k, "]")
-		g.decode(t.Elem, v, "1", "true", target+"["+k+"] = "+v+"\n"+errRet, depth+1)
+		if holdsMemory(t.Elem) {
+			g.p(v, " := ", target, "[", k, "]")
+			g.decode(t.Elem, v, "1", "true", target+"["+k+"] = "+v+"\n"+errRet, depth+1)
+		} else { // a number: nothing to reuse or keep
+			g.p("var ", v, " ", g.goType(t.Elem))
+			g.decode(t.Elem, v, "1", "true", errRet, depth+1)
+		}
 		g.p(target, "[", k, "] = ", v)
 		g.p("}")
 		g.p("} else {")

@@ -1369,9 +1369,8 @@ func (st *StoreFindResult) Decode(d *codec.Decoder) error {
 			if k0, err = d.ReadStringKeep(0, true, k0); err != nil {
 				return codec.FieldError("Store.find", "sizes", err)
 			}
-			v0 := st.Sizes[k0]
+			var v0 int32
 			if v0, err = d.ReadInt32(1, true); err != nil {
-				st.Sizes[k0] = v0
 				return codec.FieldError("Store.find", "sizes", err)
 			}
 			st.Sizes[k0] = v0
