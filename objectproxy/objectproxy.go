@@ -270,12 +270,13 @@ func (o *ObjectProxy) Retry(c *call.Call, err error) {
 		}
 		c.Owner, c.Hops = nil, 0 // on another endpoint, c has its connections to try
 	}
-	if int(c.Tries) > o.retries || len(o.cur.active) < 2 || !o.budget.withdraw(now) {
+	if int(c.Tries) > o.retries || len(o.cur.active) < 2 {
 		c.Complete(err)
 		return
 	}
+	// An endpoint first: a retry that has nowhere to go takes no token from the budget.
 	i := o.pickUntried(c)
-	if i < 0 {
+	if i < 0 || !o.budget.withdraw(now) {
 		c.Complete(err)
 		return
 	}
