@@ -25,6 +25,12 @@ type Push struct {
 // to subscribe again: a server pushes on a connection, and what it pushed on a closed one is
 // gone. Each function runs on an async worker (asyncthread), never on a net thread; with more
 // than one worker, two may run at once. A nil function is skipped.
+//
+// Pushes come at the rate the server chooses, and share the async workers with the callbacks of
+// calls: a proxy holds at most MaxQueuedPushes pushes, of MaxQueuedPushBytes bodies in all, that
+// wait for OnPush (a push always fits when none waits); the others are dropped and counted
+// (Stats' PushesDropped), so that a server pushing faster than OnPush keeps up bounds the
+// client's memory and leaves the async queue to the calls.
 type PushCallback struct {
 	OnPush    func(p *Push)
 	OnConnect func(endpoint string)
@@ -56,6 +62,9 @@ type PushSink struct {
 	// callback, which only SetPushCallback on that ServantProxy stores (the atomic orders them).
 	p  *proxy
 	cb atomic.Pointer[PushCallback]
+	// queued and queuedBytes count the pushes handed to the async workers whose OnPush has not
+	// returned yet, and their bodies' bytes (MaxQueuedPushes, MaxQueuedPushBytes).
+	queued, queuedBytes atomic.Int64
 	// The carriers' Finish functions, bound once.
 	onPush, onConnect, onClose func(*call.Call)
 }
@@ -67,16 +76,28 @@ func NewPushSink() *PushSink {
 	return s
 }
 
+// Bounds on the pushes of one proxy waiting for its OnPush (see PushCallback).
+const (
+	MaxQueuedPushes    = 512
+	MaxQueuedPushBytes = 32 << 20
+)
+
 // Push implements adapterproxy.PushSink (on the loop).
 func (s *PushSink) Push(a *adapterproxy.AdapterProxy, r *codec.ResponsePacket) bool {
 	cb := s.cb.Load()
 	if cb == nil || cb.OnPush == nil {
 		return false
 	}
+	size := int64(len(r.Buffer))
+	if n := s.queued.Load(); n > 0 && (n >= MaxQueuedPushes || s.queuedBytes.Load()+size > MaxQueuedPushBytes) {
+		return false // OnPush does not keep up: dropped and counted
+	}
 	c := s.carrier(a, cb, s.onPush)
 	if c == nil {
 		return false
 	}
+	s.queued.Add(1)
+	s.queuedBytes.Add(size)
 	c.Func, c.Ret = r.Status[adapterproxy.PushFuncKey], r.Ret
 	c.RspCtx, c.RspSt = r.Context, r.Status // decoded afresh for each packet
 	c.SetBody(r.Buffer)
@@ -119,6 +140,11 @@ func (s *PushSink) finishPush(c *call.Call) {
 	p := &Push{Endpoint: c.Addr, Func: c.Func, Ret: c.Ret, Body: c.TakeBody(), Context: c.RspCtx, Status: c.RspSt}
 	cb := c.Handler.(*PushCallback)
 	call.Put(c)
+	size := int64(len(p.Body))
+	defer func() { // the push waits until OnPush has returned, even by a panic
+		s.queued.Add(-1)
+		s.queuedBytes.Add(-size)
+	}()
 	cb.OnPush(p)
 }
 
