@@ -53,7 +53,17 @@ func (l *loop) lose(c gnet.Conn, cs *conn) {
 	}
 	shut := 0
 	for _, x := range l.conns {
-		if f, ok := x.c.(interface{ Fd() int }); ok && syscall.Shutdown(f.Fd(), syscall.SHUT_RDWR) == nil {
+		if x.c == nil {
+			continue
+		}
+		fd := -1
+		switch c := x.c.(type) {
+		case interface{ SockFd() int }: // TLS: the socket under the records
+			fd = c.SockFd()
+		case interface{ Fd() int }:
+			fd = c.Fd()
+		}
+		if fd >= 0 && syscall.Shutdown(fd, syscall.SHUT_RDWR) == nil {
 			shut++
 		}
 	}

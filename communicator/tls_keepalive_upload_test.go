@@ -1,0 +1,41 @@
+package communicator_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/conf"
+)
+
+// TestKeepAliveSlowUploadLivesTLS is TestKeepAliveSlowUploadLives over an ssl endpoint: a 4 MiB
+// request to a TLS server that reads it at about 1 MiB/s, with keep-alive-interval 1s, succeeds.
+// On loopback the kernel takes most of the request at once, so the only progress is its send
+// queue draining (SIOCOUTQ), which the keepalive sampled only when the connection's Fd() was not
+// negative, never for TLS: the connection looked stalled, its ping and then its health probe
+// expired, the connection was replaced and the call ended with ErrTimeout. The keepalive now
+// samples the socket under the TLS records (tlsconn.LoopConn.SockFd).
+func TestKeepAliveSlowUploadLivesTLS(t *testing.T) {
+	p := newTLSPKI(t)
+	g := startTLSGreeter(t, p, "tls", tlsServerOpt{pair: p.server})
+	r := startSlowReader(t, g.addr, 1<<20)
+	c := tlsComm(t, tomlTLS(p.ca.File), func(c *conf.Config) {
+		livenessTimeouts(c)
+		c.SyncInvokeTimeout = 15 * time.Second // the upload takes about 5s
+		c.KeepAliveInterval = uploadKeepAlive
+	})
+	sp := sslProxy(t, c, servant, r.addr())
+	ctx := testCtx(t)
+	name := strings.Repeat("u", 4<<20)
+	start := time.Now()
+	if _, err := sayHello(ctx, sp, name, 1); err != nil {
+		msg := err.Error()
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		t.Fatalf("4 MiB upload over TLS at 1 MiB/s with keep-alive-interval %v: %s (after %v)", uploadKeepAlive, msg, time.Since(start))
+	}
+	if got := r.accepts.Load(); got != 1 {
+		t.Errorf("the server accepted %d connections, want 1: keepalive must not replace a connection that makes progress", got)
+	}
+}
