@@ -67,26 +67,30 @@ func (s *Server) startStream(ev *events, protoAddr string, opts []gnet.Option) e
 // dup of the socket) are counted, logged at most once a second, and waited out.
 func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 	defer close(s.acceptDone)
-	var delay time.Duration
-	var lastLog time.Time
+	var (
+		delay   time.Duration
+		fails   int // in a row
+		lastLog time.Time
+	)
 	for {
 		c, err := ln.Accept()
 		if err == nil {
 			_, err = cli.EnrollContext(c, nil) // closes c: the loop has its own socket
 		}
 		if err == nil {
-			delay = 0
+			delay, fails = 0, 0
 			continue
 		}
 		if errors.Is(err, net.ErrClosed) {
 			return
 		}
 		s.lim.acceptFails.Add(1)
+		fails++
 		delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
 		if time.Since(lastLog) >= time.Second {
 			lastLog = time.Now()
-			s.log.Warn("accept failed, retrying", zap.Error(err), zap.Duration("in", delay),
-				zap.Int64("failures", s.lim.acceptFails.Load()))
+			s.log.Warn("accept failed, retrying", zap.Error(err), zap.Duration("retry_in", delay),
+				zap.Int("consecutive", fails))
 		}
 		t := time.NewTimer(delay)
 		select {

@@ -70,5 +70,5 @@ func (l *loop) lose(c gnet.Conn, cs *conn) {
 	l.s.log.Error("an inline handler ended the event loop's goroutine (runtime.Goexit, t.FailNow): "+
 		"the loop is lost, its connections are shut down, and connections given to it later are not served; "+
 		"use server.WithWorkers for handlers that may end their goroutine",
-		zap.String("servant", req.ServantName), zap.String("func", req.FuncName), zap.Int("connections", shut))
+		zap.String("servant", req.ServantName), zap.String("func", req.FuncName), zap.Int("conns", shut))
 }

@@ -10,7 +10,7 @@ import (
 // whole struct, see Put): a field added to Call must be added to Put, and to this list.
 func TestPutResetsEveryField(t *testing.T) {
 	want := []string{"Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Servant", "Func", "Start", "Finish", "Notify",
-		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "ID", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
+		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "Handler", "ID", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
 		"Tries", "Hops", "Tried", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
 		"CtxDst", "StDst", "state", "done"}
 	typ := reflect.TypeFor[Call]()
