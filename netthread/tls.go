@@ -70,8 +70,9 @@ func (t *Thread) authenticate(nc net.Conn, a *adapterproxy.AdapterProxy, deadlin
 	if t.ctx.Err() != nil {
 		return call.ErrClosed
 	}
-	// Close cancels t.ctx: end the exchange then, as for a dial.
-	stop := context.AfterFunc(t.ctx, func() { _ = nc.SetDeadline(time.Now()) })
+	// Close cancels t.ctx: end the exchange then, as for a dial. By closing nc, not by a
+	// deadline, which Handshake sets itself and would put back if Close came first.
+	stop := context.AfterFunc(t.ctx, func() { _ = nc.Close() })
 	defer stop()
 	return auth.Handshake(nc, a.Servant(), a.Addr(), cred, deadline)
 }
