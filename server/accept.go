@@ -63,8 +63,12 @@ func (s *Server) startStream(ev *events, protoAddr string, opts []gnet.Option) e
 }
 
 // acceptLoop accepts connections until the listener closes (Stop) and enrolls each with cli's
-// event loops, whose OnOpen admits or refuses it. Temporary failures (accept's, or Enroll's own
-// dup of the socket) are counted, logged at most once a second, and waited out.
+// event loops, whose OnOpen admits or refuses it. An accept that fails (out of descriptors, of
+// socket memory) is counted, logged at most once a second, and waited out.
+//
+// Enrolling waits for the chosen loop to register the connection, which a loop busy with a long
+// inline handler delays: each connection is enrolled on a goroutine of its own, so that one busy
+// loop holds up only the connections given to it, never the accepting.
 func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 	defer close(s.acceptDone)
 	var (
@@ -75,10 +79,13 @@ func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 	for {
 		c, err := ln.Accept()
 		if err == nil {
-			_, err = cli.EnrollContext(c, nil) // closes c: the loop has its own socket
-		}
-		if err == nil {
 			delay, fails = 0, 0
+			s.enrolling.Go(func() {
+				if _, err := cli.EnrollContext(c, nil); err != nil { // closes c either way
+					s.lim.acceptFails.Add(1)
+					s.log.Debug("connection not enrolled", zap.Error(err))
+				}
+			})
 			continue
 		}
 		if errors.Is(err, net.ErrClosed) {
@@ -102,10 +109,12 @@ func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 	}
 }
 
-// stopAccepting closes the listener and waits for the accept loop to end: after it no Enroll
-// runs, so the client engine may stop (an Enroll racing Client.Stop would hang).
+// stopAccepting closes the listener and waits for the accept loop and the enrolls it started to
+// end: after it no Enroll runs, so the client engine may stop (an Enroll racing Client.Stop would
+// hang).
 func (s *Server) stopAccepting() {
 	close(s.acceptStop)
 	_ = s.ln.Close()
 	<-s.acceptDone
+	s.enrolling.Wait()
 }

@@ -85,8 +85,9 @@ type Server struct {
 	// (accept.go); nil for a datagram server, which runs gnet's engine (gnet.Run).
 	ln         net.Listener
 	cli        *gnet.Client
-	acceptStop chan struct{} // closed by Stop: the accept loop ends
-	acceptDone chan struct{} // closed when the accept loop has ended
+	acceptStop chan struct{}  // closed by Stop: the accept loop ends
+	acceptDone chan struct{}  // closed when the accept loop has ended
+	enrolling  sync.WaitGroup // connections accepted and being enrolled with a loop
 
 	// Completion of the goroutines Start starts.
 	runDone     chan struct{} // closed when the engine has stopped (gnet.Run returned, Client.Stop)
