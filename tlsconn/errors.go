@@ -69,7 +69,7 @@ func handshakeError(addr string, err error, limit time.Duration) error {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
 		e.Hint = "the peer closed the connection during the handshake: it may not speak TLS, or it refused this side's certificate"
 	case isRemoteAlert(err):
-		e.Hint = "the peer refused the handshake: it may require a client certificate (set cert and key), or share no version or cipher with this side"
+		e.Hint = "the peer refused the handshake: it may require a client certificate (set cert and key) or refuse the one this side sent (its ca, its validity), or share no version or cipher with this side"
 	}
 	return e
 }
