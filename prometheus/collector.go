@@ -2,6 +2,8 @@ package tarsprom
 
 import (
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -95,14 +97,34 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// send sends the metric d with value v and labels. Label values come from outside the process
+// (a function name a caller passed on, an endpoint a registry gave): one that is not valid UTF-8
+// is mended (U+FFFD for each bad byte) rather than refused, which would panic the scrape (the
+// Must forms) or fail it whole. A metric that still cannot be made is left out.
+func send(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labels []string) {
+	if m, err := prometheus.NewConstMetric(d, t, v, validLabels(labels)...); err == nil {
+		ch <- m
+	}
+}
+
+// validLabels returns labels with every value valid UTF-8 (in place).
+func validLabels(labels []string) []string {
+	for i, l := range labels {
+		if !utf8.ValidString(l) {
+			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	return labels
+}
+
 // Collect takes a snapshot and sends its metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.src()
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+		send(ch, d, prometheus.CounterValue, float64(v), labels)
 	}
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		send(ch, d, prometheus.GaugeValue, v, labels)
 	}
 	for i := range s.Calls {
 		k := &s.Calls[i]
@@ -121,7 +143,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			run += h.Counts[b]
 			cum[ub] = run
 		}
-		ch <- prometheus.MustNewConstHistogram(c.duration, h.Count(), h.Sum.Seconds(), cum, k.Servant, k.Function, k.Endpoint)
+		m, err := prometheus.NewConstHistogram(c.duration, h.Count(), h.Sum.Seconds(), cum,
+			validLabels([]string{k.Servant, k.Function, k.Endpoint})...)
+		if err == nil {
+			ch <- m
+		}
 	}
 	if !c.client {
 		return

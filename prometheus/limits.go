@@ -48,7 +48,7 @@ func (c *LimitsCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *LimitsCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.src()
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+		send(ch, d, prometheus.CounterValue, float64(v), labels)
 	}
 	counter(c.refused, s.Refused)
 	counter(c.closed, s.Idle, "idle")
