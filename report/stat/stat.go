@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -267,13 +268,13 @@ func splitAddr(addr string) (string, int32) {
 
 func body(c *stats.Counters) statf.StatMicMsgBody {
 	b := statf.StatMicMsgBody{
-		Count:         int32(c.Results[stats.OK]),
-		TimeoutCount:  int32(c.Results[stats.Timeout]),
-		ExecCount:     int32(c.Calls() - c.Results[stats.OK] - c.Results[stats.Timeout]),
+		Count:         sat32(c.Results[stats.OK]),
+		TimeoutCount:  sat32(c.Results[stats.Timeout]),
+		ExecCount:     sat32(c.Calls() - c.Results[stats.OK] - c.Results[stats.Timeout]),
 		IntervalCount: make(map[int32]int32, len(stats.TarsBounds)),
 		TotalRspTime:  c.Latency.Sum.Milliseconds(),
-		MaxRspTime:    int32(c.Latency.Max.Milliseconds()),
-		MinRspTime:    int32(c.Latency.Min.Milliseconds()),
+		MaxRspTime:    sat32(uint64(max(c.Latency.Max.Milliseconds(), 0))),
+		MinRspTime:    sat32(uint64(max(c.Latency.Min.Milliseconds(), 0))),
 	}
 	for _, ms := range stats.TarsBounds {
 		b.IntervalCount[ms] = 0
@@ -289,10 +290,14 @@ func body(c *stats.Counters) statf.StatMicMsgBody {
 		for time.Duration(stats.TarsBounds[j])*time.Millisecond < bounds[i] {
 			j++
 		}
-		b.IntervalCount[stats.TarsBounds[j]] += int32(n)
+		b.IntervalCount[stats.TarsBounds[j]] = sat32(uint64(b.IntervalCount[stats.TarsBounds[j]]) + n)
 	}
 	return b
 }
+
+// sat32 returns n as the protocol's int32, math.MaxInt32 when it is larger: a count or a time in
+// milliseconds past 2^31 (a latency over 24.8 days) would otherwise wrap negative.
+func sat32(n uint64) int32 { return int32(min(n, math.MaxInt32)) }
 
 // mergeBody adds b to a: sums, the greater max, the smaller non-zero min (TarsCpp's rule).
 func mergeBody(a, b statf.StatMicMsgBody) statf.StatMicMsgBody {
