@@ -121,22 +121,26 @@ func ServerInterceptor(o Options) interceptor.Server {
 		}
 		st := sts.get(info.Servant, info.Function)
 		ctx, span := tr.Start(ctx, st.name, st.opts...)
-		defer span.End()
 		recording := span.IsRecording()
 		if recording {
 			setEndpoint(span, clientKeys, info.RemoteAddr)
 		}
-		err := next(ctx, info)
-		if !recording {
-			return err
-		}
-		span.SetAttributes(attribute.Int("tars.return_code", int(info.Ret)))
-		if err != nil {
-			span.RecordError(err)
-		}
-		if err != nil || info.Ret != 0 {
-			span.SetStatus(codes.Error, "TARS return code "+strconv.Itoa(int(info.Ret)))
-		}
+		var err error
+		// The outcome is set as the span ends, in a deferred call: a handler that ends its
+		// goroutine (runtime.Goexit) never returns here, and the server sets info.Ret for it.
+		defer func() {
+			if recording {
+				span.SetAttributes(attribute.Int("tars.return_code", int(info.Ret)))
+				if err != nil {
+					span.RecordError(err)
+				}
+				if err != nil || info.Ret != 0 {
+					span.SetStatus(codes.Error, "TARS return code "+strconv.Itoa(int(info.Ret)))
+				}
+			}
+			span.End()
+		}()
+		err = next(ctx, info)
 		return err
 	}
 }

@@ -40,15 +40,22 @@ func (s *Server) intercept(ctx context.Context, h HandlerFunc, cur *Current, req
 		info.RemoteAddr = cur.RemoteAddr.String() // a datagram's sender
 	}
 	err = s.icpt(ctx, info, func(ctx context.Context, info *interceptor.ServerInfo) (herr error) {
+		returned := false
 		defer func() {
 			// A panicking handler is answered RetUnknown: the interceptors see that code and
-			// error (the span of a tracing one ends with them), as for a handler's error.
+			// error (the span of a tracing one ends with them), as for a handler's error. So
+			// is one that ends its goroutine (runtime.Goexit): the interceptors' deferred
+			// calls still run, and see the code the client gets (goexit.go).
 			if r := recover(); r != nil {
 				body, herr = nil, s.panicked(cur, r)
 			}
 			info.Ret = retOf(herr)
+			if !returned && herr == nil {
+				info.Ret = codec.RetUnknown
+			}
 		}()
 		body, herr = h(ctx, cur, req, rsp)
+		returned = true
 		return herr
 	})
 	return body, err
