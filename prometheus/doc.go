@@ -36,6 +36,7 @@
 //	tarscomm_server_connections_closed_total{reason}                      counter, by a limit
 //	tarscomm_server_requests_grown_total                                  counter, beyond WithFrameBudget
 //	tarscomm_server_queue_timeouts_total                                  counter, not run (WithQueueTimeout)
+//	tarscomm_server_queue_full_total                                      counter, refused (-9): queue full
 //
 // reason is idle (WithIdleTimeout), slow (WithBacklog's rule: a client that does not read its
 // replies) or backlog (WithMaxBacklog's cap on unsent replies). Every series is sent at each

@@ -11,7 +11,7 @@ import (
 type LimitsCollector struct {
 	src func() server.LimitStats
 
-	refused, closed, grown, queueTimeouts *prometheus.Desc
+	refused, closed, grown, queueTimeouts, queueFull *prometheus.Desc
 }
 
 // NewLimitsCollector returns a LimitsCollector that reads src (Server.LimitStats) at each
@@ -34,12 +34,14 @@ func NewLimitsCollector(src func() server.LimitStats, o Options) *LimitsCollecto
 			"had no room for their length."),
 		queueTimeouts: d("queue_timeouts_total", "Requests not run because they waited for a worker too long "+
 			"(WithQueueTimeout or the client's timeout); answered -6, or dropped if one-way."),
+		queueFull: d("queue_full_total", "Requests refused because the worker queue was full "+
+			"(WithQueueCap, WithQueueBytes); answered -9."),
 	}
 }
 
 // Describe sends every metric's description.
 func (c *LimitsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.refused, c.closed, c.grown, c.queueTimeouts} {
+	for _, d := range []*prometheus.Desc{c.refused, c.closed, c.grown, c.queueTimeouts, c.queueFull} {
 		ch <- d
 	}
 }
@@ -56,4 +58,5 @@ func (c *LimitsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.closed, s.Backlog, "backlog")
 	counter(c.grown, s.Grown)
 	counter(c.queueTimeouts, s.QueueTimeout)
+	counter(c.queueFull, s.QueueFull)
 }

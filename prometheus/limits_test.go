@@ -42,6 +42,7 @@ func limitSeries(ns string, st server.LimitStats, extra map[string]string) []ser
 		{ns + "_server_connections_closed_total", with("reason", "backlog"), float64(st.Backlog)},
 		{ns + "_server_requests_grown_total", with(), float64(st.Grown)},
 		{ns + "_server_queue_timeouts_total", with(), float64(st.QueueTimeout)},
+		{ns + "_server_queue_full_total", with(), float64(st.QueueFull)},
 	}
 }
 
@@ -93,7 +94,7 @@ func checkSeries(t *testing.T, mf map[string]*dto.MetricFamily, prefix string, w
 // checks every metric's name, labels, type and value; and that the collector shares a registry
 // with a server-side call stats Collector.
 func TestLimitsCollector(t *testing.T) {
-	st := server.LimitStats{Refused: 1, Idle: 2, Slow: 3, Backlog: 4, Grown: 5, QueueTimeout: 6}
+	st := server.LimitStats{Refused: 1, Idle: 2, Slow: 3, Backlog: 4, Grown: 5, QueueTimeout: 6, QueueFull: 7}
 	src := func() server.LimitStats { return st }
 	for _, tc := range []struct {
 		name string
@@ -111,8 +112,8 @@ func TestLimitsCollector(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(mfs) != 4 {
-				t.Errorf("%d families, want 4", len(mfs))
+			if len(mfs) != 5 {
+				t.Errorf("%d families, want 5", len(mfs))
 			}
 			checkSeries(t, byName(mfs), tc.ns+"_", limitSeries(tc.ns, st, tc.o.ConstLabels))
 		})

@@ -341,6 +341,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	h, ret, desc := s.route(req, servantName, fn, &l.routes)
 	if h != nil && s.stopping.Load() {
 		h, ret, desc = nil, codec.RetOverload, stoppingDesc
+		s.refused(req)
 	}
 	if h == nil {
 		if !oneway {
@@ -424,6 +425,7 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 		if s.stopping.Load() {
 			s.done(1)
 			h, ret, desc = nil, codec.RetOverload, stoppingDesc
+			s.refused(req)
 		} else {
 			j.h, j.cs = h, cs
 			if cs == nil {
@@ -451,6 +453,8 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 			}
 			s.done(1)
 			h, ret, desc = nil, codec.RetOverload, "server queue is full"
+			s.lim.queueFull.Add(1)
+			s.refused(req)
 		}
 	}
 	if req.PacketType != codec.PacketOneway {

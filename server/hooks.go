@@ -95,6 +95,14 @@ func retOf(err error) int32 {
 }
 
 // record counts one request served.
+// refused counts, when stats are on, a request to a registered function that the server refused
+// without running it (its worker queue full, or Stop began): answered RetOverload.
+func (s *Server) refused(req *codec.RequestPacket) {
+	if s.stats != nil {
+		s.stats.Record(req.ServantName, req.FuncName, s.localAddr(), stats.ServerError, codec.RetOverload, 0)
+	}
+}
+
 func (s *Server) record(cur *Current, ret int32, d time.Duration) {
 	res := stats.OK
 	if ret != codec.RetOK {

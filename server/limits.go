@@ -44,6 +44,7 @@ type serverLimits struct {
 	windows atomic.Int64 // backlog windows measured (tests look)
 
 	queueTimeouts atomic.Int64 // requests not run: they waited too long for a worker (worker.go)
+	queueFull     atomic.Int64 // requests refused: the worker queue was full (WithQueueCap, WithQueueBytes)
 	acceptFails   atomic.Int64 // accepts that failed (accept.go)
 
 	tickLoops []*loop // OnTick's scratch
@@ -74,6 +75,7 @@ type LimitStats struct {
 	Backlog      int64 // closed by WithMaxBacklog: a backlog over the cap
 	Grown        int64 // requests received into a growing buffer: WithFrameBudget had no room for them
 	QueueTimeout int64 // requests not run: they waited for a worker too long (WithQueueTimeout)
+	QueueFull    int64 // requests refused (-9): the worker queue was full (WithQueueCap, WithQueueBytes)
 	// AcceptFailed counts accepts that failed and were retried after a pause (out of file
 	// descriptors, or of socket memory): the connections already open went on (accept.go).
 	AcceptFailed int64
@@ -88,6 +90,7 @@ func (s *Server) LimitStats() LimitStats {
 		Backlog:      s.lim.capped.Load(),
 		Grown:        s.budget.Grown(),
 		QueueTimeout: s.lim.queueTimeouts.Load(),
+		QueueFull:    s.lim.queueFull.Load(),
 		AcceptFailed: s.lim.acceptFails.Load(),
 	}
 }

@@ -101,6 +101,7 @@ func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
 	h, ret, desc := s.route(req, servantName, fn, &l.routes)
 	if h != nil && s.stopping.Load() {
 		h, ret, desc = nil, codec.RetOverload, stoppingDesc
+		s.refused(req)
 	}
 	var body []byte
 	var cur *Current
