@@ -134,7 +134,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		for _, cc := range k.Codes {
-			counter(c.codes, cc.Count, k.Servant, k.Function, k.Endpoint, strconv.Itoa(int(cc.Code)))
+			code := strconv.Itoa(int(cc.Code))
+			if cc.Code == stats.OtherCodes {
+				code = "other" // the codes past stats.MaxCodes, together
+			}
+			counter(c.codes, cc.Count, k.Servant, k.Function, k.Endpoint, code)
 		}
 		h := &k.Latency
 		cum := make(map[float64]uint64, len(c.buckets))

@@ -22,7 +22,8 @@
 //	tarscomm_endpoint_{timeouts,connect_failures,reconnects,deactivations}_total{servant,endpoint,thread}
 //
 // result is a stats.Result name: ok, timeout, connection, queue_full, no_endpoint, overload,
-// server_error, closed, cancelled. The histogram's buckets are stats.Bounds; a sample equal to a
+// server_error, closed, cancelled. code is a TARS return code, or "other" for the codes past the
+// first stats.MaxCodes of a (servant, function, endpoint) (a server chooses its codes). The histogram's buckets are stats.Bounds; a sample equal to a
 // bound counts in the next bucket (TARS's rule), which Prometheus's "le" does not distinguish at
 // the resolution of a clock.
 //

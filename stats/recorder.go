@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -45,6 +46,16 @@ func Results() []Result {
 	}
 	return rs
 }
+
+// MaxCodes bounds the return codes counted apart for one (servant, function, endpoint): the
+// server chooses its codes, and each new one would hold memory (and a metric series, a row of
+// the debug page) for good. Replies with a code beyond the first MaxCodes are counted together,
+// under OtherCodes.
+const MaxCodes = 64
+
+// OtherCodes is the code under which the replies whose codes came after the first MaxCodes are
+// counted (math.MinInt32: a code no TARS server sends).
+const OtherCodes int32 = math.MinInt32
 
 // CodeCount is the number of replies that carried one TARS return code.
 type CodeCount struct {
@@ -93,6 +104,10 @@ func (c *Counters) addCode(code int32, n uint64) {
 			c.Codes[i].Count += n
 			return
 		}
+	}
+	if len(c.Codes) >= MaxCodes && code != OtherCodes {
+		c.addCode(OtherCodes, n)
+		return
 	}
 	i, _ := slices.BinarySearchFunc(c.Codes, code, func(cc CodeCount, code int32) int { return int(cc.Code) - int(code) })
 	c.Codes = slices.Insert(c.Codes, i, CodeCount{code, n})
