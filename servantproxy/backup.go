@@ -248,8 +248,8 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 			}
 			return got, nil
 		}
-		// got answered first: drop the other.
-		if !other.Abandon() {
+		// got answered first: drop the other (not counted: the pair is one call).
+		if !other.DropGen(other.Gen()) {
 			<-other.Done()
 			call.Put(other)
 		}

@@ -160,7 +160,7 @@ func (a *asyncBackup) abandon(o *call.Call) {
 	if o == a.c2 {
 		gen = a.gen2
 	}
-	o.AbandonGen(gen)
+	o.DropGen(gen) // not counted: the pair is one call
 }
 
 // cancel runs when the call's context ends (not at the call's own deadline: the loop ends both

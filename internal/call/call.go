@@ -43,7 +43,8 @@ const (
 	statePending uint64 = iota
 	stateDone
 	stateAbandoned
-	stateMask uint64 = 3
+	stateDropped        // abandoned by the framework: the other call of a backup pair won (Drop)
+	stateMask    uint64 = 3
 )
 
 // Call is one request in flight. Get one with Get, give it back with Put.
@@ -213,7 +214,7 @@ func (c *Call) Complete(err error) bool {
 	c.Err = err
 	s := c.state.Load()
 	if s&stateMask != statePending || !c.state.CompareAndSwap(s, s|stateDone) {
-		if c.Rec != nil {
+		if c.Rec != nil && s&stateMask != stateDropped { // a dropped call is no call of its own
 			c.Rec.RecordCall(c, errAbandoned)
 		}
 		Put(c)
@@ -247,9 +248,17 @@ func (c *Call) AbandonGen(gen uint64) bool {
 	return s>>2 == gen && s&stateMask == statePending && c.state.CompareAndSwap(s, s|stateAbandoned)
 }
 
-// Abandoned reports whether the caller gave up on the call. The loop uses it to skip work for
-// calls nobody waits for.
-func (c *Call) Abandoned() bool { return c.state.Load()&stateMask == stateAbandoned }
+// DropGen is AbandonGen for the framework giving up a call whose result is not wanted any more
+// (the other call of a backup pair answered first): the loop recycles it as an abandoned one,
+// but does not count it (a Recorder is not told): it is half of a call counted by its other half.
+func (c *Call) DropGen(gen uint64) bool {
+	s := c.state.Load()
+	return s>>2 == gen && s&stateMask == statePending && c.state.CompareAndSwap(s, s|stateDropped)
+}
+
+// Abandoned reports whether the caller (or the framework, DropGen) gave up on the call. The
+// loop uses it to skip work for calls nobody waits for.
+func (c *Call) Abandoned() bool { return c.state.Load()&stateMask >= stateAbandoned }
 
 // Done returns the channel a sync caller waits on; it receives once, after Complete.
 func (c *Call) Done() <-chan struct{} { return c.done }
