@@ -98,6 +98,9 @@ func (a *AdapterProxy) onDatagram(c gnet.Conn) gnet.Action {
 	a.heard = true
 	d, _ := c.Next(-1)
 	err := datagram.Check(d)
+	if err == nil && len(d) > a.opts.MaxPacketSize { // as over tcp: the largest reply accepted
+		err = fmt.Errorf("reply of %d bytes above max-packet-size %d", len(d), a.opts.MaxPacketSize)
+	}
 	if err == nil {
 		err = a.reply(d, false)
 	}
