@@ -228,6 +228,13 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 			close(s.workersDone)
 			return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, errUDPOptions)
 		}
+		if err := udpPortFree(protoAddr); err != nil {
+			s.mu.Lock()
+			s.state = stateStopped
+			s.mu.Unlock()
+			close(s.workersDone)
+			return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, err)
+		}
 		loops = udpLoops(protoAddr, loops)
 	}
 

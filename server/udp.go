@@ -41,6 +41,23 @@ func udpLoops(protoAddr string, loops int) int {
 	return loops
 }
 
+// udpPortFree fails when the explicit port of the UDP address protoAddr is taken. gnet binds its
+// datagram sockets with SO_REUSEPORT (one per loop), so a second server on a port a running
+// one serves would start, and the kernel would split the clients between the two; a plain bind
+// (without it) tells, as a TCP listener's does. (A port taken between this check and gnet's
+// bind is not caught.)
+func udpPortFree(protoAddr string) error {
+	network, hostPort, _ := strings.Cut(protoAddr, "://")
+	if _, port, err := net.SplitHostPort(hostPort); err != nil || port == "0" || port == "" {
+		return nil // port 0: a fresh port; a malformed address: gnet's error says so
+	}
+	pc, err := net.ListenPacket(network, hostPort)
+	if err != nil {
+		return err
+	}
+	return pc.Close()
+}
+
 // DroppedDatagrams returns how many datagrams a UDP server dropped: received ones that were not
 // exactly one decodable request frame, and replies the socket refused. Safe for concurrent use;
 // always 0 for a TCP server.
