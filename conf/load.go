@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -66,11 +67,55 @@ func checkKeys(md toml.MetaData) error {
 		errs = append(errs, fmt.Errorf("conf: unknown key %s", k))
 	}
 	for _, k := range md.Keys() {
+		if want, ok := spelled(reflect.TypeFor[Config](), k); !ok {
+			// The toml package matches a key to a field whatever its case: a key spelled
+			// otherwise would pass unchecked (a bare-number duration read as nanoseconds).
+			errs = append(errs, fmt.Errorf("conf: key %s: keys are spelled as documented: %s", k, want))
+		}
+	}
+	for _, k := range md.Keys() {
 		if durationKeys[k[len(k)-1]] && md.Type(k...) == "Integer" {
 			errs = append(errs, fmt.Errorf("conf: %s: a duration is a string with a unit, e.g. \"3s\" or \"1500ms\"", k))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// spelled reports whether every part of key that names a field of t (not a map's key, such as a
+// servant's name) is spelled as the field's toml tag, and if not, that part as it should be.
+func spelled(t reflect.Type, key toml.Key) (string, bool) {
+	for _, part := range key {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem() // part is a key of the map: any spelling
+			continue
+		case reflect.Struct:
+		default:
+			return "", true
+		}
+		found := false
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+			if tag == "" || tag == "-" {
+				continue
+			}
+			if tag == part {
+				t, found = f.Type, true
+				break
+			}
+			if strings.EqualFold(tag, part) {
+				return tag, false
+			}
+		}
+		if !found {
+			return "", true // not a field: Undecoded reports it
+		}
+	}
+	return "", true
 }
 
 // quoteKey writes a table name the way a TOML file writes it when it holds dots or other
