@@ -15,7 +15,8 @@
 // files, #include, structs (tags, require/optional, default values, nested structs, key[...]),
 // enums with explicit values, const, vector and map of anything, unsigned types, interfaces
 // with out parameters and return values; comments become doc comments. Errors name
-// file:line:column.
+// file:line:column. Each module is a Go package, so two modules may not use each other's types
+// (Go packages cannot import each other): such a cycle is refused, naming the modules.
 //
 // # What is generated
 //

@@ -54,6 +54,7 @@ func Generate(prog *parser.Program, opt Options) ([]File, error) {
 	// module make one Go package, where S and s are both S.
 	declared := map[string]map[string]ast.Pos{}
 	written := map[string]string{} // generated file path -> the .tars file it comes from
+	deps := moduleDeps{}
 	for _, f := range prog.Files {
 		// Group the file's module blocks by module, in order of first appearance.
 		var order []string
@@ -88,9 +89,89 @@ func Generate(prog *parser.Program, opt Options) ([]File, error) {
 			}
 			written[p] = f.Path
 			out = append(out, File{Path: p, Content: src})
+			deps.add(dir, name, f.Path, g.refs)
 		}
 	}
+	if err := deps.cycle(); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// moduleDeps records which module's package uses which other's: Go packages cannot import
+// each other, though .tars modules may refer to each other (C++ headers can).
+type moduleDeps map[string]map[string]moduleRef // dir -> used dir -> where
+
+// moduleRef is one module's use of another's types: the user's name and the file that uses them.
+type moduleRef struct{ from, to, file string }
+
+func (d moduleDeps) add(dir, name, file string, refs map[string]string) {
+	for to, toName := range refs {
+		if d[dir] == nil {
+			d[dir] = map[string]moduleRef{}
+		}
+		if _, ok := d[dir][to]; !ok {
+			d[dir][to] = moduleRef{from: name, to: toName, file: file}
+		}
+	}
+}
+
+// cycle returns an error naming a cycle of modules that use each other's types, if any: the
+// generated packages would import each other, which Go refuses.
+func (d moduleDeps) cycle() error {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var path []moduleRef
+	var visit func(dir string) []moduleRef
+	visit = func(dir string) []moduleRef {
+		state[dir] = onPath
+		tos := make([]string, 0, len(d[dir]))
+		for to := range d[dir] {
+			tos = append(tos, to)
+		}
+		sort.Strings(tos) // one report for one input
+		for _, to := range tos {
+			ref := d[dir][to]
+			path = append(path, ref)
+			switch state[to] {
+			case onPath:
+				for i, r := range path { // the cycle starts where path first left to
+					if r.from == ref.to {
+						return path[i:]
+					}
+				}
+				return path
+			case unseen:
+				if c := visit(to); c != nil {
+					return c
+				}
+			}
+			path = path[:len(path)-1]
+		}
+		state[dir] = done
+		return nil
+	}
+	dirs := make([]string, 0, len(d))
+	for dir := range d {
+		dirs = append(dirs, dir)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		if state[dir] == unseen {
+			if c := visit(dir); c != nil {
+				var b strings.Builder
+				for _, r := range c {
+					fmt.Fprintf(&b, "module %s uses %s (%s); ", r.from, r.to, r.file)
+				}
+				return fmt.Errorf("%sGo packages cannot import each other: move the types so that the modules use each other one way only", b.String())
+			}
+		}
+	}
+	return nil
 }
 
 // moduleDir is the directory (and import path suffix) of a module's package.
@@ -116,13 +197,15 @@ type gen struct {
 	opt     Options
 	mod     *ast.Module
 	imports map[string]string // path -> name
+	refs    map[string]string // the packages of other modules this one uses: dir -> module name
 	buf     bytes.Buffer
 	names   map[string]ast.Pos // top-level Go names declared by this file
 	aliases map[string]bool    // the package names of every module (moduleAlias)
 }
 
 func newGen(prog *parser.Program, opt Options, m *ast.Module) *gen {
-	g := &gen{prog: prog, opt: opt, mod: m, imports: map[string]string{}, names: map[string]ast.Pos{}, aliases: map[string]bool{}}
+	g := &gen{prog: prog, opt: opt, mod: m, imports: map[string]string{}, refs: map[string]string{},
+		names: map[string]ast.Pos{}, aliases: map[string]bool{}}
 	for _, ms := range prog.Modules {
 		for _, m := range ms {
 			g.aliases[moduleAlias(m)] = true
@@ -273,6 +356,7 @@ func (g *gen) qualified(m *ast.Module, name string) string {
 	importPath := strings.TrimSuffix(g.opt.ImportPrefix, "/") + "/" + moduleDir(m)
 	alias := moduleAlias(m)
 	g.imports[importPath] = alias
+	g.refs[moduleDir(m)] = m.Name
 	return alias + "." + exported(name)
 }
 

@@ -266,3 +266,32 @@ func TestGenRecursiveStruct(t *testing.T) {
 	}
 	mustBuild(t, [2]string{"r.tars", `module R { struct S { 0 optional vector<S> kids; 1 optional map<int, S> byID; }; };`})
 }
+
+// Two modules that use each other's types are legal in .tars (C++ headers may include each
+// other) but make Go packages that import each other: the generator refuses them, naming the
+// modules and the files, where it used to write code that did not compile (and exit 0).
+func TestGenModuleCycleRefused(t *testing.T) {
+	prog, err := tarsparser.LoadSource("cyc.tars", `
+module Base { struct Point { 0 optional int x; }; };
+module Geo { struct Area { 0 optional vector<Base::Point> corners; }; };
+module Base { struct Region { 1 optional Geo::Area area; }; };
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Generate(prog, Options{ImportPrefix: "example.com/gen"})
+	if err == nil || !strings.Contains(err.Error(), "module Base uses Geo") || !strings.Contains(err.Error(), "module Geo uses Base") {
+		t.Fatalf("modules using each other: err = %v, want the cycle named", err)
+	}
+	// One way only compiles as before.
+	prog, err = tarsparser.LoadSource("ok.tars", `
+module Base { struct Point { 0 optional int x; }; };
+module Geo { struct Area { 0 optional vector<Base::Point> corners; }; };
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(prog, Options{ImportPrefix: "example.com/gen"}); err != nil {
+		t.Fatalf("one module using another: %v", err)
+	}
+}
