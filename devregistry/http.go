@@ -29,8 +29,12 @@ func (r *Registry) Handler() http.Handler {
 		var ttl time.Duration
 		if s := req.FormValue("ttl"); s != "" {
 			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
+			switch {
+			case err != nil:
 				http.Error(w, fmt.Sprintf("ttl = %q: a duration with a unit, e.g. 10s", s), http.StatusBadRequest)
+				return
+			case d < 0:
+				http.Error(w, fmt.Sprintf("ttl = %q: must not be negative (0: no expiry)", s), http.StatusBadRequest)
 				return
 			}
 			ttl = d

@@ -45,7 +45,7 @@ func run(args []string) error {
 	var inc includeFlag
 	fs.Var(&inc, "I", "directory searched for #include files (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: tars2tarscomm [-import PATH] [-out DIR] [-I DIR]... file.tars...")
+		fmt.Fprintln(fs.Output(), "usage: tars2tarscomm [-check] [-import PATH] [-out DIR] [-I DIR]... file.tars...\n       tars2tarscomm -version")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -61,6 +61,11 @@ func run(args []string) error {
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return fmt.Errorf("need at least one .tars file")
+	}
+	for _, a := range fs.Args() {
+		if strings.HasPrefix(a, "-") {
+			return fmt.Errorf("flag %s after the files: flags go before them (tars2tarscomm [flags] file.tars...)", a)
+		}
 	}
 	if *prefix == "" {
 		p, err := importPath(*out)

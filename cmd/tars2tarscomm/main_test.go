@@ -207,3 +207,12 @@ func TestRewriteOnlyChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagAfterFiles: a flag written after the files (which the flag package leaves as an
+// argument) is named as such, instead of "open -out: no such file or directory".
+func TestFlagAfterFiles(t *testing.T) {
+	err := run([]string{"cmd/tars2tarscomm/testdata/all.tars", "-out", t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "flag -out after the files") {
+		t.Fatalf("a flag after the files: %v, want it named", err)
+	}
+}

@@ -34,6 +34,9 @@ func main() {
 	if flag.NArg() > 0 {
 		log.Fatalf("tarsregistry: unexpected argument %q (a file is given with -file)", flag.Arg(0))
 	}
+	if o.Reload <= 0 {
+		log.Fatalf("tarsregistry: -reload %v: must be positive", o.Reload)
+	}
 	// Before anything is started or printed: a signal sent as soon as the locator line appears
 	// stops the registry cleanly (a shell's background job ignores SIGINT until this).
 	sig := make(chan os.Signal, 1)
