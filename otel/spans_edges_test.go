@@ -3,6 +3,7 @@ package tarsotel_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -87,17 +88,34 @@ func TestClientSpanEndedWhenInnerInterceptorRefuses(t *testing.T) {
 // tracing server span ends with that code and an error status (the panic was recovered outside
 // the interceptors: the span ended while it unwound, status Unset, no tars.return_code).
 func TestServerSpanOnHandlerPanic(t *testing.T) {
+	checkServerSpan99(t, "a panicking handler", func(context.Context, *server.Current, []byte, []byte) ([]byte, error) {
+		panic("boom")
+	})
+}
+
+// TestServerSpanOnHandlerGoexit: a handler that ends its goroutine (runtime.Goexit, as
+// t.FailNow does) is answered -99 (RetUnknown), and the tracing server span says so: status
+// Error, tars.return_code -99. The span used to end while the goroutine unwound, before anything
+// set its status (Unset, no return code), and the server's hook set info.Ret to 0 for a handler
+// that never returned.
+func TestServerSpanOnHandlerGoexit(t *testing.T) {
+	checkServerSpan99(t, "a handler that called runtime.Goexit", func(context.Context, *server.Current, []byte, []byte) ([]byte, error) {
+		runtime.Goexit()
+		return nil, nil
+	})
+}
+
+// checkServerSpan99 calls the handler h, which fails (what it does is what), and checks that the
+// call is answered -99 and its server span ends with status Error and tars.return_code -99.
+func checkServerSpan99(t *testing.T, what string, h server.HandlerFunc) {
+	t.Helper()
 	exp, o, stop := setup()
 	defer stop()
-	addr := startServer(t, o, func(s *server.Server) {
-		mustHandle(t, s, backObj, "Boom", func(context.Context, *server.Current, []byte, []byte) ([]byte, error) {
-			panic("boom")
-		})
-	})
+	addr := startServer(t, o, func(s *server.Server) { mustHandle(t, s, backObj, "Fail", h) })
 	prx := proxy(t, newComm(t, o), backObj, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := prx.InvokeRaw(ctx, "Boom", []byte("x"))
+	_, err := prx.InvokeRaw(ctx, "Fail", []byte("x"))
 	var se *communicator.ServerError
 	if !errors.As(err, &se) || se.Code != -99 {
 		t.Fatalf("call: %v, want a ServerError -99", err)
@@ -108,7 +126,7 @@ func TestServerSpanOnHandlerPanic(t *testing.T) {
 	}
 	s := srv[0]
 	if s.Status.Code != codes.Error {
-		t.Errorf("server span of a panicking handler (answered -99): status %v, want Error", s.Status)
+		t.Errorf("server span of %s (answered -99): status %v, want Error", what, s.Status)
 	}
 	if v, ok := attrs(s)["tars.return_code"]; !ok || v.AsInt64() != -99 {
 		t.Errorf("server span tars.return_code %v (present %v), want -99", v.AsInterface(), ok)

@@ -2,21 +2,17 @@ package tarsprom_test
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
-	"github.com/tarscomm/tarscomm/internal/closetest"
 	tarsprom "github.com/tarscomm/tarscomm/prometheus"
 	"github.com/tarscomm/tarscomm/servantproxy"
 )
@@ -27,18 +23,12 @@ import (
 // collector sent the series twice with the same labels, and the registry failed the whole
 // scrape (HTTP 500).
 func TestTwoProxiesOfOneObjectScrape(t *testing.T) {
-	addr := startLive(t)
-	comm, err := communicator.New(conf.Default(), communicator.WithLogger(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
-	host, port, _ := net.SplitHostPort(addr)
+	comm, target := liveComm(t, conf.Default(), startLive(t))
 	var a, b servantproxy.ServantProxy
-	if err := comm.StringToProxy(fmt.Sprintf("%s@tcp -h %s -p %s", liveObj, host, port), &a); err != nil {
+	if err := comm.StringToProxy(target, &a); err != nil {
 		t.Fatal(err)
 	}
-	if err := comm.StringToProxy(fmt.Sprintf("%s#b@tcp -h %s -p %s", liveObj, host, port), &b); err != nil {
+	if err := comm.StringToProxy(strings.Replace(target, "@", "#b@", 1), &b); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -157,14 +157,9 @@ func TestLiveScrape(t *testing.T) {
 	addr := startLive(t)
 	cfg := conf.Default()
 	cfg.NetThread = 2 // the snapshot merges the threads' counters
-	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
-	host, port, _ := net.SplitHostPort(addr)
+	comm, target := liveComm(t, cfg, addr)
 	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(fmt.Sprintf("%s@tcp -h %s -p %s", liveObj, host, port), &sp); err != nil {
+	if err := comm.StringToProxy(target, &sp); err != nil {
 		t.Fatal(err)
 	}
 
@@ -259,4 +254,17 @@ func TestLiveScrape(t *testing.T) {
 	if n := len(mf["tarscomm_netthread_queue_depth"].GetMetric()); n != cfg.NetThread {
 		t.Errorf("%d net threads scraped, want %d", n, cfg.NetThread)
 	}
+}
+
+// liveComm returns a Communicator with cfg, closed when the test ends, and the proxy string of
+// liveObj on the live server at addr.
+func liveComm(t *testing.T, cfg conf.Config, addr string) (*communicator.Communicator, string) {
+	t.Helper()
+	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
+	host, port, _ := net.SplitHostPort(addr)
+	return comm, fmt.Sprintf("%s@tcp -h %s -p %s", liveObj, host, port)
 }

@@ -2,17 +2,12 @@ package tarsprom_test
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
-	"github.com/tarscomm/tarscomm/internal/closetest"
 	tarsprom "github.com/tarscomm/tarscomm/prometheus"
 	"github.com/tarscomm/tarscomm/servantproxy"
 )
@@ -24,20 +19,14 @@ import (
 // real scrape Collect runs on a goroutine of the registry's Gather, with no recover: one bad
 // name killed the process at its next scrape.
 func TestScrapeNonUTF8Function(t *testing.T) {
-	addr := startLive(t)
-	comm, err := communicator.New(conf.Default(), communicator.WithLogger(zaptest.NewLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
-	host, port, _ := net.SplitHostPort(addr)
+	comm, target := liveComm(t, conf.Default(), startLive(t))
 	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(fmt.Sprintf("%s@tcp -h %s -p %s", liveObj, host, port), &sp); err != nil {
+	if err := comm.StringToProxy(target, &sp); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), liveBound)
 	defer cancel()
-	_, err = sp.InvokeRaw(ctx, "Echo\xff", []byte("x"))
+	_, err := sp.InvokeRaw(ctx, "Echo\xff", []byte("x"))
 	t.Logf("call with a non-UTF-8 function name: %v", err)
 
 	c := tarsprom.NewCollector(comm.Stats, tarsprom.Options{})

@@ -23,6 +23,21 @@ func goexitServer(t *testing.T, opts ...Option) string {
 	return addr
 }
 
+// exitOn calls S.Echo on a and b, then S.Exit on a, which must be answered RetUnknown.
+func exitOn(t *testing.T, a, b *client) {
+	t.Helper()
+	if rsp := a.call(request(1, "S", "Echo", []byte("a"))); rsp.Ret != codec.RetOK {
+		t.Fatalf("echo on a: ret = %d", rsp.Ret)
+	}
+	if rsp := b.call(request(1, "S", "Echo", []byte("b"))); rsp.Ret != codec.RetOK {
+		t.Fatalf("echo on b: ret = %d", rsp.Ret)
+	}
+	rsp := a.call(request(2, "S", "Exit", []byte("x")))
+	if rsp.Ret != codec.RetUnknown || rsp.ResultDesc != goexitDesc {
+		t.Fatalf("Goexit call: ret = %d (%q), want RetUnknown (%q)", rsp.Ret, rsp.ResultDesc, goexitDesc)
+	}
+}
+
 // TestHandlerGoexitWorkers: with workers, a handler that ends its goroutine is answered
 // RetUnknown like a panicking one, a new worker takes the place of the one it ended, and the
 // server goes on serving (on the same connection) and stops. It used to leave the request
@@ -51,16 +66,7 @@ func TestHandlerGoexitWorkers(t *testing.T) {
 func TestHandlerGoexitInline(t *testing.T) {
 	addr := goexitServer(t, WithNumEventLoop(2))
 	a, b := dial(t, addr), dial(t, addr)
-	if rsp := a.call(request(1, "S", "Echo", []byte("a"))); rsp.Ret != codec.RetOK {
-		t.Fatalf("echo on a: ret = %d", rsp.Ret)
-	}
-	if rsp := b.call(request(1, "S", "Echo", []byte("b"))); rsp.Ret != codec.RetOK {
-		t.Fatalf("echo on b: ret = %d", rsp.Ret)
-	}
-	rsp := a.call(request(2, "S", "Exit", []byte("x")))
-	if rsp.Ret != codec.RetUnknown || rsp.ResultDesc != goexitDesc {
-		t.Fatalf("Goexit call: ret = %d (%q), want RetUnknown (%q)", rsp.Ret, rsp.ResultDesc, goexitDesc)
-	}
+	exitOn(t, a, b)
 	a.expectClosed()
 	b.write(codec.AppendRequest(nil, request(2, "S", "Echo", []byte("b2"))))
 	f, err := b.readFrame(testTimeout)

@@ -1,14 +1,11 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"io"
-	"runtime"
 	"testing"
 	"time"
 
-	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/tlsconn"
 )
 
@@ -23,24 +20,9 @@ func TestHandlerGoexitInlineTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addr := startServer(t, func(s *Server) {
-		mustHandle(t, s, "S", "Exit", func(context.Context, *Current, []byte, []byte) ([]byte, error) {
-			runtime.Goexit()
-			return nil, nil
-		})
-		mustHandle(t, s, "S", "Echo", echo)
-	}, WithTLS(cfg), WithNumEventLoop(1))
+	addr := goexitServer(t, WithTLS(cfg), WithNumEventLoop(1))
 	a, b := dialTLS(t, addr, clientConfig(t, ts, nil)), dialTLS(t, addr, clientConfig(t, ts, nil))
-	if rsp := a.call(request(1, "S", "Echo", []byte("a"))); rsp.Ret != codec.RetOK {
-		t.Fatalf("echo on a: ret = %d", rsp.Ret)
-	}
-	if rsp := b.call(request(1, "S", "Echo", []byte("b"))); rsp.Ret != codec.RetOK {
-		t.Fatalf("echo on b: ret = %d", rsp.Ret)
-	}
-	rsp := a.call(request(2, "S", "Exit", []byte("x")))
-	if rsp.Ret != codec.RetUnknown || rsp.ResultDesc != goexitDesc {
-		t.Fatalf("Goexit call: ret = %d (%q), want RetUnknown (%q)", rsp.Ret, rsp.ResultDesc, goexitDesc)
-	}
+	exitOn(t, a, b)
 	// Both connections were on the one lost loop: both must be shut down promptly.
 	for _, c := range []struct {
 		name string
