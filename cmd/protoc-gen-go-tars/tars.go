@@ -45,20 +45,33 @@ func generate(gen *protogen.Plugin) error {
 // generated identifiers that collide (a method Foo's AsyncFoo with a method AsyncFoo; a
 // message FooProxy with service Foo's proxy type).
 func check(f *protogen.File) error {
-	top := map[string]string{} // the file's top-level Go names: its messages and enums, then the stubs'
+	// The file's top-level Go names, as protoc-gen-go declares them: its messages, enums, enum
+	// values (Enum_VALUE constants) and oneof wrappers (Message_Field types); then the stubs'.
+	top := map[string]string{}
+	addEnum := func(e *protogen.Enum) {
+		top[e.GoIdent.GoName] = "enum " + string(e.Desc.FullName())
+		for _, v := range e.Values {
+			top[v.GoIdent.GoName] = "enum value " + string(v.Desc.FullName())
+		}
+	}
 	var addTypes func(ms []*protogen.Message)
 	addTypes = func(ms []*protogen.Message) {
 		for _, m := range ms {
 			top[m.GoIdent.GoName] = "message " + string(m.Desc.FullName())
 			for _, e := range m.Enums {
-				top[e.GoIdent.GoName] = "enum " + string(e.Desc.FullName())
+				addEnum(e)
+			}
+			for _, o := range m.Oneofs {
+				for _, fl := range o.Fields {
+					top[fl.GoIdent.GoName] = "oneof field " + string(fl.Desc.FullName())
+				}
 			}
 			addTypes(m.Messages)
 		}
 	}
 	addTypes(f.Messages)
 	for _, e := range f.Enums {
-		top[e.GoIdent.GoName] = "enum " + string(e.Desc.FullName())
+		addEnum(e)
 	}
 	for _, s := range f.Services {
 		stubs := []string{proxyName(s), "New" + proxyName(s), serverName(s), "Unimplemented" + serverName(s), "Register" + s.GoName}

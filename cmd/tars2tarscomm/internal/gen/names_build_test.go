@@ -2,6 +2,7 @@ package gen
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -293,5 +294,28 @@ module Geo { struct Area { 0 optional vector<Base::Point> corners; }; };
 	}
 	if _, err := Generate(prog, Options{ImportPrefix: "example.com/gen"}); err != nil {
 		t.Fatalf("one module using another: %v", err)
+	}
+}
+
+// A function's parameters take tags 1, 2, ... (the return value 0), and a TARS tag is one byte:
+// a 256th parameter is refused, naming the limit (the parser refuses a struct field tag of 256
+// too). It used to be generated with tag 256, Go that did not compile ("256 overflows byte").
+func TestGenFunc256ParamsRefused(t *testing.T) {
+	params := func(n int) string {
+		var ps []string
+		for i := range n {
+			ps = append(ps, fmt.Sprintf("int a%d", i))
+		}
+		return "module M { interface I { void f(" + strings.Join(ps, ", ") + "); }; };"
+	}
+	if _, err := tarsparser.LoadSource("m.tars", params(256), nil); err == nil || !strings.Contains(err.Error(), "more than 255 parameters") {
+		t.Fatalf("256 parameters: err = %v, want the limit named", err)
+	}
+	prog, err := tarsparser.LoadSource("m.tars", params(255), nil)
+	if err != nil {
+		t.Fatalf("255 parameters: %v", err)
+	}
+	if _, err := Generate(prog, Options{ImportPrefix: "example.com/gen"}); err != nil {
+		t.Fatalf("255 parameters: %v", err)
 	}
 }

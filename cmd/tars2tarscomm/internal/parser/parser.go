@@ -713,6 +713,9 @@ func (ps *parser) parseInterface(m *ast.Module) error {
 				}
 			}
 			pt := ps.tok()
+			if len(f.Params) == 255 { // a parameter is the field of its tag, 1..255 (0 is the return value)
+				return ps.errorf(pt.pos, "function %s: more than 255 parameters (TARS tags are 0..255, the return value's is 0)", f.Name)
+			}
 			prm := &ast.Param{Pos: pt.pos, Tag: len(f.Params) + 1}
 			if ps.is("out") {
 				prm.Out = true
