@@ -21,7 +21,9 @@
 // A Server runs on the goroutine that runs the handler, around it: next runs the handler with
 // the ctx it is given (so that calls made from the handler with that ctx carry what the
 // interceptor put in it) and sets info.Ret to the reply's TARS return code before returning the
-// handler's error.
+// handler's error. In a chain (ChainServer, or several given to the server), the next of each
+// interceptor sets info.Ret from what the interceptors inside it return (RetOf): an outer one
+// sees the code the client gets, even when an inner one refused, replaced or swallowed the error.
 //
 // Chain composes interceptors: the first given is the outermost.
 package interceptor

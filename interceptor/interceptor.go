@@ -1,6 +1,9 @@
 package interceptor
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // CallInfo describes one outgoing call to the interceptors of a client.
 type CallInfo struct {
@@ -109,6 +112,9 @@ type ServerHandler func(ctx context.Context, info *ServerInfo) error
 type Server func(ctx context.Context, info *ServerInfo, next ServerHandler) error
 
 // ChainServer returns the interceptor running ss in order, the first outermost; nil for none.
+// The next each interceptor gets sets info.Ret from the error the interceptors inside it return
+// (RetOf), so that an outer one (tracing, metrics) sees the code the client gets even when an
+// inner one refused the request, replaced the handler's error or swallowed it.
 func ChainServer(ss ...Server) Server {
 	switch len(ss) {
 	case 0:
@@ -116,9 +122,26 @@ func ChainServer(ss ...Server) Server {
 	case 1:
 		return ss[0]
 	}
+	inner := ChainServer(ss[1:]...)
 	return func(ctx context.Context, info *ServerInfo, next ServerHandler) error {
 		return ss[0](ctx, info, func(ctx context.Context, info *ServerInfo) error {
-			return ChainServer(ss[1:]...)(ctx, info, next)
+			err := inner(ctx, info, next)
+			info.Ret = RetOf(err)
+			return err
 		})
 	}
+}
+
+// RetOf returns the TARS return code a server answers a handler's (or an interceptor's) error
+// with: 0 for nil, the code of an error that carries one (a TARSCode method, as server.Error
+// has, found with errors.As), and otherwise -99 (RetUnknown).
+func RetOf(err error) int32 {
+	if err == nil {
+		return 0
+	}
+	var c interface{ TARSCode() int32 }
+	if errors.As(err, &c) {
+		return c.TARSCode()
+	}
+	return -99
 }

@@ -3,6 +3,8 @@ package interceptor_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,10 +66,34 @@ func TestChainServer(t *testing.T) {
 	chain := interceptor.ChainServer(mk("a"), mk("b"))
 	err := chain(context.Background(), &interceptor.ServerInfo{Servant: "S"}, func(ctx context.Context, info *interceptor.ServerInfo) error {
 		trail = append(trail, "handler "+ctx.Value(key{}).(string))
-		info.Ret = -3
-		return nil
+		info.Ret = -3 // as the server's next does: the code of the error returned
+		return codeErr(-3)
 	})
-	if err != nil || strings.Join(trail, ",") != "a,b,handler b,b ret 3,a ret 3" {
+	if !errors.Is(err, codeErr(-3)) || strings.Join(trail, ",") != "a,b,handler b,b ret 3,a ret 3" {
 		t.Errorf("err %v trail %v", err, trail)
+	}
+}
+
+// codeErr is an error carrying a TARS return code, as server.Error does.
+type codeErr int32
+
+func (e codeErr) Error() string   { return "code " + strconv.Itoa(int(e)) }
+func (e codeErr) TARSCode() int32 { return int32(e) }
+
+// TestRetOf: the code a server answers an error with: 0 for nil, the code of an error carrying
+// one (wrapped too), -99 for any other.
+func TestRetOf(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want int32
+	}{
+		{nil, 0},
+		{codeErr(-7), -7},
+		{fmt.Errorf("wrapped: %w", codeErr(-4)), -4},
+		{errors.New("plain"), -99},
+	} {
+		if got := interceptor.RetOf(tt.err); got != tt.want {
+			t.Errorf("RetOf(%v) = %d, want %d", tt.err, got, tt.want)
+		}
 	}
 }

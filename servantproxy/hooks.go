@@ -2,6 +2,7 @@ package servantproxy
 
 import (
 	"context"
+	"maps"
 
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/interceptor"
@@ -29,6 +30,11 @@ func (p *proxy) hooked(ctx context.Context, o *callOptions) bool {
 func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway, async bool, send func(ctx context.Context, o *callOptions) error) error {
 	info := &interceptor.CallInfo{Servant: p.name, Function: fn, Oneway: oneway, Async: async,
 		Context: o.context, Status: o.status}
+	if async && p.icpt != nil {
+		// The interceptors' End of an async call runs on an async worker, after AsyncInvoke
+		// returned and the caller may reuse its maps (WithContext's promise): they see a copy.
+		info.Context, info.Status = maps.Clone(o.context), maps.Clone(o.status)
+	}
 	key, dyed := o.dyeKey, o.dyed
 	if !dyed {
 		key, dyed = dye.FromContext(ctx)

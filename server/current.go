@@ -61,6 +61,9 @@ type Error struct {
 	Desc string
 }
 
+// TARSCode returns the code: interceptor.RetOf reads it.
+func (e *Error) TARSCode() int32 { return e.Code }
+
 // Error formats the code and the description.
 func (e *Error) Error() string {
 	return "tars error " + strconv.Itoa(int(e.Code)) + ": " + e.Desc

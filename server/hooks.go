@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
@@ -49,7 +48,7 @@ func (s *Server) intercept(ctx context.Context, h HandlerFunc, cur *Current, req
 			if r := recover(); r != nil {
 				body, herr = nil, s.panicked(cur, r)
 			}
-			info.Ret = retOf(herr)
+			info.Ret = interceptor.RetOf(herr)
 			if !returned && herr == nil {
 				info.Ret = codec.RetUnknown
 			}
@@ -59,39 +58,6 @@ func (s *Server) intercept(ctx context.Context, h HandlerFunc, cur *Current, req
 		return herr
 	})
 	return body, err
-}
-
-// chainServer is interceptor.ChainServer, except that the next each interceptor gets sets
-// info.Ret from the error it returns when nothing inside did (an inner interceptor refused the
-// request): an outer interceptor (tracing, metrics) sees the code the client gets.
-func chainServer(ss []interceptor.Server) interceptor.Server {
-	switch len(ss) {
-	case 0:
-		return nil
-	case 1:
-		return ss[0] // its next is the handler's, which sets info.Ret (intercept)
-	}
-	inner := chainServer(ss[1:])
-	return func(ctx context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
-		return ss[0](ctx, info, func(ctx context.Context, info *interceptor.ServerInfo) error {
-			err := inner(ctx, info, next)
-			if err != nil && info.Ret == codec.RetOK {
-				info.Ret = retOf(err)
-			}
-			return err
-		})
-	}
-}
-
-// retOf is the TARS return code a handler's error answers with.
-func retOf(err error) int32 {
-	if err == nil {
-		return codec.RetOK
-	}
-	if e, ok := errors.AsType[*Error](err); ok {
-		return e.Code
-	}
-	return codec.RetUnknown
 }
 
 // record counts one request served.

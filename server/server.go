@@ -142,7 +142,7 @@ func New(opts ...Option) *Server {
 	s := &Server{
 		opts:        o,
 		log:         o.logger.Named("server"),
-		icpt:        chainServer(o.icpt),
+		icpt:        interceptor.ChainServer(o.icpt...), // info.Ret: the code the client gets
 		servants:    make(map[string]*servant),
 		ready:       make(chan struct{}),
 		runDone:     make(chan struct{}),
