@@ -275,8 +275,10 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		return false
 	}
 	a.health.picked(now)
-	if _, own := c.Dest.(noRetry); !own { // a ping is the health rules' probe, not the breaker's
-		a.guard.picked(now, c.ID)
+	if a.guard.open { // half-open: the call may be the breaker's probe, unless it is a ping
+		if _, own := c.Dest.(noRetry); !own { // a ping is the health rules' probe
+			a.guard.picked(now, c.ID)
+		}
 	}
 	c.Owner = a
 	if a.recOn {

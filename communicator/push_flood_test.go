@@ -35,6 +35,23 @@ func hsPushCounts(comm *communicator.Communicator) (pushes, dropped uint64) {
 	return pushes, dropped
 }
 
+// pushingServer starts a raw TARS peer that answers each request (the subscription) with an
+// empty reply and then runs push on the connection; push's result says whether to read on.
+func pushingServer(t *testing.T, push func(c net.Conn) bool) net.Listener {
+	t.Helper()
+	ln := listenLoopback(t)
+	serveRaw(t, ln, func(_ int64, c net.Conn) {
+		defer c.Close()
+		_ = readRequests(c, 0, func(req *codec.RequestPacket) bool {
+			if _, err := c.Write(replyFrame(req, req.RequestID, nil)); err != nil {
+				return false
+			}
+			return push(c)
+		})
+	})
+	return ln
+}
+
 // hsInfoComm is newComm with an info-level logger: the client logs every dropped or received
 // push at debug level, and a flood of them into t.Log would measure the test's logger, not the
 // client.
@@ -56,27 +73,19 @@ func TestPushFloodLeavesCallsAlone(t *testing.T) {
 		burst = append(burst, push...)
 	}
 	stop := make(chan struct{})
-	ln := listenLoopback(t)
-	serveRaw(t, ln, func(_ int64, c net.Conn) {
-		defer c.Close()
-		_ = readRequests(c, 0, func(req *codec.RequestPacket) bool {
-			// Answer the subscription, then push until the test ends.
-			if _, err := c.Write(replyFrame(req, req.RequestID, nil)); err != nil {
+	ln := pushingServer(t, func(c net.Conn) bool { // push until the test ends
+		for {
+			select {
+			case <-stop:
+				return false
+			default:
+			}
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.Write(burst); err != nil {
 				return false
 			}
-			for {
-				select {
-				case <-stop:
-					return false
-				default:
-				}
-				_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-				if _, err := c.Write(burst); err != nil {
-					return false
-				}
-				time.Sleep(time.Millisecond)
-			}
-		})
+			time.Sleep(time.Millisecond)
+		}
 	})
 	g := startGreeter(t, "victim", serverOpt{})
 	comm := hsInfoComm(t)
@@ -137,20 +146,13 @@ func TestPushBacklogBounded(t *testing.T) {
 		kept     = servantproxy.MaxQueuedPushBytes / pushSize
 	)
 	frame := hsPushFrame(bytes.Repeat([]byte{'p'}, pushSize))
-	ln := listenLoopback(t)
-	serveRaw(t, ln, func(_ int64, c net.Conn) {
-		defer c.Close()
-		_ = readRequests(c, 0, func(req *codec.RequestPacket) bool {
-			if _, err := c.Write(replyFrame(req, req.RequestID, nil)); err != nil {
+	ln := pushingServer(t, func(c net.Conn) bool {
+		for range pushes {
+			if _, err := c.Write(frame); err != nil {
 				return false
 			}
-			for range pushes {
-				if _, err := c.Write(frame); err != nil {
-					return false
-				}
-			}
-			return true
-		})
+		}
+		return true
 	})
 	comm := hsInfoComm(t)
 	sp := proxyToAddrs(t, comm, tcpEndpoint(ln.Addr().String()))

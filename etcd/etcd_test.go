@@ -387,16 +387,7 @@ func TestSet(t *testing.T) {
 func TestReconnect(t *testing.T) {
 	es := startEtcd(t)
 	cli := newClient(t, es)
-	key := func(port int) string {
-		return etcd.Key(prefix, servant, endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1})
-	}
-	put := func(c *clientv3.Client, port int) {
-		t.Helper()
-		ep := endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1}
-		if _, err := c.Put(context.Background(), key(port), ep.String()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(c *clientv3.Client, port int) { putLoopback(t, c, port) }
 	put(cli, 3001)
 	core, logs := observer.New(zap.WarnLevel)
 	src := etcd.New(cli, prefix, etcd.WithLogger(zap.New(core)))
@@ -412,7 +403,7 @@ func TestReconnect(t *testing.T) {
 	other := newClient(t, es)
 	put(other, 3002)
 	put(other, 3003)
-	resp, err := other.Delete(context.Background(), key(3001))
+	resp, err := other.Delete(context.Background(), loopbackKey(3001))
 	if err != nil {
 		t.Fatal(err)
 	}

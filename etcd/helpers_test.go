@@ -13,6 +13,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/etcd"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
@@ -141,4 +143,22 @@ func sayHello(ctx context.Context, sp *servantproxy.ServantProxy, name string, s
 		return "", fmt.Errorf("reply {%q, %d} does not answer request {%q, %d}", msg, rsp.GetSeq(), name, seq)
 	}
 	return strings.TrimPrefix(msg, name+"@"), nil
+}
+
+// loopbackEndpoint is servant's endpoint tcp 127.0.0.1:port.
+func loopbackEndpoint(port int) endpoint.Endpoint {
+	return endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1}
+}
+
+// loopbackKey is the key that registers loopbackEndpoint(port) under prefix.
+func loopbackKey(port int) string { return etcd.Key(prefix, servant, loopbackEndpoint(port)) }
+
+// putLoopback registers loopbackEndpoint(port) with c, within 5 s.
+func putLoopback(t *testing.T, c *clientv3.Client, port int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Put(ctx, loopbackKey(port), loopbackEndpoint(port).String()); err != nil {
+		t.Fatal(err)
+	}
 }

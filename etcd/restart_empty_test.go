@@ -9,7 +9,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/etcd"
 	"github.com/tarscomm/tarscomm/naming"
 )
@@ -24,18 +23,7 @@ import (
 func TestRestartedEmpty(t *testing.T) {
 	es := startEtcd(t)
 	cli := newClient(t, es)
-	key := func(port int) string {
-		return etcd.Key(prefix, servant, endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1})
-	}
-	put := func(c *clientv3.Client, port int) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ep := endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1}
-		if _, err := c.Put(ctx, key(port), ep.String()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(c *clientv3.Client, port int) { putLoopback(t, c, port) }
 	put(cli, 4001)
 	// Some history, as any etcd in use has (other objects' registrations, renewals).
 	for i := range 30 {

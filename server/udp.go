@@ -34,11 +34,18 @@ func isUDP(protoAddr string) bool { return strings.HasPrefix(protoAddr, "udp") }
 // for: gnet binds one socket per loop (SO_REUSEPORT), so port 0 would give each loop a port of
 // its own; such an address is served by one loop.
 func udpLoops(protoAddr string, loops int) int {
-	_, hostPort, _ := strings.Cut(protoAddr, "://")
-	if _, port, err := net.SplitHostPort(hostPort); err != nil || port == "0" || port == "" {
+	if _, _, ok := fixedPort(protoAddr); !ok {
 		return 1
 	}
 	return loops
+}
+
+// fixedPort splits the gnet address protoAddr into its network and host:port, and reports
+// whether the port is given (not 0, not missing, the address well formed).
+func fixedPort(protoAddr string) (network, hostPort string, ok bool) {
+	network, hostPort, _ = strings.Cut(protoAddr, "://")
+	_, port, err := net.SplitHostPort(hostPort)
+	return network, hostPort, err == nil && port != "0" && port != ""
 }
 
 // udpPortFree fails when the explicit port of the UDP address protoAddr is taken. gnet binds its
@@ -47,8 +54,8 @@ func udpLoops(protoAddr string, loops int) int {
 // (without it) tells, as a TCP listener's does. (A port taken between this check and gnet's
 // bind is not caught.)
 func udpPortFree(protoAddr string) error {
-	network, hostPort, _ := strings.Cut(protoAddr, "://")
-	if _, port, err := net.SplitHostPort(hostPort); err != nil || port == "0" || port == "" {
+	network, hostPort, ok := fixedPort(protoAddr)
+	if !ok {
 		return nil // port 0: a fresh port; a malformed address: gnet's error says so
 	}
 	pc, err := net.ListenPacket(network, hostPort)

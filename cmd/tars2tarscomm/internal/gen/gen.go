@@ -11,8 +11,10 @@ import (
 	"go/format"
 	goparser "go/parser"
 	"go/token"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,59 +121,17 @@ func (d moduleDeps) add(dir, name, file string, refs map[string]string) {
 // cycle returns an error naming a cycle of modules that use each other's types, if any: the
 // generated packages would import each other, which Go refuses.
 func (d moduleDeps) cycle() error {
-	const (
-		unseen = iota
-		onPath
-		done
-	)
-	state := map[string]int{}
-	var path []moduleRef
-	var visit func(dir string) []moduleRef
-	visit = func(dir string) []moduleRef {
-		state[dir] = onPath
-		tos := make([]string, 0, len(d[dir]))
-		for to := range d[dir] {
-			tos = append(tos, to)
-		}
-		sort.Strings(tos) // one report for one input
-		for _, to := range tos {
-			ref := d[dir][to]
-			path = append(path, ref)
-			switch state[to] {
-			case onPath:
-				for i, r := range path { // the cycle starts where path first left to
-					if r.from == ref.to {
-						return path[i:]
-					}
-				}
-				return path
-			case unseen:
-				if c := visit(to); c != nil {
-					return c
-				}
-			}
-			path = path[:len(path)-1]
-		}
-		state[dir] = done
+	dirs := slices.Sorted(maps.Keys(d)) // one report for one input
+	c := parser.FindCycle(dirs, func(dir string) []string { return slices.Sorted(maps.Keys(d[dir])) })
+	if c == nil {
 		return nil
 	}
-	dirs := make([]string, 0, len(d))
-	for dir := range d {
-		dirs = append(dirs, dir)
+	var b strings.Builder
+	for i := range len(c) - 1 {
+		r := d[c[i]][c[i+1]]
+		fmt.Fprintf(&b, "module %s uses %s (%s); ", r.from, r.to, r.file)
 	}
-	sort.Strings(dirs)
-	for _, dir := range dirs {
-		if state[dir] == unseen {
-			if c := visit(dir); c != nil {
-				var b strings.Builder
-				for _, r := range c {
-					fmt.Fprintf(&b, "module %s uses %s (%s); ", r.from, r.to, r.file)
-				}
-				return fmt.Errorf("%sGo packages cannot import each other: move the types so that the modules use each other one way only", b.String())
-			}
-		}
-	}
-	return nil
+	return fmt.Errorf("%sGo packages cannot import each other: move the types so that the modules use each other one way only", b.String())
 }
 
 // moduleDir is the directory (and import path suffix) of a module's package.

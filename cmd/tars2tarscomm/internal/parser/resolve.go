@@ -3,6 +3,7 @@ package parser
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/ast"
@@ -90,38 +91,63 @@ func (p *Program) resolve() error {
 // (A holds B, B holds A): it has no finite size, in Go as in C++. Through a vector or a map it
 // may.
 func checkCycles(files []*ast.File) error {
+	var structs []*ast.Struct
+	for _, f := range files {
+		for _, m := range f.Modules {
+			structs = append(structs, m.Structs...)
+		}
+	}
+	held := func(s *ast.Struct) []*ast.Struct { // the structs s holds by value
+		var out []*ast.Struct
+		for _, fd := range s.Fields {
+			if fd.Type.Kind == ast.Named && fd.Type.Struct != nil {
+				out = append(out, fd.Type.Struct)
+			}
+		}
+		return out
+	}
+	c := FindCycle(structs, held)
+	if c == nil {
+		return nil
+	}
+	names := make([]string, len(c))
+	for i, s := range c {
+		names[i] = s.Name
+	}
+	return fmt.Errorf("%s: struct %s holds itself by value (%s): a struct can hold itself only through a vector or a map",
+		c[0].Pos, c[0].Name, strings.Join(names, " → "))
+}
+
+// FindCycle returns a cycle of the directed graph made of roots and the nodes next leads to, as
+// its nodes from the first to the same again (A, B, A), or nil when there is none. Nodes are
+// visited in the order roots and next give them, so one input gives one report. The generator
+// uses it too (modules that use each other).
+func FindCycle[N comparable](roots []N, next func(N) []N) []N {
 	const visiting, done = 1, 2
-	state := map[*ast.Struct]int{}
-	var path []string
-	var visit func(s *ast.Struct) error
-	visit = func(s *ast.Struct) error {
-		switch state[s] {
+	state := map[N]int{}
+	var path []N
+	var visit func(n N) []N
+	visit = func(n N) []N {
+		switch state[n] {
 		case done:
 			return nil
 		case visiting:
-			return fmt.Errorf("%s: struct %s holds itself by value (%s): a struct can hold itself only through a vector or a map",
-				s.Pos, s.Name, strings.Join(append(path, s.Name), " → "))
+			return append(slices.Clone(path[slices.Index(path, n):]), n)
 		}
-		state[s] = visiting
-		path = append(path, s.Name)
-		for _, fd := range s.Fields {
-			if fd.Type.Kind == ast.Named && fd.Type.Struct != nil {
-				if err := visit(fd.Type.Struct); err != nil {
-					return err
-				}
+		state[n] = visiting
+		path = append(path, n)
+		for _, m := range next(n) {
+			if c := visit(m); c != nil {
+				return c
 			}
 		}
 		path = path[:len(path)-1]
-		state[s] = done
+		state[n] = done
 		return nil
 	}
-	for _, f := range files {
-		for _, m := range f.Modules {
-			for _, s := range m.Structs {
-				if err := visit(s); err != nil {
-					return err
-				}
-			}
+	for _, r := range roots {
+		if c := visit(r); c != nil {
+			return c
 		}
 	}
 	return nil
@@ -171,7 +197,7 @@ func checkKeys(t *ast.Type) error {
 	case ast.Vector:
 		return checkKeys(t.Elem)
 	case ast.Map:
-		if !comparable(t.Key, map[*ast.Struct]bool{}) {
+		if !mapKeyable(t.Key, map[*ast.Struct]bool{}) {
 			return fmt.Errorf("%s: map key type holds a vector or a map, which a Go map key cannot", t.Key.Pos)
 		}
 		if err := checkKeys(t.Key); err != nil {
@@ -182,7 +208,8 @@ func checkKeys(t *ast.Type) error {
 	return nil
 }
 
-func comparable(t *ast.Type, seen map[*ast.Struct]bool) bool {
+// mapKeyable reports whether a Go value of type t can be a map key (holds no vector or map).
+func mapKeyable(t *ast.Type, seen map[*ast.Struct]bool) bool {
 	switch t.Kind {
 	case ast.Vector, ast.Map:
 		return false
@@ -192,7 +219,7 @@ func comparable(t *ast.Type, seen map[*ast.Struct]bool) bool {
 		}
 		seen[t.Struct] = true
 		for _, f := range t.Struct.Fields {
-			if !comparable(f.Type, seen) {
+			if !mapKeyable(f.Type, seen) {
 				return false
 			}
 		}
