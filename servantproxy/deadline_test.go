@@ -72,16 +72,16 @@ func TestCollectOptions(t *testing.T) {
 		t.Error("no options must share noOptions")
 	}
 	o := collect([]CallOption{WithTimeout(time.Second), WithHash(7), WithDyeing("k")})
-	if o.timeout != time.Second || !o.hashed || o.hash != 7 || !o.dyed || o.dyeKey != "k" || o.err != nil {
+	if o.timeout != time.Second || !o.hashed || o.hash != 7 || !o.dyed || o.dyeKey != "k" || !o.timed {
 		t.Errorf("options collected wrong: %+v", o)
 	}
 	for _, d := range []time.Duration{0, -time.Second} {
 		o := collect([]CallOption{WithTimeout(d)})
-		if !errors.Is(o.err, ErrInvalidTimeout) {
-			t.Errorf("WithTimeout(%v): err %v, want ErrInvalidTimeout", d, o.err)
+		if err := (&proxy{name: "S"}).misuse("f", o); !errors.Is(err, ErrInvalidTimeout) {
+			t.Errorf("WithTimeout(%v): err %v, want ErrInvalidTimeout", d, err)
 		}
 	}
-	if noOptions.err != nil || noOptions.timeout != 0 || noOptions.hashed {
+	if noOptions.timed || noOptions.timeout != 0 || noOptions.hashed {
 		t.Error("noOptions was changed")
 	}
 }

@@ -1,13 +1,14 @@
 package servantproxy
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/tarscomm/tarscomm/interceptor"
 )
 
-// CallOption changes one call.
+// CallOption changes one call. Options apply in order: a later option of a kind replaces an
+// earlier one (WithTimeout(-1), WithTimeout(time.Second) is a call with a one-second timeout). A
+// nil CallOption is skipped.
 type CallOption func(*callOptions)
 
 type callOptions struct {
@@ -23,7 +24,7 @@ type callOptions struct {
 	mt      int32                 // iMessageType bits added by interceptors or dyeing
 	info    *interceptor.CallInfo // the call as the interceptors see it; nil without hooks
 	queued  bool                  // an async call was queued: its End runs on the async worker
-	err     error                 // an invalid option: the call fails with it, unsent
+	timed   bool                  // WithTimeout was given (timeout ≤ 0 then fails the call, unsent)
 }
 
 // WithDyeing dyes the call with key (TARS dyeing: iMessageType 0x04 and STATUS_DYED_KEY), as
@@ -41,17 +42,11 @@ func WithHash(code uint64) CallOption {
 // WithTimeout replaces the configured invoke timeout for this call. The context's deadline, if
 // earlier, still wins. d must be positive: with 0 or less the call fails at once, unsent (an
 // async call without a callback), with an error matching ErrInvalidTimeout; leave the option out
-// to use the configured timeout. A timeout too large to represent (math.MaxInt64) means no
-// deadline of the call's own, and the server is sent the largest iTimeout it can hold (about
-// 24.8 days).
+// to use the configured timeout. A later WithTimeout replaces an earlier one, an invalid one
+// too. A timeout too large to represent (math.MaxInt64) means no deadline of the call's own, and
+// the server is sent the largest iTimeout it can hold (about 24.8 days).
 func WithTimeout(d time.Duration) CallOption {
-	return func(o *callOptions) {
-		if d <= 0 {
-			o.err = fmt.Errorf("%w, got WithTimeout(%v)", ErrInvalidTimeout, d)
-			return
-		}
-		o.timeout = d
-	}
+	return func(o *callOptions) { o.timeout, o.timed = d, true }
 }
 
 // WithContext sends m as the request's TARS context (RequestPacket.context). m is encoded before

@@ -184,7 +184,9 @@ func collect(opts []CallOption) *callOptions {
 	}
 	o := new(callOptions)
 	for _, f := range opts {
-		f(o)
+		if f != nil {
+			f(o)
+		}
 	}
 	return o
 }
@@ -642,8 +644,8 @@ func (p *proxy) misuse(fn string, o *callOptions) error {
 	if fn == "" {
 		return errors.New("servantproxy: empty function name")
 	}
-	if o.err != nil {
-		return fmt.Errorf("tarscomm: %s.%s: %w", p.name, fn, o.err)
+	if o.timed && o.timeout <= 0 {
+		return fmt.Errorf("tarscomm: %s.%s: %w, got WithTimeout(%v)", p.name, fn, ErrInvalidTimeout, o.timeout)
 	}
 	return nil
 }
