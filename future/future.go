@@ -2,6 +2,8 @@ package future
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -136,19 +138,40 @@ func (f *Future[T]) whenDone(fn func(error)) {
 	f.OnDone(func(_ T, err error) { fn(err) })
 }
 
+func (f *Future[T]) isNil() bool { return f == nil }
+
 // Awaitable is a Future of any value type, for Join and WhenAll. Only *Future[T] implements it.
 type Awaitable interface {
 	whenDone(fn func(error))
+	isNil() bool
 }
+
+// ErrNilFuture is the error of WhenAll and Join given a nil future (a nil Awaitable or a nil
+// *Future[T]); the error returned wraps it and names the argument.
+var ErrNilFuture = errors.New("future: nil future")
 
 // WhenAll returns a Future that completes once every one of fs has completed, with the error of
 // the first of fs (in argument order) that failed, or nil. Its value is the number of futures
 // that failed. With no futures it is already complete. Like every Future it costs no goroutine:
-// the last of fs to complete completes it.
+// the last of fs to complete completes it. A nil future among fs completes it at once with an
+// error matching ErrNilFuture (its value the number of nil futures), waiting for none of fs.
 func WhenAll(fs ...Awaitable) *Future[int] {
 	all := Make[int]()
 	if len(fs) == 0 {
 		all.Complete(0, nil)
+		return all
+	}
+	var nils int
+	var nilErr error
+	for i, f := range fs {
+		if f == nil || f.isNil() {
+			if nils++; nilErr == nil {
+				nilErr = fmt.Errorf("%w: argument %d of %d", ErrNilFuture, i, len(fs))
+			}
+		}
+	}
+	if nilErr != nil {
+		all.Complete(nils, nilErr)
 		return all
 	}
 	var (
@@ -184,8 +207,9 @@ func WhenAll(fs ...Awaitable) *Future[int] {
 }
 
 // Join waits until every one of fs has completed, or ctx ends; it returns ctx's error in that
-// case, else the error of the first of fs (in argument order) that failed, or nil. Each
-// future's own result stays available from its Get or Result.
+// case, else the error of the first of fs (in argument order) that failed, or nil; one matching
+// ErrNilFuture at once if one of fs is nil. Each future's own result stays available from its
+// Get or Result.
 func Join(ctx context.Context, fs ...Awaitable) error {
 	_, err := WhenAll(fs...).Get(ctx)
 	return err
