@@ -20,7 +20,8 @@ func (p *proxy) hooked(ctx context.Context, o *callOptions) bool {
 	return dyed
 }
 
-// viaHooks runs one call through dyeing and the client interceptors: the interceptors see it as
+// viaHooks runs one call through dyeing and the client interceptors (a call is dyed by its
+// option, else by the caller's ctx, else by the ctx the interceptors hand to next): they see it as
 // an interceptor.CallInfo, may add to its context and status maps and its message type, and
 // wrap the rest; send then makes the call with what they settled. End runs once: for a sync or
 // one-way call when send returns (after the reply, or once written), for an async call on the
@@ -45,6 +46,12 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 	called := false
 	next := func(ctx context.Context, info *interceptor.CallInfo) error {
 		called = true
+		if !dyed && p.icpt != nil && info.MessageType&dye.MessageType == 0 {
+			// An interceptor dyed the ctx it handed on (dye.WithKey): the call is dyed too.
+			if key, ok := dye.FromContext(ctx); ok {
+				info.MessageType, info.Status = dye.Apply(info.MessageType, info.Status, key)
+			}
+		}
 		oo := *o
 		oo.context, oo.status, oo.mt = info.Context, info.Status, info.MessageType
 		if p.icpt != nil {
