@@ -247,7 +247,7 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		return a.refuseDatagram(c)
 	}
 	now := a.loop.Now()
-	c.Addr = a.addr
+	c.SetAddr(&a.addr)
 	queued := a.q.bytes
 	switch a.state {
 	case stateIdle:

@@ -210,7 +210,10 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 				done = nil // the loop ends both at their (shared) deadline
 				continue
 			}
-			fn, start := c.Func, c.Start
+			fn, start, ep := c.Func, c.Start, c.SentTo()
+			if ep == "" {
+				ep = c2.SentTo()
+			}
 			var replied *call.Call // one that had its reply already: it is the outcome
 			for _, x := range []*call.Call{c, c2} {
 				if x == failed {
@@ -233,7 +236,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 				}
 				return replied, nil
 			}
-			return nil, cancelled(ctx, p.name, fn, start)
+			return nil, cancelled(ctx, p.name, fn, ep, start)
 		}
 		if got.Err != nil && failed == nil {
 			failed = got // the other may still answer
@@ -270,10 +273,10 @@ func (p *proxy) cancelWait(ctx context.Context, c *call.Call) error {
 		<-c.Done()
 		return nil
 	}
-	fn, start := c.Func, c.Start
+	fn, start, ep := c.Func, c.Start, c.SentTo()
 	if c.Abandon() {
 		// The loop recycles c when it meets it again.
-		return cancelled(ctx, p.name, fn, start)
+		return cancelled(ctx, p.name, fn, ep, start)
 	}
 	<-c.Done() // the reply won the race: take it
 	return nil

@@ -2,6 +2,7 @@ package servantproxy
 
 import (
 	"context"
+	"errors"
 	"maps"
 
 	"github.com/tarscomm/tarscomm/dye"
@@ -59,6 +60,9 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 		}
 		err := send(ctx, &oo)
 		if p.icpt != nil && !oo.queued {
+			if ce := (*call.CallError)(nil); info.Endpoint == "" && errors.As(err, &ce) {
+				info.Endpoint = ce.Endpoint // a call given up (its ctx ended) while sent there
+			}
 			info.End(err)
 		}
 		return err

@@ -480,6 +480,7 @@ func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, bk *a
 	if expiresWithCtx(ctx, deadline) {
 		return
 	}
+	ep := c.SentTo() // c's own while the claim below succeeds: read before it
 	var claimed bool
 	if bk != nil {
 		claimed = bk.cancel()
@@ -489,8 +490,9 @@ func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, bk *a
 	if !claimed {
 		return // completed or taken back first: its callback has run or will run, or never will
 	}
-	err := cancelled(ctx, p.name, fn, start)
+	err := cancelled(ctx, p.name, fn, ep, start)
 	carrier := call.Get()
+	carrier.Addr = ep
 	carrier.Rsp, carrier.Callback, carrier.RawCallback = rsp, cb, rawCB
 	carrier.Finish = p.finish
 	carrier.OnEnd = onEnd
@@ -724,14 +726,14 @@ func expiresWithCtx(ctx context.Context, deadline int64) bool {
 	return deadline <= addSat(addSat(call.Now(), int64(time.Until(d))), int64(time.Millisecond))
 }
 
-// cancelled is the error of a call whose caller's context ended first. Sync and async calls end
-// with the same error.
-func cancelled(ctx context.Context, servant, fn string, start int64) error {
+// cancelled is the error of a call whose caller's context ended first, naming the endpoint it
+// was sent to ("" if none yet). Sync and async calls end with the same error.
+func cancelled(ctx context.Context, servant, fn, endpoint string, start int64) error {
 	err := ctx.Err()
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = ErrTimeout
 	}
-	return &call.CallError{Servant: servant, Func: fn, Elapsed: time.Duration(call.Now() - start), Err: err}
+	return &call.CallError{Servant: servant, Func: fn, Endpoint: endpoint, Elapsed: time.Duration(call.Now() - start), Err: err}
 }
 
 // resultErr turns a finished call's outcome into an error: a failure says where (CallError),

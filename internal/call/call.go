@@ -97,6 +97,7 @@ type Call struct {
 	Unsent bool   // queued on a connection but not written yet
 	QIdx   int32  // while Unsent: the call's index in its owner's send queue
 	// Addr is the endpoint the call was last sent to ("" before one was chosen), for errors.
+	// SetAddr writes it; the caller reads it after the call ended, or SentTo while it is pending.
 	Addr       string
 	timerArmed bool
 
@@ -116,8 +117,26 @@ type Call struct {
 	// before the callback runs (WithResponseContext, WithResponseStatus).
 	CtxDst, StDst *map[string]string
 
-	state atomic.Uint64 // generation<<2 | state
-	done  chan struct{} // capacity 1: signalled once per use by Complete for sync calls
+	state  atomic.Uint64          // generation<<2 | state
+	done   chan struct{}          // capacity 1: signalled once per use by Complete for sync calls
+	sentTo atomic.Pointer[string] // Addr, for a caller giving up while the call is pending (SentTo)
+}
+
+// SetAddr records that the call is being sent to addr, which must not change afterwards (an
+// AdapterProxy's own address). Must be called on the loop goroutine.
+func (c *Call) SetAddr(addr *string) {
+	c.Addr = *addr
+	c.sentTo.Store(addr)
+}
+
+// SentTo returns the endpoint a pending call was last sent to, "" before one was chosen: what a
+// caller giving up on the call (its context ended) names in its error. It may be read from any
+// goroutine; read before Abandon, while the caller's use of the call is still its own.
+func (c *Call) SentTo() string {
+	if a := c.sentTo.Load(); a != nil {
+		return *a
+	}
+	return ""
 }
 
 var pool = sync.Pool{New: func() any {
@@ -201,6 +220,9 @@ func Put(c *Call) {
 	c.Tries, c.Hops, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.CtxDst, c.StDst, c.Handler = nil, nil, nil
+	if c.sentTo.Load() != nil {
+		c.sentTo.Store(nil)
+	}
 	c.state.Store((c.state.Load()>>2 + 1) << 2)
 	pool.Put(c)
 }

@@ -12,7 +12,7 @@ func TestPutResetsEveryField(t *testing.T) {
 	want := []string{"Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Servant", "Func", "Start", "Finish", "Notify",
 		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "Handler", "ID", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
 		"Tries", "Hops", "Tried", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
-		"CtxDst", "StDst", "state", "done"}
+		"CtxDst", "StDst", "state", "done", "sentTo"}
 	typ := reflect.TypeFor[Call]()
 	var got []string
 	for i := range typ.NumField() {
@@ -31,10 +31,12 @@ func TestPutResetsEveryField(t *testing.T) {
 	c.Body = append(c.Body, 4)
 	var m map[string]string
 	c.CtxDst, c.StDst = &m, &m
+	addr := "127.0.0.1:1"
+	c.SetAddr(&addr)
 	Put(c)
 	if c.ID != 0 || c.Oneway || c.Hashed || c.Hash != 0 || c.Deadline != 0 || len(c.Frame) != 0 ||
 		c.Tries != 0 || c.Hops != 0 || c.Tried != 0 || c.Unsent || c.Ret != 0 || c.Desc != "" || c.Err != nil ||
-		c.Callback != nil || len(c.Body) != 0 || c.CtxDst != nil || c.StDst != nil {
+		c.Callback != nil || len(c.Body) != 0 || c.CtxDst != nil || c.StDst != nil || c.Addr != "" || c.SentTo() != "" {
 		t.Fatalf("Put left fields set: %+v", c)
 	}
 	if c.Gen() != gen+1 || c.Abandoned() {
