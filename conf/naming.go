@@ -3,6 +3,7 @@ package conf
 import (
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Naming is how the Communicator finds the endpoints of a proxy string without '@'. Its keys sit
@@ -44,8 +45,11 @@ type Naming struct {
 }
 
 // SetDivisionProblem says why s is not a valid set division by TarsCpp's rule (exactly three
-// '.'-separated parts, neither of the first two "*" or empty), or returns "".
+// '.'-separated parts, neither of the first two "*" or empty; no white space), or returns "".
 func SetDivisionProblem(s string) string {
+	if strings.IndexFunc(s, unicode.IsSpace) >= 0 {
+		return "must not contain white space"
+	}
 	parts := strings.Split(s, ".")
 	if len(parts) != 3 {
 		return `must be "name.area.group"`

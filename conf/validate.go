@@ -123,6 +123,15 @@ func (c *Config) Validate() error {
 		v.intRange(key+".backpacketlimit", a.BackPacketLimit, -1, math.MaxInt32)
 		v.intRange(key+".backpacketmin", a.BackPacketMin, 0, math.MaxInt32)
 		v.intRange(key+".maxbacklog", a.MaxBacklog, -1, maxBacklog)
+		if a.Threads == 0 {
+			// Handlers run inline on the event loops: there is no queue to bound.
+			if a.QueueCap > 0 {
+				v.add(key+".queuecap", strconv.Itoa(a.QueueCap), "bounds the worker queue: needs threads > 0")
+			}
+			if a.QueueTimeout > 0 {
+				v.add(key+".queuetimeout", strconv.Itoa(a.QueueTimeout), "bounds the wait in the worker queue: needs threads > 0")
+			}
+		}
 		if a.ServerTLS != (ServerTLS{}) {
 			// Checked merged, so that an adapter's verifyclient may rely on the [server]'s ca.
 			v.errs = append(v.errs, c.Server.ForAdapter(i).ServerTLS.Check(key+"."))
@@ -158,6 +167,13 @@ func (c *Config) validateTail(v *validator, key string, s *Servant) {
 	v.ratio(key+".backup-budget", s.BackupBudget)
 	v.ratio(key+".retry-budget", s.RetryBudget)
 	v.intRange(key+".retry-budget-min", s.RetryBudgetMin, 0, maxCount)
+	// Keys that would do nothing are refused rather than accepted in silence.
+	if s.RetryBudget > 0 && s.RetryBudget <= 1 && s.Retries == 0 {
+		v.add(key+".retry-budget", strconv.FormatFloat(s.RetryBudget, 'g', -1, 64), "caps retries: needs retries > 0")
+	}
+	if s.RetryBudgetMin > 0 && s.RetryBudget == 0 {
+		v.add(key+".retry-budget-min", strconv.Itoa(s.RetryBudgetMin), "is part of a retry budget: needs retry-budget > 0")
+	}
 }
 
 // ratio checks a fraction: 0..1 (NaN rejected).

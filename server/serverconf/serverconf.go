@@ -100,6 +100,14 @@ func AdapterOptions(c *conf.Server, i int) (endpoint.Endpoint, []server.Option, 
 		if ep.AuthType == endpoint.AuthLocal || a.AccessKey != "" {
 			return ep, nil, bad("udp has no connections to authenticate: -e 1 and accesskey need tcp or ssl")
 		}
+		for _, k := range []struct {
+			name string
+			v    int
+		}{{"maxconns", a.MaxConns}, {"backpacketlimit", a.BackPacketLimit}, {"backpacketmin", a.BackPacketMin}, {"maxbacklog", a.MaxBacklog}} {
+			if k.v != 0 {
+				return ep, nil, fmt.Errorf("serverconf: %s.%s = %d: limits a connection's clients or replies, and a udp endpoint has no connections", key, k.name, k.v)
+			}
+		}
 	case endpoint.SSL:
 		if a.Cert == "" || a.Key == "" {
 			return ep, nil, bad("an ssl endpoint needs cert and key ([server] or the adapter)")
