@@ -170,8 +170,10 @@ func (e Endpoint) appendTo(b []byte) []byte {
 //   - then options in any order, each a '-' and one character, followed by its value unless the
 //     next word starts with '-'; a repeated option overrides the earlier one;
 //   - -h and -p are required ("-p 0" asks a server for a port the system picks); -t, -w, -v, -e,
-//     -g, -q and -s are understood too; other one-letter options, with or without a value, are
-//     ignored (-b, TarsGo's bind address, is one of them);
+//     -g, -q and -s are understood too; -b (TarsGo's bind address), with or without a value, is
+//     ignored; any other option is an error ("-T 3000" is a typo of -t, not a setting to drop:
+//     TarsCpp ignores unknown one-letter options, but here endpoint strings are written by
+//     people, and the registry sends endpoints as EndpointF structures, not strings);
 //   - a word that is neither an option nor an option's value is an error, as in TarsCpp.
 //
 // Numbers are decimal and cannot be negative: "-p -1" is a bad port (a word starting with '-'
@@ -263,6 +265,9 @@ func ParseEndpoint(s string) (Endpoint, error) {
 				return fail("bad set division", val)
 			}
 			e.SetDivision = val
+		case 'b':
+		default:
+			return fail("unknown option", opt)
 		}
 	}
 	if !hasHost {

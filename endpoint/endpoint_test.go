@@ -98,13 +98,13 @@ func TestParseEndpoint(t *testing.T) {
 			want: Endpoint{Proto: TCP, Host: "a", Port: 65535, Weight: -1},
 		},
 		{
-			name: "unknown option with value",
-			in:   "tcp -h a -p 1 -b 10.0.0.9 -x 7",
+			name: "TarsGo's bind address, ignored",
+			in:   "tcp -h a -p 1 -b 10.0.0.9",
 			want: Endpoint{Proto: TCP, Host: "a", Port: 1, Weight: -1},
 		},
 		{
-			name: "unknown option without value",
-			in:   "tcp -h a -z -p 1 -y",
+			name: "TarsGo's bind address without value",
+			in:   "tcp -h a -b -p 1",
 			want: Endpoint{Proto: TCP, Host: "a", Port: 1, Weight: -1},
 		},
 		{

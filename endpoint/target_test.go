@@ -83,8 +83,8 @@ func TestParse(t *testing.T) {
 			wantStr: "A.B.C@tcp -h 127.0.0.1 -p 1 -t 3000",
 		},
 		{
-			name:    "unknown options dropped",
-			in:      "A.B.C@tcp -h a -p 1 -b 0.0.0.0 -z:tcp -x -h b -p 2",
+			name:    "bind address dropped",
+			in:      "A.B.C@tcp -h a -p 1 -b 0.0.0.0:tcp -b -h b -p 2",
 			want:    Target{Object: "A.B.C", Endpoints: []Endpoint{ep(TCP, "a", 1), ep(TCP, "b", 2)}},
 			wantStr: "A.B.C@tcp -h a -p 1:tcp -h b -p 2",
 		},
