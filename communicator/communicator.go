@@ -275,8 +275,8 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		return nil, fmt.Errorf("communicator: %w", c.noNaming(target.Object))
 	}
 	for _, ep := range target.Endpoints {
-		if ep.Proto == endpoint.UDP && ep.AuthType == endpoint.AuthLocal {
-			return nil, fmt.Errorf("communicator: %s: endpoint %q: udp has no connection to authenticate (-e 1 needs tcp or ssl)", target.Object, ep.String())
+		if p := ep.CallProblem(); p != "" {
+			return nil, fmt.Errorf("communicator: %s: endpoint %q: %s", target.Object, ep.String(), p)
 		}
 	}
 	direct := len(target.Endpoints) > 0
@@ -317,7 +317,7 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		installed := make([]uint64, len(threads)) // [i]: on thread i's loop only
 		m = naming.NewManager(c.naming, naming.Query{Object: target.Object, Set: set}, func(l naming.List) {
 			// Sorted, and what the pickers build from it built, once, off the loops.
-			list := objectproxy.NewList(l.Active, l.Inactive)
+			list := objectproxy.NewList(c.callable(target.Object, l.Active), c.callable(target.Object, l.Inactive))
 			list.Prepare(opts.Balancer)
 			n := pushed.Add(1)
 			for i, t := range threads {

@@ -1,8 +1,13 @@
 package communicator
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/naming"
 	// The core naming schemes register themselves (naming.Register) in their init: importing
 	// them here makes "tars", "file", "dns" and "dns+srv" always available to the naming key.
@@ -49,6 +54,28 @@ func (c *Communicator) startNaming(src naming.Source) error {
 	}
 	c.naming, c.ownNaming = src, func() { _ = naming.Close(src) }
 	return nil
+}
+
+// callable returns eps without the endpoints a client cannot call (endpoint.CallProblem: port 0,
+// udp with -e 1), each left out with a warning: a naming source may hold them (a naming file, an
+// etcd value), and a proxy string holding one is refused (proxy). eps itself is returned, not a
+// copy, when every endpoint is callable.
+func (c *Communicator) callable(object string, eps []endpoint.Endpoint) []endpoint.Endpoint {
+	for i, ep := range eps {
+		if ep.CallProblem() == "" {
+			continue
+		}
+		out := slices.Clone(eps[:i])
+		for _, ep := range eps[i:] {
+			if p := ep.CallProblem(); p != "" {
+				c.log.Warn("naming: endpoint left out", zap.String("servant", object), zap.String("endpoint", ep.String()), zap.Error(errors.New(p)))
+				continue
+			}
+			out = append(out, ep)
+		}
+		return out
+	}
+	return eps
 }
 
 // closeNaming stops every servant's watch, then the Communicator's own source, once: a

@@ -106,6 +106,19 @@ func (e Endpoint) String() string {
 	return string(b)
 }
 
+// CallProblem says why a client cannot call e, or returns "": port 0 (which asks a listening
+// server for a port the system picks: no server listens there), or udp with TARS authentication
+// (-e 1: udp has no connection to authenticate, and a call would go out unauthenticated).
+func (e Endpoint) CallProblem() string {
+	switch {
+	case e.Port == 0:
+		return "port 0: a client calls the port a server bound (-p 0 is only for a server)"
+	case e.Proto == UDP && e.AuthType == AuthLocal:
+		return "udp has no connection to authenticate (-e 1 needs tcp or ssl)"
+	}
+	return ""
+}
+
 // Check returns nil if e reads back as itself from its string form, as every Endpoint that
 // ParseEndpoint returned does, and otherwise a *SyntaxError saying what the string form loses: a
 // host with white space in it, one that reads as an option or as an endpoint separator, a
