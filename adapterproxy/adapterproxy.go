@@ -57,7 +57,7 @@ type Dialed struct {
 
 // Options are the settings of an AdapterProxy.
 type Options struct {
-	MaxPacketSize  int           // largest reply frame accepted; larger closes the connection
+	MaxPacketSize  int           // largest reply frame accepted (larger closes the connection) and request sent (larger fails)
 	ConnectTimeout time.Duration // limit for one dial
 	// SendBufferLimit bounds the bytes a connection may hold unsent: calls queued while it
 	// connects, calls routed but not flushed, and bytes gnet could not write yet (the server is
@@ -248,6 +248,11 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 	}
 	now := a.loop.Now()
 	c.SetAddr(&a.addr)
+	if len(c.Frame) > a.opts.MaxPacketSize {
+		a.loop.Wheel().Remove(c)
+		c.Complete(fmt.Errorf("%w: %d bytes to %s (max-packet-size %d)", call.ErrRequestTooLarge, len(c.Frame), a.addr, a.opts.MaxPacketSize))
+		return false
+	}
 	queued := a.q.bytes
 	switch a.state {
 	case stateIdle:

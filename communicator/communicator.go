@@ -34,6 +34,9 @@ var (
 	ErrClosed     = call.ErrClosed
 	ErrConnection = call.ErrConnection
 	ErrOverload   = call.ErrOverload
+	// ErrRequestTooLarge matches a call whose request frame is larger than max-packet-size: it
+	// was not sent.
+	ErrRequestTooLarge = call.ErrRequestTooLarge
 	// ErrDatagramTooLarge matches a call to a udp endpoint whose request is larger than one
 	// datagram carries (65507 bytes): it was not sent.
 	ErrDatagramTooLarge = adapterproxy.ErrDatagramTooLarge

@@ -60,7 +60,8 @@ type Config struct {
 	QueueCap int `toml:"queue-cap"`
 
 	// MaxPacketSize is the largest response frame accepted, in bytes; a larger length prefix
-	// closes the connection. Default 10 MiB (TarsGo's MaxPackageLength), 64..1 GiB.
+	// closes the connection. A call whose request frame is larger fails unsent
+	// (ErrRequestTooLarge). Default 10 MiB (TarsGo's MaxPackageLength), 64..1 GiB.
 	MaxPacketSize int `toml:"max-packet-size"`
 
 	// SendBufferLimit bounds the bytes one connection may hold unsent while its server does not

@@ -24,6 +24,9 @@ var (
 	// ErrOverload: the servant's max-inflight calls were in flight, and the call was not sent;
 	// a server's -9 (overloaded) reply matches it too. Back off.
 	ErrOverload = call.ErrOverload
+	// ErrRequestTooLarge: the request frame was larger than the client's max-packet-size; the
+	// call was not sent.
+	ErrRequestTooLarge = call.ErrRequestTooLarge
 	// ErrInvalidTimeout: WithTimeout was given 0 or a negative duration; the call was not
 	// sent. Leave the option out to use the configured timeout.
 	ErrInvalidTimeout = errors.New("tarscomm: invalid call timeout: it must be positive")

@@ -40,6 +40,11 @@ var ErrConnection = errors.New("tarscomm: connection failed")
 // *ServerError. Back off: more calls would only queue.
 var ErrOverload = errors.New("tarscomm: servant overloaded, call not sent")
 
+// ErrRequestTooLarge means the request frame was larger than the client's max-packet-size: the
+// call was not sent (a server with the same limit would close the connection, failing every
+// call on it).
+var ErrRequestTooLarge = errors.New("tarscomm: request larger than max-packet-size, call not sent")
+
 type timeoutError struct{}
 
 func (timeoutError) Error() string   { return "tarscomm: call timed out" }

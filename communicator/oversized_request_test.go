@@ -18,14 +18,13 @@ import (
 	"github.com/tarscomm/tarscomm/server"
 )
 
-// TestReviewSendOversizedRequest: client and server both have max-packet-size 1 MiB. Four calls
+// TestOversizedRequestFailsAlone: client and server both have max-packet-size 1 MiB. Four calls
 // are in flight on the one connection (the server holds them) when a call with a 1.5 MiB request
-// is made. The client knows its limit and the frame's size before sending, so the oversized call
-// should fail at once, alone, with an error that says the request is too large; the four calls
-// in flight should then be answered. Observed: the client writes the frame, the server takes the
-// length prefix for a broken stream and closes the connection, and every call on it fails with
-// a connection error (the oversized one included, with an error that does not say why).
-func TestReviewSendOversizedRequest(t *testing.T) {
+// is made: it fails at once, alone, with ErrRequestTooLarge, and the four calls in flight are
+// answered. Before, the client wrote the frame, the server took the length prefix for a broken
+// stream and closed the connection, and every call on it failed with a connection error (the
+// oversized one included, with an error that did not say why).
+func TestOversizedRequestFailsAlone(t *testing.T) {
 	endToEnd(t)
 	const limit = 1 << 20
 	release := make(chan struct{})
@@ -86,7 +85,7 @@ func TestReviewSendOversizedRequest(t *testing.T) {
 	var bad []string
 	if bigErr == nil {
 		bad = append(bad, "the 1.5 MiB request (max-packet-size 1 MiB) succeeded")
-	} else if errors.Is(bigErr, communicator.ErrConnection) || errors.Is(bigErr, communicator.ErrTimeout) {
+	} else if !errors.Is(bigErr, communicator.ErrRequestTooLarge) {
 		bad = append(bad, fmt.Sprintf("the 1.5 MiB request failed with %v; want it refused before sending, with an error saying it exceeds max-packet-size", bigErr))
 	}
 	for i, err := range errs {
