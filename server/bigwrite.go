@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -83,10 +84,10 @@ func (l *loop) write(cs *conn, c gnet.Conn, out *replies) (handed bool, err erro
 func (l *loop) startBig(cs *conn, w *bigwrite.Writer, out replies) {
 	cs.big = w
 	s := l.s
-	s.bigWriters.Add(1)
+	s.bigWriters.add()
 	s.bigStarted.Add(1)
 	go func() {
-		defer s.bigWriters.Done()
+		defer s.bigWriters.done()
 		err := w.Run(s.baseCtx)
 		s.engineMu.RLock()
 		defer s.engineMu.RUnlock()
@@ -135,5 +136,46 @@ func (l *loop) bigDone(cs *conn, w *bigwrite.Writer, out replies, err error) {
 	}
 	if len(cs.held) == 0 {
 		cs.held = nil
+	}
+}
+
+// running counts goroutines that may start while Stop waits for them to end (large-reply
+// writers start on the loops whenever a handler answers): a sync.WaitGroup would need every Add
+// from zero to happen before the Wait, which the race detector holds Stop to.
+type running struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+func (r *running) add() {
+	r.mu.Lock()
+	if r.n++; r.n == 1 {
+		r.idle = make(chan struct{})
+	}
+	r.mu.Unlock()
+}
+
+func (r *running) done() {
+	r.mu.Lock()
+	if r.n--; r.n == 0 {
+		close(r.idle)
+		r.idle = nil
+	}
+	r.mu.Unlock()
+}
+
+// wait returns once none is running, or with ctx's error when ctx ends first.
+func (r *running) wait(ctx context.Context) error {
+	for {
+		r.mu.Lock()
+		idle := r.idle
+		r.mu.Unlock()
+		if idle == nil {
+			return nil
+		}
+		if err := wait(ctx, idle); err != nil {
+			return err
+		}
 	}
 }

@@ -94,7 +94,7 @@ type Server struct {
 	runErr      error         // the engine's result; read after runDone
 	workersDone chan struct{} // closed when the last worker has exited
 	workersLeft atomic.Int32
-	bigWriters  sync.WaitGroup // goroutines finishing large replies (bigwrite.go)
+	bigWriters  running        // goroutines finishing large replies (bigwrite.go)
 	bigStarted  atomic.Int64   // how many were started (tests look)
 	bodiesTaken atomic.Int64   // large reply bodies written from their handler's scratch (tests look)
 
@@ -357,7 +357,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	var idleErr error
 	if !s.forced.Load() { // a Stop that gave up already stopped counting replies
 		if idleErr = s.waitIdle(ctx); idleErr == nil {
-			idleErr = waitGroup(ctx, &s.bigWriters) // the large replies already written in part
+			idleErr = s.bigWriters.wait(ctx) // the large replies already written in part
 		}
 		if idleErr == nil {
 			idleErr = s.waitWritten(ctx) // gnet's close drops what a socket does not take at once
@@ -372,7 +372,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		return err
 	}
 	// The engine closed every connection, which stopped their large-reply writers.
-	if err := waitGroup(ctx, &s.bigWriters); err != nil {
+	if err := s.bigWriters.wait(ctx); err != nil {
 		s.force()
 		return err
 	}
@@ -523,15 +523,6 @@ func (s *Server) closeJobs() {
 	}
 }
 
-// waitGroup waits for wg or for ctx to end.
-func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	return wait(ctx, done)
-}
 
 // wait waits for ch to be closed or ctx to end.
 func wait(ctx context.Context, ch <-chan struct{}) error {
