@@ -55,6 +55,7 @@ type connLimits struct {
 	slot    int       // index in loop.conns
 	active  bool      // bytes arrived (or it opened) since the last sweep
 	quiet   time.Time // the sweep that last saw it active or busy
+	seen    int64     // reply bytes sent by the last sweep (backlog's sent)
 	handed  int64     // reply bytes handed to gnet or to a direct write: sent or buffered
 	held    int       // reply bytes waiting in held behind a large-reply writer
 	closing bool      // a limit closed it
@@ -206,8 +207,13 @@ func (l *loop) check(cs *conn, now time.Time) bool {
 	if o.idle <= 0 {
 		return false
 	}
+	// Idle is no byte moving either way (TarsCpp's rule): a running handler or a handshake is
+	// work, reply bytes leaving are traffic (a push subscription), but replies that wait for a
+	// client that reads none are not.
 	lim := &cs.lim
-	if lim.active || busy || unsent > 0 || cs.big != nil || cs.hs != nil {
+	moved := sent != lim.seen
+	lim.seen = sent
+	if lim.active || busy || moved || cs.hs != nil {
 		lim.active, lim.quiet = false, now
 		return false
 	}

@@ -203,13 +203,15 @@ func WithMaxConns(n int) Option {
 	return func(o *options) { o.maxConns = max(n, 0) }
 }
 
-// WithIdleTimeout closes a connection that has received no bytes for d and has nothing in
-// flight: no handler running for one of its requests, no reply bytes unsent, no TLS handshake
-// under way (WithHandshakeTimeout bounds that). It is the -t of a TarsCpp adapter's endpoint. A
-// connection whose handler still runs or whose reply is still being written is never cut: d
-// counts from the later of its last byte and the end of that work. Connections are checked a few
-// times per d (at most every second), so one closes between d and about 1.25 d after it fell
-// quiet. d <= 0, the default, never closes an idle connection.
+// WithIdleTimeout closes a connection on which no byte moved for d, either way, and no work is
+// under way: no bytes received, no reply bytes sent (a push subscription whose pushes the client
+// reads is not idle), no handler running for one of its requests, no TLS handshake
+// (WithHandshakeTimeout bounds that). It is the -t of a TarsCpp adapter's endpoint, with its
+// rule: replies waiting for a client that reads none of them do not keep the connection open.
+// A connection whose handler still runs is never cut: d counts from the later of its last byte
+// and the end of that work. Connections are checked a few times per d (at most every second), so
+// one closes between d and about 1.25 d after it fell quiet. d <= 0, the default, never closes
+// an idle connection.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(o *options) { o.idle = max(d, 0) }
 }
