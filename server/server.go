@@ -94,9 +94,9 @@ type Server struct {
 	runErr      error         // the engine's result; read after runDone
 	workersDone chan struct{} // closed when the last worker has exited
 	workersLeft atomic.Int32
-	bigWriters  running        // goroutines finishing large replies (bigwrite.go)
-	bigStarted  atomic.Int64   // how many were started (tests look)
-	bodiesTaken atomic.Int64   // large reply bodies written from their handler's scratch (tests look)
+	bigWriters  running      // goroutines finishing large replies (bigwrite.go)
+	bigStarted  atomic.Int64 // how many were started (tests look)
+	bodiesTaken atomic.Int64 // large reply bodies written from their handler's scratch (tests look)
 
 	// Shared by loops, workers and Stop.
 	stopping atomic.Bool  // Stop began: refuse new requests
@@ -522,7 +522,6 @@ func (s *Server) closeJobs() {
 		close(s.jobs)
 	}
 }
-
 
 // wait waits for ch to be closed or ctx to end.
 func wait(ctx context.Context, ch <-chan struct{}) error {
