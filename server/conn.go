@@ -354,7 +354,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	cur.conn = cs
 	body, ret, desc := l.invokeInline(nil, cs, h, cur)
 	l.takePushes(cs)
-	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp.b)
+	taken := !oneway && l.out.add(&l.resp, req, ret, desc, body, cur, l.rsp.b, s.opts.maxPacketSize)
 	if taken {
 		s.bodiesTaken.Add(1)
 	}

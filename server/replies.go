@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strconv"
+
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bigwrite"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
@@ -30,19 +32,34 @@ type largeBody struct {
 // add appends the frame answering req to r, using rp as scratch (see appendReply). A body of at
 // least bigwrite.Min that the handler wrote into scratch (the buffer handed to it) is not
 // copied: r takes scratch over and add reports true, and the caller must hand the next handler
-// a new scratch (scratch.next).
+// a new scratch (scratch.next). A frame above maxPacket is replaced by a RetServerEncode reply
+// saying so: a client with the same limit would close the connection on its length, failing
+// every call on it (the push and datagram paths refuse theirs alike).
 func (r *replies) add(rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
-	body []byte, cur *Current, scratch []byte) (taken bool) {
+	body []byte, cur *Current, scratch []byte, maxPacket int) (taken bool) {
+	start := len(r.b)
 	if len(body) < bigwrite.Min || len(r.large) >= maxLarge || !within(body, scratch) {
 		r.b = appendReply(r.b, rp, req, ret, desc, body, cur)
+		if n := len(r.b) - start; n > maxPacket {
+			r.b = appendReply(r.b[:start], rp, req, codec.RetServerEncode, tooLarge(n, maxPacket), nil, nil)
+		}
 		return false
 	}
 	fillResponse(rp, req, ret, desc, body, cur)
 	var at int
 	r.b, at = codec.AppendResponseAround(r.b, rp)
+	if n := len(r.b) - start + len(body); n > maxPacket {
+		r.b = appendReply(r.b[:start], rp, req, codec.RetServerEncode, tooLarge(n, maxPacket), nil, nil)
+		return false
+	}
 	r.large = append(r.large, largeBody{at: at, body: body, buf: scratch})
 	r.bodies += len(body)
 	return true
+}
+
+// tooLarge is the description of a reply replaced for being n bytes, above max-packet-size.
+func tooLarge(n, maxPacket int) string {
+	return "server: reply of " + strconv.Itoa(n) + " bytes exceeds max-packet-size " + strconv.Itoa(maxPacket)
 }
 
 // within reports whether b lies in the array of buf: the last element of their capacities is

@@ -136,7 +136,7 @@ func (s *Server) finishJob(w *worker, j *job, body []byte, ret int32, desc strin
 	default:
 		cs := j.cs
 		cs.mu.Lock()
-		taken = cs.out.add(&w.resp, &j.req, ret, desc, body, &j.cur, w.rsp.b)
+		taken = cs.out.add(&w.resp, &j.req, ret, desc, body, &j.cur, w.rsp.b, s.opts.maxPacketSize)
 		cs.n++
 		wake := !cs.queued
 		cs.queued = true
