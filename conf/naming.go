@@ -3,7 +3,8 @@ package conf
 import (
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/tarscomm/tarscomm/endpoint"
 )
 
 // Naming is how the Communicator finds the endpoints of a proxy string without '@'. Its keys sit
@@ -45,25 +46,9 @@ type Naming struct {
 }
 
 // SetDivisionProblem says why s is not a valid set division by TarsCpp's rule (exactly three
-// '.'-separated parts, neither of the first two "*" or empty; no white space), or returns "".
-func SetDivisionProblem(s string) string {
-	if strings.IndexFunc(s, unicode.IsSpace) >= 0 {
-		return "must not contain white space"
-	}
-	parts := strings.Split(s, ".")
-	if len(parts) != 3 {
-		return `must be "name.area.group"`
-	}
-	for i, p := range parts {
-		if p == "" {
-			return "must not have an empty part"
-		}
-		if i < 2 && p == "*" {
-			return `the name and the area must not be "*"`
-		}
-	}
-	return ""
-}
+// '.'-separated parts, neither of the first two "*" or empty; no white space), or returns "":
+// endpoint.SetDivisionProblem.
+func SetDivisionProblem(s string) string { return endpoint.SetDivisionProblem(s) }
 
 // validateNaming adds the problems of the naming keys to v.
 func (c *Config) validateNaming(v *validator) {

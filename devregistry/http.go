@@ -90,6 +90,9 @@ func formEndpoint(w http.ResponseWriter, req *http.Request) (string, endpoint.En
 	if err == nil && ep.Port == 0 {
 		err = errors.New("port 0: register the port the server bound")
 	}
+	if p := endpoint.SetDivisionProblem(ep.SetDivision); err == nil && ep.SetDivision != "" && p != "" {
+		err = fmt.Errorf("set %q: %s", ep.SetDivision, p)
+	}
 	if err == nil {
 		err = ep.Check() // what a client could not dial as given
 	}

@@ -173,9 +173,14 @@ func (r *Registry) Register(obj string, ep endpoint.Endpoint, ttl time.Duration)
 func (r *Registry) Deregister(obj string, ep endpoint.Endpoint) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.regs[obj][key(ep)]
+	reg, ok := r.regs[obj][key(ep)]
 	delete(r.regs[obj], key(ep))
-	return ok
+	return ok && !r.expired(reg, r.now()) // one that expired was gone already
+}
+
+// expired reports whether reg's ttl has passed at now.
+func (r *Registry) expired(reg registration, now time.Time) bool {
+	return !reg.expires.IsZero() && now.After(reg.expires)
 }
 
 // key identifies a registered endpoint: its protocol and address.
@@ -195,7 +200,7 @@ func (r *Registry) lookup(obj string) naming.List {
 	var regs []registration
 	now := r.now()
 	for k, reg := range r.regs[obj] {
-		if !reg.expires.IsZero() && now.After(reg.expires) {
+		if r.expired(reg, now) {
 			delete(r.regs[obj], k)
 			continue
 		}
@@ -221,9 +226,13 @@ func (r *Registry) objects() []string {
 	for name := range r.static {
 		names = append(names, name)
 	}
+	now := r.now()
 	for name, m := range r.regs {
-		if len(m) > 0 {
-			names = append(names, name)
+		for _, reg := range m {
+			if !r.expired(reg, now) {
+				names = append(names, name)
+				break
+			}
 		}
 	}
 	slices.Sort(names)
@@ -377,6 +386,9 @@ func parseTOML(data []byte) (map[string]naming.List, []group, error) {
 			l := static[obj]
 			for i, s := range eps {
 				ep, err := endpoint.ParseEndpoint(s)
+				if p := endpoint.SetDivisionProblem(ep.SetDivision); err == nil && ep.SetDivision != "" && p != "" {
+					err = fmt.Errorf("set %q: %s", ep.SetDivision, p)
+				}
 				if err != nil {
 					errs = append(errs, fmt.Errorf("%s.%q[%d]: %w", table, obj, i, err))
 					continue

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Protocol is the transport of an endpoint: the first word of an endpoint string.
@@ -104,6 +105,29 @@ func (e Endpoint) String() string {
 	b := make([]byte, 0, 64)
 	b = e.appendTo(b)
 	return string(b)
+}
+
+// SetDivisionProblem says why s is not a valid set division by TarsCpp's rule (exactly three
+// '.'-separated parts, neither of the first two "*" or empty; no white space), or returns "".
+// ParseEndpoint does not apply it to -s (a registry's endpoints are taken as they come); the
+// places where people write sets do (conf's setdivision, naming files, devregistry).
+func SetDivisionProblem(s string) string {
+	if strings.IndexFunc(s, unicode.IsSpace) >= 0 {
+		return "must not contain white space"
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return `must be "name.area.group"`
+	}
+	for i, p := range parts {
+		if p == "" {
+			return "must not have an empty part"
+		}
+		if i < 2 && p == "*" {
+			return `the name and the area must not be "*"`
+		}
+	}
+	return ""
 }
 
 // CallProblem says why a client cannot call e, or returns "": port 0 (which asks a listening

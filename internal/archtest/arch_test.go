@@ -18,7 +18,7 @@ const module = "github.com/tarscomm/tarscomm"
 var allowed = map[string][]string{
 	"codec":               {"internal/bufpool"},
 	"endpoint":            {},
-	"conf":                {},
+	"conf":                {"endpoint"},
 	"internal/call":       {"codec", "internal/bufpool"},
 	"internal/bufpool":    {},
 	"internal/inbound":    {"codec", "internal/bufpool"},

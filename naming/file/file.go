@@ -108,6 +108,11 @@ func Parse(data []byte) (map[string]naming.List, error) {
 		if len(t.Endpoints) == 0 {
 			return nil, fmt.Errorf("line %d: %s has no endpoints", n, t.Object)
 		}
+		for _, ep := range t.Endpoints {
+			if p := endpoint.SetDivisionProblem(ep.SetDivision); ep.SetDivision != "" && p != "" {
+				return nil, fmt.Errorf("line %d: endpoint %q: set %q: %s", n, ep.String(), ep.SetDivision, p)
+			}
+		}
 		l := out[t.Object]
 		l.Active = append(l.Active, t.Endpoints...)
 		out[t.Object] = l
