@@ -67,8 +67,8 @@ func (h *Backup) Retry(c *call.Call, err error) { h.o.Retry(c, err) }
 // is unknown): any endpoint will do then.
 func (o *ObjectProxy) pickOther(c *call.Call, avoid int32) int {
 	n := len(o.adapters)
-	if avoid >= 0 && avoid < 64 {
-		c.Tried |= 1 << avoid
+	if avoid >= 0 {
+		markTried(c, avoid)
 	}
 	if n == 0 || (n == 1 && avoid == 0) {
 		return -1

@@ -101,8 +101,10 @@ func (o *ObjectProxy) sibling(c *call.Call, now int64) bool {
 // (c.Tried) first, then among all; nil when a is not in the list.
 func (o *ObjectProxy) poolOf(c *call.Call, a *adapterproxy.AdapterProxy) *pool {
 	for t := c.Tried; t != 0; t &= t - 1 {
-		if i := bits.TrailingZeros64(t); i < len(o.pools) && slices.Contains(o.pools[i].conns, a) {
-			return &o.pools[i]
+		for i := bits.TrailingZeros64(t); i < len(o.pools); i += 64 { // markTried's i%64
+			if slices.Contains(o.pools[i].conns, a) {
+				return &o.pools[i]
+			}
 		}
 	}
 	for i := range o.pools {

@@ -171,12 +171,21 @@ func (o *ObjectProxy) pick(c *call.Call) int {
 	return p.spread.Pick(v, 0)
 }
 
+// markTried records that c was sent to endpoint i. The record is a 64-bit set of i%64: with more
+// than 64 endpoints an untried one may read as tried (wasTried), so that a retry or a backup
+// passes it over, but one that was tried never reads as untried: a call never goes back to an
+// endpoint it tried while others are left.
+func markTried(c *call.Call, i int32) { c.Tried |= 1 << (uint32(i) % 64) }
+
+// wasTried reports whether c may have been sent to endpoint i (markTried).
+func wasTried(c *call.Call, i int32) bool { return c.Tried&(1<<(uint32(i)%64)) != 0 }
+
 // pickUntried picks a healthy active endpoint c has not tried, then any active endpoint it has
 // not tried; -1 if it has tried them all (an inactive endpoint takes no calls, retries neither).
 func (o *ObjectProxy) pickUntried(c *call.Call) int {
 	v := &o.view
 	v.now = o.loop.Now()
-	tried := func(i int32) bool { return i < 64 && c.Tried&(1<<i) != 0 }
+	tried := func(i int32) bool { return wasTried(c, i) }
 	up := v.Up()
 	if n := uint32(len(up)); n > 0 {
 		for k := range n {

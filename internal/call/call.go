@@ -93,7 +93,7 @@ type Call struct {
 	tslot  int32
 	Tries  int8   // endpoints tried so far
 	Hops   int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
-	Tried  uint64 // bit i: endpoint i of the ObjectProxy was tried (i < 64)
+	Tried  uint64 // bit i%64: an endpoint i of the ObjectProxy was tried (objectproxy's markTried)
 	Unsent bool   // queued on a connection but not written yet
 	QIdx   int32  // while Unsent: the call's index in its owner's send queue
 	// Addr is the endpoint the call was last sent to ("" before one was chosen), for errors.
