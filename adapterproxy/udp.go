@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
@@ -19,7 +20,8 @@ import (
 //
 //   - Writing: each call is one datagram, written from its own frame; nothing is batched, and no
 //     writer goroutine finishes large frames (a frame over datagram.MaxSize is refused by send,
-//     with ErrDatagramTooLarge, and never reaches the queue).
+//     with ErrDatagramTooLarge, and never reaches the queue). A send the socket has no room for
+//     (EAGAIN, ENOBUFS) fails that call alone with ErrQueueFull; the socket stays.
 //   - Reading: gnet hands OnTraffic one datagram, which must be exactly one reply frame. Anything
 //     else (truncated, trailing bytes, undecodable) is dropped and counted (Stats.BadDatagrams):
 //     one bad datagram says nothing of the next, so the socket stays, unlike a TCP stream.
@@ -69,6 +71,10 @@ func (a *AdapterProxy) flushDatagrams() {
 		a.stats.Writes++
 		a.stats.BytesOut += uint64(len(c.Frame))
 		if _, err := conn.Write(c.Frame); err != nil {
+			if sendBufferFull(err) {
+				a.datagramRefused(c, err)
+				continue
+			}
 			a.datagramFailed(conn, err)
 			return
 		}
@@ -78,6 +84,27 @@ func (a *AdapterProxy) flushDatagrams() {
 			c.Complete(nil)
 		}
 	}
+}
+
+// sendBufferFull reports whether a datagram's send failed for want of room (the socket's send
+// buffer, the kernel's buffers) or was interrupted: the socket itself is fine.
+func sendBufferFull(err error) bool {
+	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.EINTR)
+}
+
+// datagramRefused ends c, whose datagram the socket had no room for: it was not sent, and fails
+// at once with ErrQueueFull; the socket, the other calls and the endpoint's health are left alone.
+func (a *AdapterProxy) datagramRefused(c *call.Call, err error) {
+	a.q.remove(c)
+	if !c.Oneway {
+		a.calls.remove(c)
+	}
+	a.loop.Wheel().Remove(c)
+	a.stats.Dropped++
+	if a.isPing(c) {
+		a.ping = nil
+	}
+	c.Complete(fmt.Errorf("%w: udp send to %s: %v", call.ErrQueueFull, a.addr, err))
 }
 
 // datagramFailed handles a send that failed on UDP socket conn: as a lost connection (its calls
