@@ -6,9 +6,13 @@
 // # Client
 //
 // A Client runs on the caller's goroutine before the request is encoded. It may add to the
-// request's context and status maps (SetContext, SetStatus) and its iMessageType bits, return a
+// request's context and status maps (SetContext, SetStatus) and its iMessageType bits, hand a
 // derived ctx to next, and register with OnEnd what to do when the call ends. It must call next
-// at most once and return its error (or its own, without calling next, to refuse the call).
+// at most once, before it returns, and return its error (or its own, without calling next, to
+// refuse the call): a second call, or one after it returned, makes no call and returns an error.
+// For an async call (info.Async) the ctx handed to next gives the call its values and deadline,
+// but only the caller's ctx cancels it: the call outlives the interceptor, and a cancel it defers
+// (ctx, cancel := context.WithTimeout(ctx, d); defer cancel()) must not end it.
 //
 // The call ends once, whatever its kind: the communicator fills Endpoint, Ret and Err and calls
 // End, which runs the OnEnd functions in the reverse order of their registration. For a sync call

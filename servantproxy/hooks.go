@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"sync/atomic"
+	"time"
 
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/interceptor"
@@ -44,9 +46,11 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 	if dyed {
 		info.MessageType, info.Status = dye.Apply(info.MessageType, info.Status, key)
 	}
-	called := false
+	var state atomic.Int32 // nextOpen, then nextCalled or nextClosed: next runs at most once
 	next := func(ctx context.Context, info *interceptor.CallInfo) error {
-		called = true
+		if !state.CompareAndSwap(nextOpen, nextCalled) {
+			return &call.CallError{Servant: p.name, Func: fn, Err: errNextAgain}
+		}
 		if !dyed && p.icpt != nil && info.MessageType&dye.MessageType == 0 {
 			// An interceptor dyed the ctx it handed on (dye.WithKey): the call is dyed too.
 			if key, ok := dye.FromContext(ctx); ok {
@@ -71,10 +75,55 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 		return next(ctx, info)
 	}
 	err := p.icpt(ctx, info, next)
-	if !called {
+	if state.CompareAndSwap(nextOpen, nextClosed) {
 		info.End(err) // an interceptor refused the call: the ones outside it see it end
 	}
 	return err
+}
+
+// The states of a call's next (viaHooks).
+const (
+	nextOpen   = iota // not called yet
+	nextCalled        // called: the call was made (or refused) once
+	nextClosed        // the interceptors returned without calling it: the call was refused
+)
+
+// errNextAgain is what next returns to an interceptor that calls it a second time, or after the
+// interceptors returned: the call is made once, and its callback runs once.
+var errNextAgain = errors.New("servantproxy: an interceptor called next again, or after it returned (next runs at most once)")
+
+// callerCancel is the ctx an async call is made with when its interceptors handed next a ctx of
+// their own that ends differently (context.WithTimeout(ctx, d) with a deferred cancel, the habit
+// of sync interceptors): its values and deadline are the interceptors' ctx's, but only the
+// caller's ctx cancels the call. An async call outlives the interceptors' return, and a cancel
+// they defer would otherwise end every such call at once.
+type callerCancel struct {
+	context.Context                 // the interceptors' ctx: values, deadline
+	caller          context.Context // the ctx AsyncInvoke was given
+}
+
+func (c callerCancel) Done() <-chan struct{} { return c.caller.Done() }
+func (c callerCancel) Err() error            { return c.caller.Err() }
+
+// Deadline is the earlier of the two ctxs' deadlines.
+func (c callerCancel) Deadline() (time.Time, bool) {
+	d, ok := c.Context.Deadline()
+	if cd, cok := c.caller.Deadline(); cok && (!ok || cd.Before(d)) {
+		return cd, true
+	}
+	return d, ok
+}
+
+// AfterFunc lets context.AfterFunc watch the caller's ctx without a goroutine of its own.
+func (c callerCancel) AfterFunc(f func()) func() bool { return context.AfterFunc(c.caller, f) }
+
+// asyncCtx returns the ctx an async call is made with, given the caller's ctx and the one the
+// interceptors handed to next (callerCancel).
+func asyncCtx(caller, inner context.Context) context.Context {
+	if inner.Done() == caller.Done() { // values added only, or the caller's own ctx
+		return inner
+	}
+	return callerCancel{Context: inner, caller: caller}
 }
 
 // markQueued records that an async call was queued, so that its End runs on the async worker.

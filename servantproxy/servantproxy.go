@@ -370,8 +370,9 @@ func (p *proxy) asyncCall(ctx context.Context, fn string, o *callOptions, req pr
 		submitted bool
 		sendErr   error // why the call was not sent, when next refused it
 	)
+	caller := ctx
 	err := p.viaHooks(ctx, fn, o, false, true, func(ctx context.Context, o *callOptions) error {
-		sendErr = p.async1(ctx, fn, o, req, body, rsp, cb, rawCB)
+		sendErr = p.async1(asyncCtx(caller, ctx), fn, o, req, body, rsp, cb, rawCB)
 		submitted = sendErr == nil
 		return sendErr
 	})
