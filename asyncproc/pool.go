@@ -1,6 +1,7 @@
 package asyncproc
 
 import (
+	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -39,7 +40,9 @@ type Pool struct {
 	queueCap int64
 	inflight int64 // InFlightLimit, math.MaxInt64 for none
 	log      *zap.Logger
-	workers  []*worker
+
+	workers atomic.Pointer[[]*worker] // replaced, never changed, when a worker is (replace)
+	goexits atomic.Int64
 
 	reserved atomic.Int64 // unfinished calls: in flight, waiting, or running their callback
 	parked   atomic.Int64 // callbacks of workers blocked in Close (sum of worker.parked)
@@ -78,16 +81,16 @@ func New(o Options) *Pool {
 		queueCap: int64(queueCap),
 		inflight: inflight,
 		log:      log,
-		workers:  make([]*worker, workers),
 	}
+	ws := make([]*worker, workers)
 	var started sync.WaitGroup
 	started.Add(workers)
-	for i := range p.workers {
-		w := &worker{done: make(chan struct{})}
-		p.workers[i] = w
-		go p.work(w, &started)
+	for i := range ws {
+		ws[i] = &worker{done: make(chan struct{})}
+		go p.work(ws[i], &started)
 	}
 	started.Wait()
+	p.workers.Store(&ws)
 	return p
 }
 
@@ -177,10 +180,16 @@ func (p *Pool) Waiting() int { return len(p.queue) + int(p.spilled.Load()) }
 // Panics returns how many callbacks panicked so far.
 func (p *Pool) Panics() int64 { return p.panics.Load() }
 
+// Goexits returns how many callbacks ended their worker's goroutine with runtime.Goexit so far
+// (each worker was replaced).
+func (p *Pool) Goexits() int64 { return p.goexits.Load() }
+
 func (p *Pool) work(w *worker, started *sync.WaitGroup) {
 	defer close(w.done)
 	w.id = goid()
-	started.Done()
+	if started != nil {
+		started.Done()
+	}
 	for c := range p.queue {
 		if p.spilled.Load() != 0 {
 			p.refill() // this receive made room
@@ -191,15 +200,43 @@ func (p *Pool) work(w *worker, started *sync.WaitGroup) {
 
 func (p *Pool) run(w *worker, c *call.Call) {
 	w.depth++
+	returned := false
 	defer func() {
 		w.depth--
 		if r := recover(); r != nil {
 			p.panics.Add(1)
 			p.log.Error("async callback panicked", zap.Any("panic", r), zap.Stack("stack"))
+		} else if !returned && w.depth == 0 {
+			// runtime.Goexit (t.FailNow in a test's callback): no recover stops it, and the
+			// worker's goroutine ends with this callback. Another takes its place.
+			p.goexits.Add(1)
+			p.log.Error("async callback called runtime.Goexit; its worker is replaced", zap.Stack("stack"))
+			p.replace(w)
 		}
 		p.reserved.Add(-1) // last: Close, which waits for it, sees the panic counted and logged
 	}()
 	c.Finish(c)
+	returned = true
+}
+
+// replace starts a worker in w's place: w's goroutine is ending (runtime.Goexit in a callback).
+// The new one is in the list before w.done closes, so that Close, which waits for every worker
+// of the list, waits for it too.
+func (p *Pool) replace(w *worker) {
+	n := &worker{done: make(chan struct{})}
+	old := *p.workers.Load()
+	ws := make([]*worker, len(old))
+	for i, o := range old {
+		if o == w {
+			o = n
+		}
+		ws[i] = o
+	}
+	var started sync.WaitGroup
+	started.Add(1)
+	go p.work(n, &started)
+	started.Wait() // its id is set: self finds it
+	p.workers.Store(&ws)
 }
 
 // Close refuses new reservations, waits until every reserved call has been delivered and its
@@ -223,8 +260,21 @@ func (p *Pool) Close() {
 		time.Sleep(closePoll)
 	}
 	p.stop()
-	for _, w := range p.workers {
-		<-w.done
+	p.waitWorkers(nil)
+}
+
+// waitWorkers waits until every worker but skip has exited, replacements included (replace).
+func (p *Pool) waitWorkers(skip *worker) {
+	for {
+		ws := p.workers.Load()
+		for _, w := range *ws {
+			if w != skip {
+				<-w.done
+			}
+		}
+		if p.workers.Load() == ws {
+			return
+		}
 	}
 }
 
@@ -245,13 +295,44 @@ func (p *Pool) closeFromWorker(w *worker) {
 		}
 	}
 	p.stop()
-	for _, o := range p.workers {
+	for _, o := range *p.workers.Load() {
 		if o == w {
 			continue
 		}
 		for !o.exited() && o.parked.Load() == 0 {
 			time.Sleep(closePoll)
 		}
+	}
+}
+
+// Wait returns nil once done is closed, or ctx's error when ctx ends first (future.Helper). On a
+// goroutine of the pool (a callback waiting, as for a future of a call, whose completion is a
+// callback too) it runs waiting callbacks meanwhile, as Close does: a callback that waits for
+// another call's future does not wait for itself, even with every worker waiting so.
+func (p *Pool) Wait(ctx context.Context, done <-chan struct{}) error {
+	w := p.self()
+	for w != nil {
+		if p.spilled.Load() != 0 {
+			p.refill()
+		}
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case c, ok := <-p.queue:
+			if !ok {
+				w = nil // stopped: what is left completes without the workers
+				break
+			}
+			p.run(w, c)
+		}
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -282,7 +363,7 @@ func (p *Pool) stop() {
 // self returns the worker whose goroutine calls it, or nil.
 func (p *Pool) self() *worker {
 	id := goid()
-	for _, w := range p.workers {
+	for _, w := range *p.workers.Load() {
 		if w.id == id {
 			return w
 		}

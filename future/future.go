@@ -19,10 +19,24 @@ type Future[T any] struct {
 	first func(T, error) // the first callback, kept out of cbs so that one costs no slice
 	val   T
 	err   error
+
+	help Helper // immutable; nil: a waiter only waits
 }
 
 // Make returns a Future that completes when Complete is called.
 func Make[T any]() *Future[T] { return new(Future[T]) }
+
+// A Helper is what a goroutine about to wait for a future does meanwhile, when the work that
+// completes the future may need that goroutine: a tarscomm call's future is completed by an
+// async worker, and a Get in a callback, on a worker, would otherwise wait for itself (with every
+// worker waiting so, for good). Wait returns nil once done is closed, or ctx's error when ctx
+// ends first.
+type Helper interface {
+	Wait(ctx context.Context, done <-chan struct{}) error
+}
+
+// MakeHelped is Make for a future whose Get, Join and WhenAll wait through h.
+func MakeHelped[T any](h Helper) *Future[T] { return &Future[T]{help: h} }
 
 // Ready returns a Future completed with v and err.
 func Ready[T any](v T, err error) *Future[T] {
@@ -104,6 +118,13 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	}
 	ch := f.ch
 	f.mu.Unlock()
+	if f.help != nil {
+		if err := f.help.Wait(ctx, ch); err != nil {
+			var zero T
+			return zero, err
+		}
+		return f.val, f.err
+	}
 	select {
 	case <-ch:
 		return f.val, f.err
@@ -140,10 +161,13 @@ func (f *Future[T]) whenDone(fn func(error)) {
 
 func (f *Future[T]) isNil() bool { return f == nil }
 
+func (f *Future[T]) helper() Helper { return f.help }
+
 // Awaitable is a Future of any value type, for Join and WhenAll. Only *Future[T] implements it.
 type Awaitable interface {
 	whenDone(fn func(error))
 	isNil() bool
+	helper() Helper
 }
 
 // ErrNilFuture is the error of WhenAll and Join given a nil future (a nil Awaitable or a nil
@@ -173,6 +197,11 @@ func WhenAll(fs ...Awaitable) *Future[int] {
 	if nilErr != nil {
 		all.Complete(nils, nilErr)
 		return all
+	}
+	for _, f := range fs {
+		if all.help = f.helper(); all.help != nil {
+			break // a waiter for all helps as it would for f
+		}
 	}
 	var (
 		left   atomic.Int64

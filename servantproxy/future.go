@@ -13,7 +13,7 @@ import (
 // async workers; no goroutine is started. A call that cannot be sent (ErrQueueFull, ErrClosed,
 // an unbound proxy...) completes the future at once with its error.
 func (s *ServantProxy) FutureInvoke(ctx context.Context, fn string, req, rsp proto.Message, opts ...CallOption) *future.Future[proto.Message] {
-	f := future.Make[proto.Message]()
+	f := future.MakeHelped[proto.Message](s.helper())
 	err := s.AsyncInvoke(ctx, fn, req, rsp, func(err error) {
 		if err != nil {
 			f.Complete(nil, err)
@@ -30,9 +30,18 @@ func (s *ServantProxy) FutureInvoke(ctx context.Context, fn string, req, rsp pro
 // FutureInvokeRaw is AsyncInvokeRaw returning a future of the reply body (the caller owns it:
 // the buffer the reply was read into, handed over without a copy), completed as FutureInvoke's.
 func (s *ServantProxy) FutureInvokeRaw(ctx context.Context, fn string, body []byte, opts ...CallOption) *future.Future[[]byte] {
-	f := future.Make[[]byte]()
+	f := future.MakeHelped[[]byte](s.helper())
 	if err := s.AsyncInvokeRaw(ctx, fn, body, func(b []byte, err error) { f.Complete(b, err) }, opts...); err != nil {
 		f.Complete(nil, err)
 	}
 	return f
+}
+
+// helper is what a Get of s's futures waits through: the async pool, whose worker a Get in a
+// callback runs waiting callbacks on (asyncproc.Pool.Wait); nil for an unbound proxy.
+func (s *ServantProxy) helper() future.Helper {
+	if s == nil || s.p == nil || s.p.async == nil {
+		return nil
+	}
+	return s.p.async
 }
