@@ -53,12 +53,22 @@ func wireTimeout(now, deadline int64) int32 {
 	return int32(min(ms, math.MaxInt32))
 }
 
-// watched returns the channel a call watches to end early with its caller's ctx: ctx.Done(), or
-// nil for a server handler's ctx or one made from it by adding values (internal/handlerctx),
-// whose deadline the call already has as its own (deadlineOf) and whose timer it would otherwise
-// make on every relayed request.
+// watched returns the channel a sync call watches to end early with its caller's ctx:
+// ctx.Done(), or for a server handler's ctx or one made from it by adding values
+// (internal/handlerctx), whose deadline the call already has as its own (deadlineOf) and whose
+// timer it would otherwise make on every relayed request, the handler's StopDone: a server
+// whose Stop gave up ends the calls its handlers wait on.
 func watched(ctx context.Context) <-chan struct{} {
-	if handlerctx.Unwatched(ctx) {
+	if h, ok := handlerctx.Find(ctx); ok {
+		return h.StopDone()
+	}
+	return ctx.Done()
+}
+
+// watchedAsync is watched for an async call, which outlives its handler: nil for a handler's
+// ctx (the call ends by its deadline).
+func watchedAsync(ctx context.Context) <-chan struct{} {
+	if _, ok := handlerctx.Find(ctx); ok {
 		return nil
 	}
 	return ctx.Done()

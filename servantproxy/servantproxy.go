@@ -431,7 +431,7 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	c.Notify = p.notify
 	gen := c.Gen()
 	bk := p.newAsyncBackup(c, t) // nil unless the servant sends backups for fn
-	if watched(ctx) != nil {
+	if watchedAsync(ctx) != nil {
 		// Cancelling ctx ends the call at once. Watching it costs a few allocations, paid only
 		// by contexts that can be cancelled (a server handler's ctx is not watched: watched).
 		start, deadline, onEnd := c.Start, c.Deadline, c.OnEnd

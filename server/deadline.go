@@ -102,6 +102,10 @@ func (c *callCtx) Err() error {
 // by adding values, take its deadline and do not watch it.
 func (c *callCtx) DoneAsked() bool { return c.timed.Load() != nil }
 
+// StopDone is closed when the server's Stop gives up and cancels its handlers' ctxs (the
+// parent's Done: one channel per loop or worker, no timer).
+func (c *callCtx) StopDone() <-chan struct{} { return c.parent.Done() }
+
 // Value is c for handlerctx.Key, else the parent's value for key; once the timer is made, the
 // timed context answers (context.Cause and the context package's own lookups find it there).
 func (c *callCtx) Value(key any) any {

@@ -13,8 +13,9 @@ type handler struct {
 	asked atomic.Bool
 }
 
-func (h *handler) Done() <-chan struct{} { h.asked.Store(true); return h.Context.Done() }
-func (h *handler) DoneAsked() bool       { return h.asked.Load() }
+func (h *handler) Done() <-chan struct{}     { h.asked.Store(true); return h.Context.Done() }
+func (h *handler) DoneAsked() bool           { return h.asked.Load() }
+func (h *handler) StopDone() <-chan struct{} { return nil }
 func (h *handler) Value(k any) any {
 	if k == (Key{}) {
 		return h
@@ -42,6 +43,14 @@ func TestUnwatched(t *testing.T) {
 	}
 	if h.DoneAsked() {
 		t.Fatal("Unwatched asked for Done")
+	}
+	// context.WithoutCancel takes the handler's values, not its end, and a cancel made over it
+	// asks only its Done: it is told apart by its deadline.
+	detached, cancelDetached := context.WithCancel(context.WithoutCancel(withValue))
+	defer cancelDetached()
+	if Unwatched(detached) || h.DoneAsked() {
+		t.Errorf("WithCancel(WithoutCancel(handler's ctx)): unwatched %v, the handler's Done asked %v; want watched, not asked",
+			Unwatched(detached), h.DoneAsked())
 	}
 	for _, plain := range []context.Context{context.Background(), base, context.WithValue(base, key{}, "v")} {
 		if Unwatched(plain) {
