@@ -53,7 +53,7 @@ func (s *Server) intercept(ctx context.Context, h HandlerFunc, cur *Current, req
 				info.Ret = codec.RetUnknown
 			}
 		}()
-		body, herr = h(ctx, cur, req, rsp)
+		body, herr = s.handle(ctx, h, cur, req, rsp)
 		returned = true
 		return herr
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/interceptor"
+	"github.com/tarscomm/tarscomm/internal/datagram"
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
 	"github.com/tarscomm/tarscomm/internal/inbound"
 	"github.com/tarscomm/tarscomm/stats"
@@ -606,7 +607,7 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	if s.icpt != nil {
 		body, err = s.intercept(ctx, h, cur, req, rsp)
 	} else {
-		body, err = h(ctx, cur, req, rsp)
+		body, err = s.handle(ctx, h, cur, req, rsp)
 	}
 	returned = true
 	if err != nil {
@@ -616,6 +617,45 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 		return nil, codec.RetUnknown, err.Error()
 	}
 	return body, codec.RetOK, ""
+}
+
+// handle runs h. A reply that cannot be sent, its frame above max-packet-size (or, on udp, above
+// a datagram), is an error with RetServerEncode, which the interceptors and the stats see as the
+// client will: a client with the same limit would close its connection on the frame's length.
+// The size is reckoned from the body and the reply's maps, a little below the frame's; the
+// encoders check the exact size again (replies.add, appendDatagramReply).
+func (s *Server) handle(ctx context.Context, h HandlerFunc, cur *Current, req, rsp []byte) ([]byte, error) {
+	body, err := h(ctx, cur, req, rsp)
+	if err != nil || len(body) < minReplyCheck {
+		return body, err
+	}
+	limit := s.opts.maxPacketSize
+	if s.udp {
+		limit = min(limit, datagram.MaxSize)
+	}
+	n := len(body) + replyHeader + mapSize(cur.ResponseContext) + mapSize(cur.ResponseStatus)
+	if n > limit {
+		return nil, &Error{Code: codec.RetServerEncode, Desc: tooLarge(n, limit)}
+	}
+	return body, nil
+}
+
+// minReplyCheck is the body below which handle does not reckon a reply's size (a limit that
+// small is left to the encoders' exact check).
+const minReplyCheck = 4 << 10
+
+// replyHeader is at least what a reply frame holds besides its body and maps: the length, the
+// heads and smallest values of its version, packet type, request id, message type, return code
+// and description, the body's list head.
+const replyHeader = 20
+
+// mapSize is at least what m takes in a reply frame: its keys and values and a head each.
+func mapSize(m map[string]string) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v) + 4
+	}
+	return n
 }
 
 // goexitDesc is the result description of a request whose handler called runtime.Goexit.
