@@ -38,7 +38,12 @@
 // with workers a new worker takes the place of the one it ended, but inline it ends the event
 // loop, whose connections are then shut down and which serves no more: handlers that may do so
 // need WithWorkers (goexit.go).
-// One-way requests (codec.PacketOneway) run their handler but get no reply.
+// One-way requests (codec.PacketOneway) run their handler but get no reply. A reply whose frame
+// would exceed WithMaxPacketSize is answered RetServerEncode -2 instead, saying so.
+//
+// A connection whose client shuts down its writing side (a half-close) is closed as soon as the
+// loop reads the end of its stream: gnet knows no half-closed connection. Replies still being
+// handled or written then are lost, as with TarsCpp's servers; TARS clients never half-close.
 //
 // # The handler's ctx
 //
@@ -49,12 +54,13 @@
 // chain of calls gives up when its first caller does, instead of working on for nobody. The ctx
 // ends at that deadline, when the handler returns, or when Stop gives up waiting, as TarsGo's
 // and gRPC's do. Its Deadline costs nothing; its timer is made the first time Done is asked for,
-// which a tarscomm call made with it never does: such a call takes the deadline and does not
-// watch the ctx otherwise, so an async call the handler starts goes on, to that deadline, after
-// the handler returned. The same holds for a ctx made from it by adding values (a tracing span,
-// a request id); one made with a cancel or deadline of its own is watched. Work that must outlive the deadline takes context.WithoutCancel(ctx). A
-// request without a timeout gets a ctx without a deadline, which ends when the handler returns
-// or Stop gives up waiting.
+// which a tarscomm call made with it never does: such a call takes the deadline, and a sync one
+// ends when Stop gives up, but neither watches the ctx otherwise, so an async call the handler
+// starts goes on, to that deadline, after the handler returned. The same holds for a ctx made
+// from it by adding values (a tracing span, a request id); one made with a cancel or deadline of
+// its own is watched. Work that must outlive the deadline takes context.WithoutCancel(ctx) (a
+// cancel added to that is watched too). A request without a timeout gets a ctx without a
+// deadline, which ends when the handler returns or Stop gives up waiting.
 //
 // The Current and the request body handed to a handler are valid only during the call.
 //

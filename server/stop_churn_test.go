@@ -144,3 +144,32 @@ func TestStopRunsQueuedJobs(t *testing.T) {
 	}
 	c.expectClosed()
 }
+
+// rvHeld is a handler that echoes its request once release is closed, telling started as it
+// begins.
+type rvHeld struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func newRVHeld() *rvHeld {
+	return &rvHeld{started: make(chan struct{}, 64), release: make(chan struct{})}
+}
+
+func (h *rvHeld) handle(_ context.Context, _ *Current, req, rsp []byte) ([]byte, error) {
+	h.started <- struct{}{}
+	<-h.release
+	return append(rsp, req...), nil
+}
+
+// waitStarted waits until n calls of h have begun.
+func (h *rvHeld) waitStarted(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		select {
+		case <-h.started:
+		case <-time.After(testTimeout):
+			t.Fatalf("%d handlers did not start", n)
+		}
+	}
+}
