@@ -26,7 +26,7 @@ func TestJoinNilFuture(t *testing.T) {
 		{"WhenAll(ready, nil Awaitable).Get", func() error { _, err := WhenAll(Ready(1, nil), nil).Get(ctx); return err }},
 	}
 	for _, c := range cases {
-		err, panicked := catch(c.run)
+		panicked, err := catch(c.run)
 		switch {
 		case panicked != nil:
 			t.Errorf("%s panicked (%v); want an error naming the nil future", c.name, panicked)
@@ -36,11 +36,11 @@ func TestJoinNilFuture(t *testing.T) {
 	}
 }
 
-func catch(f func() error) (err error, panicked any) {
+func catch(f func() error) (panicked any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			panicked = fmt.Sprint(p)
 		}
 	}()
-	return f(), nil
+	return nil, f()
 }
