@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"strconv"
+
+	"github.com/tarscomm/tarscomm/codec"
 )
 
 // Current describes the request being served. The server hands one to every handler call; it
@@ -62,9 +64,21 @@ type Error struct {
 }
 
 // TARSCode returns the code: interceptor.RetOf reads it.
-func (e *Error) TARSCode() int32 { return e.Code }
+func (e *Error) TARSCode() int32 {
+	if e == nil {
+		return codec.RetUnknown
+	}
+	return e.Code
+}
 
-// Error formats the code and the description.
+// Error formats the code and the description. A nil *Error (returned as an error, it is not a
+// nil error) is RetUnknown.
 func (e *Error) Error() string {
+	if e == nil {
+		return "tars error " + strconv.Itoa(int(codec.RetUnknown)) + ": " + nilErrorDesc
+	}
 	return "tars error " + strconv.Itoa(int(e.Code)) + ": " + e.Desc
 }
+
+// nilErrorDesc is the description a handler's nil *Error is answered with.
+const nilErrorDesc = "the handler returned a nil *server.Error"

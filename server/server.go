@@ -612,6 +612,9 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	returned = true
 	if err != nil {
 		if e, ok := errors.AsType[*Error](err); ok {
+			if e == nil {
+				return nil, codec.RetUnknown, nilErrorDesc
+			}
 			return nil, e.Code, e.Desc
 		}
 		return nil, codec.RetUnknown, err.Error()
