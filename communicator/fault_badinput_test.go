@@ -70,19 +70,30 @@ func TestBadInputCorruptReply(t *testing.T) {
 	}
 }
 
-// TestBadInputReplyAboveMaxPacketSize sets max-packet-size to 256 bytes and asks for a reply
-// larger than that: the connection is closed and the call fails promptly with ErrConnection;
-// small calls work before and after.
+// TestBadInputReplyAboveMaxPacketSize sets max-packet-size to 256 bytes and gets a reply larger
+// than that to a small request (a raw server pads the reply to "big"): the connection is closed
+// and the call fails promptly with ErrConnection; small calls work before and after. (A request
+// that large is refused before it is sent: TestOversizedRequestFailsAlone.)
 func TestBadInputReplyAboveMaxPacketSize(t *testing.T) {
-	g := startFGreeter(t, "a")
+	raw := startRawServer(t, func(req *codec.RequestPacket, w net.Conn) bool {
+		var in hellopb.HelloRequest
+		_ = proto.Unmarshal(req.Buffer, &in)
+		msg := in.GetName() + "@raw"
+		if in.GetName() == "big" {
+			msg += strings.Repeat("L", 400)
+		}
+		body, _ := proto.Marshal(&hellopb.HelloReply{Message: msg, Seq: in.GetSeq()})
+		_, err := w.Write(replyFrame(req, req.RequestID, body))
+		return err == nil
+	})
 	comm := newComm(t, faultConf(func(c *conf.Config) { c.MaxPacketSize = 256 }))
-	sp := proxyToAddrs(t, comm, g.endpoint())
+	sp := proxyToAddrs(t, comm, raw.endpoint())
 	ctx := testCtx(t)
 	if _, err := sayHello(ctx, sp, "small", 1); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err := sayHello(ctx, sp, strings.Repeat("L", 400), 2)
+	_, err := sayHello(ctx, sp, "big", 2)
 	if !errors.Is(err, communicator.ErrConnection) {
 		t.Fatalf("reply above max-packet-size: err = %v, want ErrConnection", err)
 	}
