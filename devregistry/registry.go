@@ -154,8 +154,8 @@ func (r *Registry) Register(obj string, ep endpoint.Endpoint, ttl time.Duration)
 	defer r.mu.Unlock()
 	now := r.now()
 	reg := registration{ep: ep, at: now}
-	if old, ok := r.regs[obj][key(ep)]; ok {
-		reg.at = old.at // a renewal keeps its place
+	if old, ok := r.regs[obj][key(ep)]; ok && !r.expired(old, now) {
+		reg.at = old.at // a renewal keeps its place; one after the expiry is a new registration
 	}
 	if ttl > 0 {
 		reg.expires = now.Add(ttl)

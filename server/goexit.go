@@ -45,7 +45,7 @@ func (l *loop) lose(c gnet.Conn, cs *conn) {
 			l.out.b = appendReply(l.out.b, &l.resp, req, codec.RetUnknown, goexitDesc, nil, nil)
 			c = cs.c
 		} else {
-			l.out.b = appendDatagramReply(l.out.b[:0], &l.resp, req, codec.RetUnknown, goexitDesc, nil, nil)
+			l.out.b = appendDatagramReply(l.out.b[:0], &l.resp, req, codec.RetUnknown, goexitDesc, nil, nil, l.s.replyLimit())
 		}
 	}
 	if c != nil && len(l.out.b) > 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -625,32 +626,35 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 // handle runs h. A reply that cannot be sent, its frame above max-packet-size (or, on udp, above
 // a datagram), is an error with RetServerEncode, which the interceptors and the stats see as the
 // client will: a client with the same limit would close its connection on the frame's length.
-// The size is reckoned from the body and the reply's maps, a little below the frame's; the
-// encoders check the exact size again (replies.add, appendDatagramReply).
+// The size is reckoned from the body and the reply's maps, at most the frame's (a frame that
+// fits is never refused here); the encoders check the exact size again (replies.add,
+// appendDatagramReply), and refuse the few frames within replyHeader's margin of the limit
+// after the interceptors saw success. A one-way request gets no reply.
 func (s *Server) handle(ctx context.Context, h HandlerFunc, cur *Current, req, rsp []byte) ([]byte, error) {
 	body, err := h(ctx, cur, req, rsp)
-	if err != nil || len(body) < minReplyCheck {
+	if err != nil || cur.PacketType == codec.PacketOneway {
 		return body, err
 	}
-	limit := s.opts.maxPacketSize
-	if s.udp {
-		limit = min(limit, datagram.MaxSize)
-	}
 	n := len(body) + replyHeader + mapSize(cur.ResponseContext) + mapSize(cur.ResponseStatus)
-	if n > limit {
-		return nil, &Error{Code: codec.RetServerEncode, Desc: tooLarge(n, limit)}
+	if limit := s.replyLimit(); n > limit {
+		return nil, &Error{Code: codec.RetServerEncode, Desc: "server: reply of at least " + strconv.Itoa(n) +
+			" bytes exceeds max-packet-size " + strconv.Itoa(limit)}
 	}
 	return body, nil
 }
 
-// minReplyCheck is the body below which handle does not reckon a reply's size (a limit that
-// small is left to the encoders' exact check).
-const minReplyCheck = 4 << 10
+// replyLimit is the largest reply frame s sends: max-packet-size, and on udp a datagram.
+func (s *Server) replyLimit() int {
+	if s.udp {
+		return min(s.opts.maxPacketSize, datagram.MaxSize)
+	}
+	return s.opts.maxPacketSize
+}
 
-// replyHeader is at least what a reply frame holds besides its body and maps: the length, the
-// heads and smallest values of its version, packet type, request id, message type, return code
-// and description, the body's list head.
-const replyHeader = 20
+// replyHeader is at most the smallest a reply frame holds besides its body and maps (18 bytes
+// with a small body and request id): the length, the heads and values of its version, packet
+// type, request id, message type and return code, the body's list head.
+const replyHeader = 16
 
 // mapSize is at least what m takes in a reply frame: its keys and values and a head each.
 func mapSize(m map[string]string) int {

@@ -142,19 +142,24 @@ func (l *loop) serveDatagram(c gnet.Conn, d []byte) bool {
 		defer func() { *cur = Current{}; l.rsp.next(len(body), false) }()
 	}
 	if req.PacketType != codec.PacketOneway {
-		l.out.b = appendDatagramReply(l.out.b, &l.resp, req, ret, desc, body, cur)
+		l.out.b = appendDatagramReply(l.out.b, &l.resp, req, ret, desc, body, cur, l.s.replyLimit())
 	}
 	return true
 }
 
 // appendDatagramReply appends the frame answering req to b as appendReply does, unless it would
-// exceed datagram.MaxSize: then the reply says RetServerEncode and why.
+// exceed limit (Server.replyLimit: max-packet-size, at most a datagram): then the reply says
+// RetServerEncode and why.
 func appendDatagramReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
-	body []byte, cur *Current) []byte {
+	body []byte, cur *Current, limit int) []byte {
 	start := len(b)
 	b = appendReply(b, rp, req, ret, desc, body, cur)
-	if n := len(b) - start; n > datagram.MaxSize {
-		b = appendReply(b[:start], rp, req, codec.RetServerEncode, datagram.TooLarge("reply", n).Error(), nil, nil)
+	if n := len(b) - start; n > limit {
+		why := tooLarge(n, limit)
+		if limit == datagram.MaxSize {
+			why = datagram.TooLarge("reply", n).Error()
+		}
+		b = appendReply(b[:start], rp, req, codec.RetServerEncode, why, nil, nil)
 	}
 	return b
 }
@@ -162,7 +167,7 @@ func appendDatagramReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestP
 // replyDatagram sends a worker's reply to job j (a datagram's request) from the server's socket,
 // encoding it into out, which it returns for reuse. Called by workers.
 func (s *Server) replyDatagram(out []byte, rp *codec.ResponsePacket, j *job, body []byte, ret int32, desc string) []byte {
-	out = appendDatagramReply(out[:0], rp, &j.req, ret, desc, body, &j.cur)
+	out = appendDatagramReply(out[:0], rp, &j.req, ret, desc, body, &j.cur, s.replyLimit())
 	if err := syscall.Sendto(s.replyFD, out, 0, s.sockaddr(j.to)); err != nil {
 		s.drop("reply not sent", err, j.to)
 	}
