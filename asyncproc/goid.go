@@ -3,10 +3,11 @@ package asyncproc
 import "runtime"
 
 // goid returns the id of the calling goroutine, read from the first line of its stack trace
-// ("goroutine 42 [running]:"). Go has no goroutine-local storage; the pool needs to know, in
-// Close only, whether Close runs inside one of its own callbacks (see Pool.Close). It costs a
-// stack trace (about a microsecond), so it is called once per worker at New and once per Close,
-// never per call. It returns 0 if the line cannot be parsed; no goroutine has id 0.
+// ("goroutine 42 [running]:"). Go has no goroutine-local storage; the pool needs to know
+// whether Close, or a wait for a future (Wait), runs inside one of its callbacks (see Pool.Close,
+// workers.go). It costs a stack trace (about a microsecond), so it is called once per worker as
+// it starts, once per Close, and once per future's Get or Join that has to wait; never per call.
+// It returns 0 if the line cannot be parsed; no goroutine has id 0.
 func goid() uint64 {
 	var buf [64]byte
 	b := buf[:runtime.Stack(buf[:], false)]

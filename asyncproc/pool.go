@@ -1,7 +1,6 @@
 package asyncproc
 
 import (
-	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -41,7 +40,9 @@ type Pool struct {
 	inflight int64 // InFlightLimit, math.MaxInt64 for none
 	log      *zap.Logger
 
-	workers atomic.Pointer[[]*worker] // replaced, never changed, when a worker is (replace)
+	wmu     sync.Mutex
+	workers []*worker      // the worker goroutines alive: regular, replacements, stand-ins; guarded by wmu
+	alive   sync.WaitGroup // the same, for Close to wait on (never added to from zero but by New)
 	goexits atomic.Int64
 
 	reserved atomic.Int64 // unfinished calls: in flight, waiting, or running their callback
@@ -58,10 +59,12 @@ type Pool struct {
 
 // worker is one goroutine of the pool.
 type worker struct {
-	id     uint64        // goroutine id; written before New returns
-	done   chan struct{} // closed when the goroutine exits
-	depth  int64         // callbacks it is running (more than 1 when Close runs some); its own goroutine only
-	parked atomic.Int64  // of depth, the callbacks blocked in Close
+	pool   *Pool
+	id     uint64          // goroutine id; written before the worker is listed
+	stop   <-chan struct{} // a stand-in's end (workers.go); nil for the others
+	done   chan struct{}   // closed when the goroutine exits
+	depth  int64           // callbacks it is running (more than 1 when Close runs some); its own goroutine only
+	parked atomic.Int64    // of depth, the callbacks blocked in Close
 }
 
 // New starts the workers.
@@ -82,15 +85,9 @@ func New(o Options) *Pool {
 		inflight: inflight,
 		log:      log,
 	}
-	ws := make([]*worker, workers)
-	var started sync.WaitGroup
-	started.Add(workers)
-	for i := range ws {
-		ws[i] = &worker{done: make(chan struct{})}
-		go p.work(ws[i], &started)
+	for range workers {
+		p.start(nil)
 	}
-	started.Wait()
-	p.workers.Store(&ws)
 	return p
 }
 
@@ -184,20 +181,6 @@ func (p *Pool) Panics() int64 { return p.panics.Load() }
 // (each worker was replaced).
 func (p *Pool) Goexits() int64 { return p.goexits.Load() }
 
-func (p *Pool) work(w *worker, started *sync.WaitGroup) {
-	defer close(w.done)
-	w.id = goid()
-	if started != nil {
-		started.Done()
-	}
-	for c := range p.queue {
-		if p.spilled.Load() != 0 {
-			p.refill() // this receive made room
-		}
-		p.run(w, c)
-	}
-}
-
 func (p *Pool) run(w *worker, c *call.Call) {
 	w.depth++
 	returned := false
@@ -210,33 +193,12 @@ func (p *Pool) run(w *worker, c *call.Call) {
 			// runtime.Goexit (t.FailNow in a test's callback): no recover stops it, and the
 			// worker's goroutine ends with this callback. Another takes its place.
 			p.goexits.Add(1)
-			p.log.Error("async callback called runtime.Goexit; its worker is replaced", zap.Stack("stack"))
 			p.replace(w)
 		}
 		p.reserved.Add(-1) // last: Close, which waits for it, sees the panic counted and logged
 	}()
 	c.Finish(c)
 	returned = true
-}
-
-// replace starts a worker in w's place: w's goroutine is ending (runtime.Goexit in a callback).
-// The new one is in the list before w.done closes, so that Close, which waits for every worker
-// of the list, waits for it too.
-func (p *Pool) replace(w *worker) {
-	n := &worker{done: make(chan struct{})}
-	old := *p.workers.Load()
-	ws := make([]*worker, len(old))
-	for i, o := range old {
-		if o == w {
-			o = n
-		}
-		ws[i] = o
-	}
-	var started sync.WaitGroup
-	started.Add(1)
-	go p.work(n, &started)
-	started.Wait() // its id is set: self finds it
-	p.workers.Store(&ws)
 }
 
 // Close refuses new reservations, waits until every reserved call has been delivered and its
@@ -260,22 +222,7 @@ func (p *Pool) Close() {
 		time.Sleep(closePoll)
 	}
 	p.stop()
-	p.waitWorkers(nil)
-}
-
-// waitWorkers waits until every worker but skip has exited, replacements included (replace).
-func (p *Pool) waitWorkers(skip *worker) {
-	for {
-		ws := p.workers.Load()
-		for _, w := range *ws {
-			if w != skip {
-				<-w.done
-			}
-		}
-		if p.workers.Load() == ws {
-			return
-		}
-	}
+	p.alive.Wait()
 }
 
 // closeFromWorker is Close on worker w's goroutine, inside w.depth callbacks.
@@ -295,44 +242,13 @@ func (p *Pool) closeFromWorker(w *worker) {
 		}
 	}
 	p.stop()
-	for _, o := range *p.workers.Load() {
+	for _, o := range p.listed() {
 		if o == w {
 			continue
 		}
 		for !o.exited() && o.parked.Load() == 0 {
 			time.Sleep(closePoll)
 		}
-	}
-}
-
-// Wait returns nil once done is closed, or ctx's error when ctx ends first (future.Helper). On a
-// goroutine of the pool (a callback waiting, as for a future of a call, whose completion is a
-// callback too) it runs waiting callbacks meanwhile, as Close does: a callback that waits for
-// another call's future does not wait for itself, even with every worker waiting so.
-func (p *Pool) Wait(ctx context.Context, done <-chan struct{}) error {
-	w := p.self()
-	for w != nil {
-		if p.spilled.Load() != 0 {
-			p.refill()
-		}
-		select {
-		case <-done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case c, ok := <-p.queue:
-			if !ok {
-				w = nil // stopped: what is left completes without the workers
-				break
-			}
-			p.run(w, c)
-		}
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -358,17 +274,6 @@ func (p *Pool) stop() {
 	if p.stopped.CompareAndSwap(false, true) {
 		close(p.queue)
 	}
-}
-
-// self returns the worker whose goroutine calls it, or nil.
-func (p *Pool) self() *worker {
-	id := goid()
-	for _, w := range *p.workers.Load() {
-		if w.id == id {
-			return w
-		}
-	}
-	return nil
 }
 
 func (w *worker) exited() bool {

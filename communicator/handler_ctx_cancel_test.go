@@ -23,9 +23,9 @@ type reviewCallEnd struct {
 	at     time.Time
 }
 
-// reviewRelay starts a relay server (worker mode) whose SayHello is h, and returns it (the test
+// relayTo starts a relay server (worker mode) whose SayHello is h, and returns it (the test
 // stops it itself; t.Cleanup stops it again, which waits for the rest) and a proxy to it.
-func reviewRelay(t *testing.T, comm *communicator.Communicator,
+func relayTo(t *testing.T, comm *communicator.Communicator,
 	h func(context.Context, *server.Current, *hellopb.HelloRequest) (*hellopb.HelloReply, error)) (*server.Server, *servantproxy.ServantProxy) {
 	t.Helper()
 	const relayObj = "Test.Review.RelayObj"
@@ -65,7 +65,7 @@ func TestHandlerCtxStopCancelsDownstreamCall(t *testing.T) {
 	down := proxyTo(t, comm, g)
 
 	ended := make(chan reviewCallEnd, 1)
-	relay, up := reviewRelay(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+	relay, up := relayTo(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		rsp := new(hellopb.HelloReply)
 		err := down.Invoke(ctx, "SayHello", req, rsp, servantproxy.WithTimeout(20*time.Second))
 		ended <- reviewCallEnd{err: err, ctxErr: ctx.Err(), at: time.Now()}
@@ -128,7 +128,7 @@ func TestHandlerCtxWithoutCancelThenCancel(t *testing.T) {
 
 	ended := make(chan reviewCallEnd, 1)
 	cancelled := make(chan time.Time, 1)
-	_, up := reviewRelay(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+	_, up := relayTo(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		defer cancel()
 		go func() {

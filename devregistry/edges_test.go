@@ -20,9 +20,9 @@ import (
 	"github.com/tarscomm/tarscomm/protocol/queryf"
 )
 
-// reviewHTTP posts form values to the registry's HTTP interface and returns the status code and
+// sendForm posts form values to the registry's HTTP interface and returns the status code and
 // body (a connection per request, so that no idle connection outlives the test).
-func reviewHTTP(t *testing.T, method, u string, v url.Values) (int, string) {
+func sendForm(t *testing.T, method, u string, v url.Values) (int, string) {
 	t.Helper()
 	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 	var body io.Reader
@@ -55,7 +55,7 @@ func TestRegisterRejectsMalformedSet(t *testing.T) {
 	r := startRegistry(t, devregistry.Options{HTTPAddr: "127.0.0.1:0"})
 	for _, set := range []string{"app.sz", "app.sz.1.x", "app..1", "*.sz.1"} {
 		ep := "tcp -h 127.0.0.1 -p 9000 -s " + set
-		code, body := reviewHTTP(t, http.MethodPost, r.HTTPURL()+"/register",
+		code, body := sendForm(t, http.MethodPost, r.HTTPURL()+"/register",
 			url.Values{"obj": {"App.S.SetTypoObj"}, "endpoint": {ep}})
 		if code != http.StatusBadRequest {
 			t.Errorf("register %q: %d %q (served: %v); want 400: a set must be \"name.area.group\"",
@@ -86,13 +86,13 @@ func TestTOMLRejectsMalformedSet(t *testing.T) {
 // empty lists.
 func TestObjectsOmitsExpired(t *testing.T) {
 	r := startRegistry(t, devregistry.Options{HTTPAddr: "127.0.0.1:0"})
-	code, body := reviewHTTP(t, http.MethodPost, r.HTTPURL()+"/register?ttl=100ms",
+	code, body := sendForm(t, http.MethodPost, r.HTTPURL()+"/register?ttl=100ms",
 		url.Values{"obj": {"App.S.ShortObj"}, "endpoint": {"tcp -h 127.0.0.1 -p 9000"}})
 	if code != http.StatusOK {
 		t.Fatalf("register: %d %s", code, body)
 	}
 	time.Sleep(300 * time.Millisecond) // past the ttl
-	code, body = reviewHTTP(t, http.MethodGet, r.HTTPURL()+"/objects", nil)
+	code, body = sendForm(t, http.MethodGet, r.HTTPURL()+"/objects", nil)
 	if code != http.StatusOK {
 		t.Fatalf("objects: %d %s", code, body)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/handlerctx"
 )
 
 // hooked reports whether a call must take the hooked path: the Communicator has a client
@@ -118,8 +119,16 @@ func (c callerCancel) Deadline() (time.Time, bool) {
 func (c callerCancel) AfterFunc(f func()) func() bool { return context.AfterFunc(c.caller, f) }
 
 // asyncCtx returns the ctx an async call is made with, given the caller's ctx and the one the
-// interceptors handed to next (callerCancel).
+// interceptors handed to next (callerCancel). A server handler's ctx (internal/handlerctx) is
+// never asked for its Done here, which would make its timer and have the call watch it: an async
+// call a handler starts outlives the handler, and ends by its deadline.
 func asyncCtx(caller, inner context.Context) context.Context {
+	if _, ok := handlerctx.Find(caller); ok {
+		if _, ok := handlerctx.Find(inner); ok {
+			return inner // values added only
+		}
+		return callerCancel{Context: inner, caller: context.WithoutCancel(caller)}
+	}
 	if inner.Done() == caller.Done() { // values added only, or the caller's own ctx
 		return inner
 	}

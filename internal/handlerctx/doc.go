@@ -18,9 +18,11 @@
 // made; a handler's ctx whose Done was asked for is therefore watched, with all the ctxs made
 // from it. A ctx that takes its values from a handler's ctx but not its end, as
 // context.WithoutCancel does (and then WithCancel over it, which asks only that ctx's Done), is
-// told apart by its deadline: it has not the handler's (a handler's ctx without a deadline, for a
-// request without a timeout, cannot be told apart so: a call made with such a ctx ends by its own
-// deadline rather than by its cancel).
+// told apart by its deadline: it has not the handler's. Two cannot be told apart so, and a sync
+// call made with them ends by its deadline (or Stop giving up) rather than by their cancel: one
+// made from a handler's ctx without a deadline (a request without a timeout), and one given the
+// handler's very deadline again (context.WithDeadline(context.WithoutCancel(ctx), its deadline)).
+// Telling them apart would need the handler's Done, whose timer is what this package avoids.
 package handlerctx
 
 import "context"
