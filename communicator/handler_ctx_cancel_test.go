@@ -16,8 +16,8 @@ import (
 	"github.com/tarscomm/tarscomm/server"
 )
 
-// reviewCallEnd is how a downstream call made inside a relay handler ended.
-type reviewCallEnd struct {
+// callEnd is how a downstream call made inside a relay handler ended.
+type callEnd struct {
 	err    error
 	ctxErr error // the ctx the call was made with, right after the call returned
 	at     time.Time
@@ -28,7 +28,7 @@ type reviewCallEnd struct {
 func relayTo(t *testing.T, comm *communicator.Communicator,
 	h func(context.Context, *server.Current, *hellopb.HelloRequest) (*hellopb.HelloReply, error)) (*server.Server, *servantproxy.ServantProxy) {
 	t.Helper()
-	const relayObj = "Test.Review.RelayObj"
+	const relayObj = "Test.Relay.RelayObj"
 	relay := server.New(server.WithLogger(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Named("relay")),
 		server.WithNumEventLoop(1), server.WithWorkers(4))
 	if err := server.HandleProto(relay, relayObj, "SayHello", h); err != nil {
@@ -51,6 +51,30 @@ func relayTo(t *testing.T, comm *communicator.Communicator,
 	return relay, &up
 }
 
+// expectCancelled checks that the downstream call a relay handler made ended with
+// context.Canceled within 5s of what (at since), and that the client's call to the relay ended.
+func expectCancelled(t *testing.T, ended <-chan callEnd, g *greeter, upDone <-chan error, since time.Time, what string) {
+	t.Helper()
+	var got callEnd
+	select {
+	case got = <-ended:
+	case <-time.After(5 * time.Second):
+		close(g.release) // let the downstream call finish, so nothing is left behind
+		got = <-ended
+		t.Errorf("%s, but the downstream call made with that ctx was still running 5s later: it returned only "+
+			"when the downstream server answered (%v after), with err %v, while its ctx said %v; want the call to "+
+			"end at once with context.Canceled", what, got.at.Sub(since).Round(time.Millisecond), got.err, got.ctxErr)
+	}
+	if got.err != nil && !errors.Is(got.err, context.Canceled) {
+		t.Errorf("the downstream call ended with %v, want context.Canceled", got.err)
+	}
+	select {
+	case <-upDone:
+	case <-time.After(35 * time.Second):
+		t.Error("the client's call to the relay did not end")
+	}
+}
+
 // TestHandlerCtxStopCancelsDownstreamCall: server.Stop that gives up waiting cancels the
 // handlers' ctx ("The handler's ctx": it ends "when Stop gives up waiting"). A handler blocked in
 // a downstream tarscomm call made with that very ctx gets its call back, ended by the
@@ -64,11 +88,11 @@ func TestHandlerCtxStopCancelsDownstreamCall(t *testing.T) {
 	comm := newComm(t, nil)
 	down := proxyTo(t, comm, g)
 
-	ended := make(chan reviewCallEnd, 1)
+	ended := make(chan callEnd, 1)
 	relay, up := relayTo(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		rsp := new(hellopb.HelloReply)
 		err := down.Invoke(ctx, "SayHello", req, rsp, servantproxy.WithTimeout(20*time.Second))
-		ended <- reviewCallEnd{err: err, ctxErr: ctx.Err(), at: time.Now()}
+		ended <- callEnd{err: err, ctxErr: ctx.Err(), at: time.Now()}
 		return rsp, err
 	})
 
@@ -91,25 +115,7 @@ func TestHandlerCtxStopCancelsDownstreamCall(t *testing.T) {
 		t.Logf("relay.Stop returned %v (expected it to give up waiting)", stopErr)
 	}
 
-	var got reviewCallEnd
-	select {
-	case got = <-ended:
-	case <-time.After(5 * time.Second):
-		close(g.release) // let the downstream call finish, so nothing is left behind
-		got = <-ended
-		t.Errorf("Stop gave up and cancelled the handler's ctx, but the downstream call made with that ctx "+
-			"was still running 5s later: it returned only when the downstream server answered (%v after Stop gave up), "+
-			"with err %v, while its ctx said %v; want the call to end at once with context.Canceled",
-			got.at.Sub(gaveUp).Round(time.Millisecond), got.err, got.ctxErr)
-	}
-	if got.err != nil && !errors.Is(got.err, context.Canceled) {
-		t.Errorf("the downstream call ended with %v, want context.Canceled", got.err)
-	}
-	select {
-	case <-upDone:
-	case <-time.After(35 * time.Second):
-		t.Error("the client's call to the relay did not end")
-	}
+	expectCancelled(t, ended, g, upDone, gaveUp, "Stop gave up and cancelled the handler's ctx")
 }
 
 // TestHandlerCtxWithoutCancelThenCancel: the package documentation of server says "Work that
@@ -126,7 +132,7 @@ func TestHandlerCtxWithoutCancelThenCancel(t *testing.T) {
 	comm := newComm(t, nil)
 	down := proxyTo(t, comm, g)
 
-	ended := make(chan reviewCallEnd, 1)
+	ended := make(chan callEnd, 1)
 	cancelled := make(chan time.Time, 1)
 	_, up := relayTo(t, comm, func(ctx context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -141,7 +147,7 @@ func TestHandlerCtxWithoutCancelThenCancel(t *testing.T) {
 		}()
 		rsp := new(hellopb.HelloReply)
 		err := down.Invoke(bg, "SayHello", req, rsp, servantproxy.WithTimeout(20*time.Second))
-		ended <- reviewCallEnd{err: err, ctxErr: bg.Err(), at: time.Now()}
+		ended <- callEnd{err: err, ctxErr: bg.Err(), at: time.Now()}
 		return rsp, err
 	})
 
@@ -157,23 +163,5 @@ func TestHandlerCtxWithoutCancelThenCancel(t *testing.T) {
 		t.Fatal("the relay's handler did not cancel")
 	}
 
-	var got reviewCallEnd
-	select {
-	case got = <-ended:
-	case <-time.After(5 * time.Second):
-		close(g.release) // let the downstream call finish
-		got = <-ended
-		t.Errorf("the handler cancelled context.WithCancel(context.WithoutCancel(ctx)), but the call made with it "+
-			"was still running 5s later: it returned only when the downstream server answered (%v after cancel), "+
-			"with err %v, while its ctx said %v; want the call to end at once with context.Canceled",
-			got.at.Sub(at).Round(time.Millisecond), got.err, got.ctxErr)
-	}
-	if got.err != nil && !errors.Is(got.err, context.Canceled) {
-		t.Errorf("the downstream call ended with %v, want context.Canceled", got.err)
-	}
-	select {
-	case <-upDone:
-	case <-time.After(35 * time.Second):
-		t.Error("the client's call to the relay did not end")
-	}
+	expectCancelled(t, ended, g, upDone, at, "the handler cancelled context.WithCancel(context.WithoutCancel(ctx))")
 }

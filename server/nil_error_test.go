@@ -17,12 +17,7 @@ func TestNilErrorAnswered(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			leakCheck(t)
-			seen := make(chan int32, 1)
-			icpt := func(ctx context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
-				err := next(ctx, info)
-				seen <- info.Ret
-				return err
-			}
+			seen, icpt := retSeen()
 			_, addr := startServer(t, func(s *Server) {
 				mustHandle(t, s, pbServant, "Nil", func(context.Context, *Current, []byte, []byte) ([]byte, error) {
 					var e *Error
@@ -37,5 +32,16 @@ func TestNilErrorAnswered(t *testing.T) {
 				t.Fatalf("the interceptor saw ret %d after next; want %d", ret, codec.RetUnknown)
 			}
 		})
+	}
+}
+
+// retSeen returns a server interceptor that sends, on the channel it returns too, the return code
+// each request ends with (info.Ret after next).
+func retSeen() (chan int32, interceptor.Server) {
+	seen := make(chan int32, 1)
+	return seen, func(ctx context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
+		err := next(ctx, info)
+		seen <- info.Ret
+		return err
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
-	"github.com/tarscomm/tarscomm/interceptor"
 )
 
 // frameLen is the exact length of the frame the server writes for a success reply with a
@@ -78,12 +77,7 @@ func TestTooLargeByContextInterceptorSees(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			leakCheck(t)
-			seen := make(chan int32, 1)
-			icpt := func(ctx context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
-				err := next(ctx, info)
-				seen <- info.Ret
-				return err
-			}
+			seen, icpt := retSeen()
 			_, addr := startServer(t, func(s *Server) {
 				mustHandle(t, s, pbServant, "Ctx", func(_ context.Context, cur *Current, _, rsp []byte) ([]byte, error) {
 					cur.ResponseContext = map[string]string{"k": strings.Repeat("v", 2*limit)}
@@ -152,12 +146,7 @@ func TestOnewayLargeBodyNotFailed(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			leakCheck(t)
-			seen := make(chan int32, 1)
-			icpt := func(ctx context.Context, info *interceptor.ServerInfo, next interceptor.ServerHandler) error {
-				err := next(ctx, info)
-				seen <- info.Ret
-				return err
-			}
+			seen, icpt := retSeen()
 			_, addr := startServer(t, func(s *Server) {
 				mustHandle(t, s, pbServant, "Big", func(_ context.Context, _ *Current, _, rsp []byte) ([]byte, error) {
 					return append(rsp, make([]byte, 2*limit)...), nil

@@ -103,7 +103,7 @@ func TestStopDuringChurn(t *testing.T) {
 // arriving after are refused -9, and Stop waits for all.
 func TestStopRunsQueuedJobs(t *testing.T) {
 	leakCheck(t)
-	h := newRVHeld()
+	h := newBlocker()
 	s := New(WithWorkers(1), WithNumEventLoop(1))
 	mustHandle(t, s, pbServant, "Held", h.handle)
 	stopOnCleanup(t, s)
@@ -117,7 +117,7 @@ func TestStopRunsQueuedJobs(t *testing.T) {
 		frames = codec.AppendRequest(frames, request(int32(i+1), pbServant, "Held", []byte{byte('a' + i)}))
 	}
 	c.write(frames)
-	h.waitStarted(t, 1) // one runs, three wait in the queue
+	h.waitStarted(t) // one runs, three wait in the queue
 	eventually(t, "four requests handed to the worker queue", func() bool { return s.inflight.Load() == 4 })
 	stopped := make(chan error, 1)
 	go func() {
@@ -143,33 +143,4 @@ func TestStopRunsQueuedJobs(t *testing.T) {
 		t.Fatalf("Stop: %v", err)
 	}
 	c.expectClosed()
-}
-
-// rvHeld is a handler that echoes its request once release is closed, telling started as it
-// begins.
-type rvHeld struct {
-	started chan struct{}
-	release chan struct{}
-}
-
-func newRVHeld() *rvHeld {
-	return &rvHeld{started: make(chan struct{}, 64), release: make(chan struct{})}
-}
-
-func (h *rvHeld) handle(_ context.Context, _ *Current, req, rsp []byte) ([]byte, error) {
-	h.started <- struct{}{}
-	<-h.release
-	return append(rsp, req...), nil
-}
-
-// waitStarted waits until n calls of h have begun.
-func (h *rvHeld) waitStarted(t *testing.T, n int) {
-	t.Helper()
-	for range n {
-		select {
-		case <-h.started:
-		case <-time.After(testTimeout):
-			t.Fatalf("%d handlers did not start", n)
-		}
-	}
 }
