@@ -424,6 +424,12 @@ func (a *AdapterProxy) overBudget(start *int64) bool {
 
 // abandon drops c, queued but not written, whose caller gave up on it: it is never sent.
 func (a *AdapterProxy) abandon(c *call.Call) {
+	a.unqueue(c, nil) // an abandoned call is recycled, not delivered
+}
+
+// unqueue ends c, queued but not written, with err: it is taken out of the queue, the pending
+// table and the timing wheel, and counted as dropped.
+func (a *AdapterProxy) unqueue(c *call.Call, err error) {
 	a.q.remove(c)
 	if !c.Oneway {
 		a.calls.remove(c)
@@ -433,7 +439,7 @@ func (a *AdapterProxy) abandon(c *call.Call) {
 	if a.isPing(c) {
 		a.ping = nil
 	}
-	c.Complete(nil) // an abandoned call is recycled, not delivered
+	c.Complete(err)
 }
 
 // Expire ends c, whose deadline passed, with call.ErrTimeout. Called by the timing wheel on the

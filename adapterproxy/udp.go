@@ -95,16 +95,7 @@ func sendBufferFull(err error) bool {
 // datagramRefused ends c, whose datagram the socket had no room for: it was not sent, and fails
 // at once with ErrQueueFull; the socket, the other calls and the endpoint's health are left alone.
 func (a *AdapterProxy) datagramRefused(c *call.Call, err error) {
-	a.q.remove(c)
-	if !c.Oneway {
-		a.calls.remove(c)
-	}
-	a.loop.Wheel().Remove(c)
-	a.stats.Dropped++
-	if a.isPing(c) {
-		a.ping = nil
-	}
-	c.Complete(fmt.Errorf("%w: udp send to %s: %v", call.ErrQueueFull, a.addr, err))
+	a.unqueue(c, fmt.Errorf("%w: udp send to %s: %v", call.ErrQueueFull, a.addr, err))
 }
 
 // datagramFailed handles a send that failed on UDP socket conn: as a lost connection (its calls
