@@ -57,15 +57,16 @@ type Current struct {
 type HandlerFunc func(ctx context.Context, cur *Current, req []byte, rsp []byte) ([]byte, error)
 
 // Error is a TARS return code with a description. A handler returns an *Error to answer with
-// that code (iRet) and description (sResultDesc).
+// that code (iRet) and description (sResultDesc). An error is never a success: an *Error with
+// Code 0 (RetOK), or a nil *Error, answers RetUnknown.
 type Error struct {
 	Code int32
 	Desc string
 }
 
-// TARSCode returns the code: interceptor.RetOf reads it.
+// TARSCode returns the code the request is answered with: interceptor.RetOf reads it.
 func (e *Error) TARSCode() int32 {
-	if e == nil {
+	if e == nil || e.Code == codec.RetOK {
 		return codec.RetUnknown
 	}
 	return e.Code

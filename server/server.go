@@ -616,7 +616,7 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 			if e == nil {
 				return nil, codec.RetUnknown, nilErrorDesc
 			}
-			return nil, e.Code, e.Desc
+			return nil, e.TARSCode(), e.Desc
 		}
 		return nil, codec.RetUnknown, err.Error()
 	}
