@@ -18,11 +18,18 @@
 //
 // # Panics and Close
 //
-// A callback that panics is recovered and logged; the worker goes on. Close refuses new
-// reservations, waits until every reserved call has been delivered and its callback has run,
-// then stops the workers; none runs a callback after Close returns. Close may be called from a
-// callback (the Communicator's Close often is): it then does all of that except waiting for the
-// callback that called it, see Pool.Close.
+// A callback that panics is recovered and logged; the worker goes on. One that ends its goroutine
+// (runtime.Goexit, t.FailNow) is logged and its worker replaced. Close refuses new reservations,
+// waits until every reserved call has been delivered and its callback has run, then stops the
+// workers; none runs a callback after Close returns. Close may be called from a callback (the
+// Communicator's Close often is): it then does all of that except waiting for the callback that
+// called it, see Pool.Close.
+//
+// # Callbacks that wait
+//
+// A callback that waits for a future (Wait, through a tarscomm future's Get or Join) or for a
+// pool to close lends its worker's place to a stand-in worker while it waits, so that what it
+// waits for, often another callback, can run even when every worker waits so (workers.go).
 //
 //	p := asyncproc.New(asyncproc.Options{Workers: 3, QueueCap: 100000, Log: logger})
 //	defer p.Close()

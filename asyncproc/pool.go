@@ -60,11 +60,12 @@ type Pool struct {
 // worker is one goroutine of the pool.
 type worker struct {
 	pool   *Pool
-	id     uint64          // goroutine id; written before the worker is listed
-	stop   <-chan struct{} // a stand-in's end (workers.go); nil for the others
-	done   chan struct{}   // closed when the goroutine exits
-	depth  int64           // callbacks it is running (more than 1 when Close runs some); its own goroutine only
-	parked atomic.Int64    // of depth, the callbacks blocked in Close
+	id     uint64        // goroutine id; written before the worker is listed
+	lender *worker       // the worker a stand-in stands in for (workers.go); nil for the others
+	lend   lending       // its own stand-in, while a callback of its waits
+	done   chan struct{} // closed when the goroutine exits
+	depth  int64         // callbacks it is running (more than 1 when Close runs some); its own goroutine only
+	parked atomic.Int64  // of depth, the callbacks blocked in Close
 }
 
 // New starts the workers.
@@ -183,8 +184,10 @@ func (p *Pool) Goexits() int64 { return p.goexits.Load() }
 
 func (p *Pool) run(w *worker, c *call.Call) {
 	w.depth++
+	running.Add(1)
 	returned := false
 	defer func() {
+		running.Add(-1)
 		w.depth--
 		if r := recover(); r != nil {
 			p.panics.Add(1)
@@ -208,15 +211,20 @@ func (p *Pool) run(w *worker, c *call.Call) {
 //
 // Close called from a callback of this pool (found by its goroutine id, the only thing that
 // tells a worker from another goroutine) does all of that except waiting for the callbacks that
-// are themselves blocked in Close, its own included: while it waits it runs queued callbacks on
-// its own worker, so even a single worker drains, and a callback it runs may call Close again.
-// When it returns, no other callback is running or will run, except other callbacks that also
-// called Close and are still returning from it; its own worker exits once the callback returns.
+// are themselves blocked in Close, its own included: while it waits its worker lends a stand-in
+// (workers.go), so even a single worker drains, and a callback the stand-in runs may call Close
+// again. When it returns, no other callback is running or will run, except other callbacks that
+// also called Close and are still returning from it; its own worker exits once the callback
+// returns. Close called from a callback of another pool lends that pool a stand-in while it waits.
 func (p *Pool) Close() {
 	p.closing.Store(true)
-	if w := p.self(); w != nil {
+	w := current()
+	if w != nil && w.pool == p {
 		p.closeFromWorker(w)
 		return
+	}
+	if w != nil {
+		defer w.pool.lend(w)()
 	}
 	for p.reserved.Load() > 0 {
 		time.Sleep(closePoll)
@@ -236,12 +244,12 @@ func (p *Pool) closeFromWorker(w *worker) {
 	}()
 	// Every reserved call left is a callback blocked in Close once reserved <= parked: reserved
 	// is read first, and no slot is reserved after closing was set.
+	release := p.lend(w)
 	for p.reserved.Load() > p.parked.Load() {
-		if !p.runOne(w) {
-			time.Sleep(closePoll)
-		}
+		time.Sleep(closePoll)
 	}
 	p.stop()
+	release()
 	for _, o := range p.listed() {
 		if o == w {
 			continue
@@ -249,23 +257,6 @@ func (p *Pool) closeFromWorker(w *worker) {
 		for !o.exited() && o.parked.Load() == 0 {
 			time.Sleep(closePoll)
 		}
-	}
-}
-
-// runOne runs one waiting callback on w, if there is one.
-func (p *Pool) runOne(w *worker) bool {
-	if p.spilled.Load() != 0 {
-		p.refill()
-	}
-	select {
-	case c, ok := <-p.queue:
-		if !ok {
-			return false
-		}
-		p.run(w, c)
-		return true
-	default:
-		return false
 	}
 }
 

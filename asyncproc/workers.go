@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -14,19 +16,39 @@ import (
 //   - A replacement, started when a callback ends its worker's goroutine with runtime.Goexit
 //     (t.FailNow in a test's callback): no recover stops it, so the worker would be lost, and
 //     with one worker no callback would run again and Close would wait forever.
-//   - A stand-in, started while a callback waits for a future (Wait, a future's Get or Join on a
-//     worker): the future is completed by a callback of the same pool (a call's own completion),
-//     which would otherwise wait for a worker the waiting callbacks hold; with every worker
-//     waiting so, for good. The stand-in runs waiting callbacks until the wait ends, on its own
-//     goroutine, so the waiting callback's stack and its locks stay its own.
+//   - A stand-in, lent by a worker whose callback waits: for a future (Wait: a future's Get or
+//     Join) or for a pool to close (Close). What it waits for may be a callback of the same pool
+//     (a call's own completion), which would otherwise wait for a worker the waiting callbacks
+//     hold: with every worker waiting so, for good. The stand-in runs waiting callbacks on its
+//     own goroutine, so the waiting callback's stack stays its own (a Goexit in one it runs ends
+//     the stand-in, which is replaced, not the waiter), until no wait of its worker is left. A
+//     worker lends at most one stand-in at a time; while it does, its pool may run one callback
+//     more than it has workers, and callbacks may start out of their order.
 //
-// A goroutine is told to be a worker, of any pool, by its id (goid), kept in byGoroutine.
-var byGoroutine sync.Map // goroutine id → *worker
+// A goroutine is told to be a worker, of any pool, by its id (goid), kept in byGoroutine. Reading
+// it costs a stack trace, so a wait for a future asks only after lendAfter, and only while some
+// callback runs somewhere (running): a wait from any other goroutine pays a timer at most.
+var (
+	byGoroutine sync.Map     // goroutine id → *worker
+	running     atomic.Int64 // callbacks running, in every pool
+)
 
-// start starts a worker goroutine, a stand-in until stop is closed if stop is not nil, and
-// returns once it is listed.
-func (p *Pool) start(stop <-chan struct{}) {
-	w := &worker{pool: p, stop: stop, done: make(chan struct{})}
+// lendAfter is how long a wait for a future on a worker goes before the worker lends a stand-in:
+// the future of a call usually completes sooner, from another worker.
+const lendAfter = time.Millisecond
+
+// lending is a worker's stand-in: how many of its waits need one, and whether one runs.
+type lending struct {
+	mu      sync.Mutex
+	waits   int
+	running bool
+	wake    chan struct{} // (1) tells the stand-in that waits dropped
+}
+
+// start starts a worker goroutine, a stand-in for lender if lender is not nil, and returns once
+// it is listed.
+func (p *Pool) start(lender *worker) {
+	w := &worker{pool: p, lender: lender, done: make(chan struct{})}
 	p.alive.Add(1)
 	listed := make(chan struct{})
 	go p.work(w, listed)
@@ -34,7 +56,7 @@ func (p *Pool) start(stop <-chan struct{}) {
 }
 
 // work is a worker goroutine's life: it runs callbacks from the queue until the queue is closed
-// and empty, or its stop is closed.
+// and empty, or, a stand-in, until its lender's waits are over.
 func (p *Pool) work(w *worker, listed chan<- struct{}) {
 	w.id = goid()
 	byGoroutine.Store(w.id, w)
@@ -50,28 +72,83 @@ func (p *Pool) work(w *worker, listed chan<- struct{}) {
 		close(w.done)
 		p.alive.Done()
 	}()
+	var wake chan struct{}
+	if l := w.lender; l != nil {
+		wake = l.lend.wake
+	}
 	for {
+		if l := w.lender; l != nil && !l.lend.keep() {
+			return
+		}
 		select {
 		case c, ok := <-p.queue:
 			if !ok {
+				if l := w.lender; l != nil {
+					l.lend.quit()
+				}
 				return
 			}
 			if p.spilled.Load() != 0 {
 				p.refill() // this receive made room
 			}
 			p.run(w, c)
-		case <-w.stop:
-			return
+		case <-wake:
+		}
+	}
+}
+
+// keep reports whether a stand-in goes on: a wait of its worker is left. Once it says no, the
+// stand-in is gone, and the next wait lends a new one.
+func (l *lending) keep() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.waits == 0 {
+		l.running = false
+	}
+	return l.running
+}
+
+// quit records that the stand-in ended (the queue closed).
+func (l *lending) quit() {
+	l.mu.Lock()
+	l.running = false
+	l.mu.Unlock()
+}
+
+// lend has w lend a stand-in to p for a wait of w's callback, unless one runs already or p has
+// stopped, and returns what ends the wait.
+func (p *Pool) lend(w *worker) (release func()) {
+	l := &w.lend
+	l.mu.Lock()
+	if l.wake == nil {
+		l.wake = make(chan struct{}, 1) // before the stand-in starts, which reads it
+	}
+	l.waits++
+	start := !l.running && !p.stopped.Load()
+	if start {
+		l.running = true
+	}
+	l.mu.Unlock()
+	if start {
+		p.start(w)
+	}
+	return func() {
+		l.mu.Lock()
+		l.waits--
+		l.mu.Unlock()
+		select {
+		case l.wake <- struct{}{}:
+		default:
 		}
 	}
 }
 
 // replace starts a worker in w's place: w's goroutine is ending (runtime.Goexit in a callback).
-// A stand-in's replacement stands in until the same wait ends. It is counted before w's
-// goroutine ends, so Close, which waits for every worker, waits for it too.
+// A stand-in's replacement stands in for the same worker. It is counted before w's goroutine
+// ends, so Close, which waits for every worker, waits for it too.
 func (p *Pool) replace(w *worker) {
 	p.log.Error("async callback called runtime.Goexit; its worker is replaced", zap.Stack("stack"))
-	p.start(w.stop)
+	p.start(w.lender)
 }
 
 // listed returns the workers alive now.
@@ -97,16 +174,26 @@ func current() *worker {
 	return nil
 }
 
-// Wait returns nil once done is closed, or ctx's error when ctx ends first (future.Helper). On a
-// worker goroutine, of this pool or another (a callback waiting for a call's future, whose
-// completion is a callback too), a stand-in runs the worker's pool's waiting callbacks until the
-// wait ends: a callback that waits for another call's future does not wait for itself, even with
-// every worker waiting so.
+// Wait returns nil once done is closed, or ctx's error when ctx ends first (future.Helper). A
+// wait on a worker goroutine, of this pool or another (a callback waiting for a call's future,
+// whose completion is a callback too), that lasts lendAfter lends a stand-in to the worker's pool
+// until it ends: a callback that waits for another call's future does not wait for itself, even
+// with every worker waiting so.
 func (p *Pool) Wait(ctx context.Context, done <-chan struct{}) error {
-	if w := current(); w != nil && !w.pool.stopped.Load() {
-		stop := make(chan struct{})
-		w.pool.start(stop)
-		defer close(stop)
+	if running.Load() > 0 { // some callback runs: this may be one
+		t := time.NewTimer(lendAfter)
+		select {
+		case <-done:
+			t.Stop()
+			return nil
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		if w := current(); w != nil {
+			defer w.pool.lend(w)()
+		}
 	}
 	select {
 	case <-done:

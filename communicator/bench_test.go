@@ -104,6 +104,27 @@ func benchSyncCall(b *testing.B, sp *servantproxy.ServantProxy) {
 	})
 }
 
+// BenchmarkFutureCall measures future calls waited for by their callers, 16 callers per core:
+// each op is one FutureInvoke and its Get (a Get that waits while callbacks run pays a timer:
+// asyncproc.Pool.Wait).
+func BenchmarkFutureCall(b *testing.B) {
+	sp := benchSetup(b)
+	ctx := context.Background()
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		req := &hellopb.HelloRequest{Name: "bench"}
+		rsp := new(hellopb.HelloReply)
+		for pb.Next() {
+			if _, err := sp.FutureInvoke(ctx, "SayHello", req, rsp).Get(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkSyncCallSerial measures the latency of one sync call with a single caller.
 func BenchmarkSyncCallSerial(b *testing.B) { benchSyncCallSerial(b, benchSetup(b)) }
 
