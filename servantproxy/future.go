@@ -37,8 +37,9 @@ func (s *ServantProxy) FutureInvokeRaw(ctx context.Context, fn string, body []by
 	return f
 }
 
-// helper is what a Get of s's futures waits through: the async pool, whose worker a Get in a
-// callback runs waiting callbacks on (asyncproc.Pool.Wait); nil for an unbound proxy.
+// helper is what a Get of s's futures waits through: the async pool (asyncproc.Pool.Wait: a Get
+// in a callback lends its worker a stand-in, which runs the callbacks waiting, the future's own
+// completion among them); nil for an unbound proxy.
 func (s *ServantProxy) helper() future.Helper {
 	if s == nil || s.p == nil || s.p.async == nil {
 		return nil
