@@ -215,16 +215,14 @@ func (p *Pool) run(w *worker, c *call.Call) {
 // (workers.go), so even a single worker drains, and a callback the stand-in runs may call Close
 // again. When it returns, no other callback is running or will run, except other callbacks that
 // also called Close and are still returning from it; its own worker exits once the callback
-// returns. Close called from a callback of another pool lends that pool a stand-in while it waits.
+// returns. Close called from a callback of another pool does the same: its callback waits parked
+// in its own pool, which it lends a stand-in meanwhile, so that two pools whose callbacks close
+// each other both close.
 func (p *Pool) Close() {
 	p.closing.Store(true)
-	w := current()
-	if w != nil && w.pool == p {
+	if w := current(); w != nil {
 		p.closeFromWorker(w)
 		return
-	}
-	if w != nil {
-		defer w.pool.lend(w)()
 	}
 	for p.reserved.Load() > 0 {
 		time.Sleep(closePoll)
@@ -233,18 +231,20 @@ func (p *Pool) Close() {
 	p.alive.Wait()
 }
 
-// closeFromWorker is Close on worker w's goroutine, inside w.depth callbacks.
+// closeFromWorker is Close on worker w's goroutine, inside w.depth callbacks of w's pool, p's or
+// another's.
 func (p *Pool) closeFromWorker(w *worker) {
+	own := w.pool
 	prev := w.parked.Load()
 	w.parked.Store(w.depth)
-	p.parked.Add(w.depth - prev)
+	own.parked.Add(w.depth - prev)
 	defer func() {
 		w.parked.Store(prev)
-		p.parked.Add(prev - w.depth)
+		own.parked.Add(prev - w.depth)
 	}()
 	// Every reserved call left is a callback blocked in Close once reserved <= parked: reserved
 	// is read first, and no slot is reserved after closing was set.
-	release := p.lend(w)
+	release := own.lend(w)
 	for p.reserved.Load() > p.parked.Load() {
 		time.Sleep(closePoll)
 	}

@@ -27,10 +27,13 @@ import (
 //
 // A goroutine is told to be a worker, of any pool, by its id (goid), kept in byGoroutine. Reading
 // it costs a stack trace, so a wait for a future asks only after lendAfter, and only while some
-// callback runs somewhere (running): a wait from any other goroutine pays a timer at most.
+// callback runs somewhere (running): a wait from any other goroutine pays a timer at most. Once a
+// wait ended by its ctx (polled), the next ones ask at once, until one ends with its future: a
+// callback polling a future with waits shorter than lendAfter lends a stand-in all the same.
 var (
 	byGoroutine sync.Map     // goroutine id → *worker
 	running     atomic.Int64 // callbacks running, in every pool
+	polled      atomic.Bool  // the last wait for a future ended by its ctx
 )
 
 // lendAfter is how long a wait for a future on a worker goes before the worker lends a stand-in:
@@ -181,15 +184,18 @@ func current() *worker {
 // with every worker waiting so.
 func (p *Pool) Wait(ctx context.Context, done <-chan struct{}) error {
 	if running.Load() > 0 { // some callback runs: this may be one
-		t := time.NewTimer(lendAfter)
-		select {
-		case <-done:
-			t.Stop()
-			return nil
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if !polled.Load() {
+			t := time.NewTimer(lendAfter)
+			select {
+			case <-done:
+				t.Stop()
+				return nil
+			case <-ctx.Done():
+				t.Stop()
+				polled.Store(true)
+				return ctx.Err()
+			case <-t.C:
+			}
 		}
 		if w := current(); w != nil {
 			defer w.pool.lend(w)()
@@ -197,8 +203,12 @@ func (p *Pool) Wait(ctx context.Context, done <-chan struct{}) error {
 	}
 	select {
 	case <-done:
+		if polled.Load() {
+			polled.Store(false)
+		}
 		return nil
 	case <-ctx.Done():
+		polled.Store(true)
 		return ctx.Err()
 	}
 }
