@@ -63,6 +63,7 @@ type worker struct {
 	id     uint64        // goroutine id; written before the worker is listed
 	lender *worker       // the worker a stand-in stands in for (workers.go); nil for the others
 	lend   lending       // its own stand-in, while a callback of its waits
+	polled bool          // a wait of its callback ended by its ctx (workers.go); its goroutine only
 	done   chan struct{} // closed when the goroutine exits
 	depth  int64         // callbacks it is running (more than 1 when Close runs some); its own goroutine only
 	parked atomic.Int64  // of depth, the callbacks blocked in Close
@@ -188,6 +189,7 @@ func (p *Pool) run(w *worker, c *call.Call) {
 	returned := false
 	defer func() {
 		running.Add(-1)
+		w.markPolled(false)
 		w.depth--
 		if r := recover(); r != nil {
 			p.panics.Add(1)

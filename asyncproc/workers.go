@@ -27,13 +27,14 @@ import (
 //
 // A goroutine is told to be a worker, of any pool, by its id (goid), kept in byGoroutine. Reading
 // it costs a stack trace, so a wait for a future asks only after lendAfter, and only while some
-// callback runs somewhere (running): a wait from any other goroutine pays a timer at most. Once a
-// wait ended by its ctx (polled), the next ones ask at once, until one ends with its future: a
+// callback runs somewhere (running): a wait from any other goroutine pays a timer at most. A
+// worker whose wait ended by its ctx is marked polled until its callback returns or one of its
+// waits ends with its future, and while any worker is so marked (pollers) waits ask at once: a
 // callback polling a future with waits shorter than lendAfter lends a stand-in all the same.
 var (
 	byGoroutine sync.Map     // goroutine id → *worker
 	running     atomic.Int64 // callbacks running, in every pool
-	polled      atomic.Bool  // the last wait for a future ended by its ctx
+	pollers     atomic.Int64 // workers marked polled
 )
 
 // lendAfter is how long a wait for a future on a worker goes before the worker lends a stand-in:
@@ -183,8 +184,13 @@ func current() *worker {
 // until it ends: a callback that waits for another call's future does not wait for itself, even
 // with every worker waiting so.
 func (p *Pool) Wait(ctx context.Context, done <-chan struct{}) error {
+	var w *worker // the caller's, once looked up
 	if running.Load() > 0 { // some callback runs: this may be one
-		if !polled.Load() {
+		looked := pollers.Load() > 0
+		if looked {
+			w = current()
+		}
+		if w == nil || !w.polled {
 			t := time.NewTimer(lendAfter)
 			select {
 			case <-done:
@@ -192,23 +198,40 @@ func (p *Pool) Wait(ctx context.Context, done <-chan struct{}) error {
 				return nil
 			case <-ctx.Done():
 				t.Stop()
-				polled.Store(true)
+				if !looked {
+					w = current()
+				}
+				w.markPolled(true)
 				return ctx.Err()
 			case <-t.C:
 			}
+			if !looked {
+				w = current()
+			}
 		}
-		if w := current(); w != nil {
+		if w != nil {
 			defer w.pool.lend(w)()
 		}
 	}
 	select {
 	case <-done:
-		if polled.Load() {
-			polled.Store(false)
-		}
+		w.markPolled(false)
 		return nil
 	case <-ctx.Done():
-		polled.Store(true)
+		w.markPolled(true)
 		return ctx.Err()
+	}
+}
+
+// markPolled marks w (nil: not a worker) as polling a future or not. Its own goroutine only.
+func (w *worker) markPolled(on bool) {
+	if w == nil || w.polled == on {
+		return
+	}
+	w.polled = on
+	if on {
+		pollers.Add(1)
+	} else {
+		pollers.Add(-1)
 	}
 }
