@@ -184,7 +184,7 @@ func current() *worker {
 // until it ends: a callback that waits for another call's future does not wait for itself, even
 // with every worker waiting so.
 func (p *Pool) Wait(ctx context.Context, done <-chan struct{}) error {
-	var w *worker // the caller's, once looked up
+	var w *worker           // the caller's, once looked up
 	if running.Load() > 0 { // some callback runs: this may be one
 		looked := pollers.Load() > 0
 		if looked {
