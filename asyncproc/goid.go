@@ -5,8 +5,9 @@ import "runtime"
 // goid returns the id of the calling goroutine, read from the first line of its stack trace
 // ("goroutine 42 [running]:"). Go has no goroutine-local storage; the pool needs to know
 // whether Close, or a wait for a future (Wait), runs inside one of its callbacks (see Pool.Close,
-// workers.go). It costs a stack trace (about a microsecond), so it is called once per worker as
-// it starts, once per Close, and once per future's Get or Join that has to wait; never per call.
+// workers.go). It costs a stack trace (3 µs to tens of µs, growing with the stack's depth), so it
+// is called once per worker as it starts, once per Close, and once per wait for a future that
+// lasts lendAfter while a callback runs somewhere (at once while a worker polls); never per call.
 // It returns 0 if the line cannot be parsed; no goroutine has id 0.
 func goid() uint64 {
 	var buf [64]byte

@@ -65,7 +65,7 @@ type worker struct {
 	lend   lending       // its own stand-in, while a callback of its waits
 	polled bool          // a wait of its callback ended by its ctx (workers.go); its goroutine only
 	done   chan struct{} // closed when the goroutine exits
-	depth  int64         // callbacks it is running (more than 1 when Close runs some); its own goroutine only
+	depth  int64         // callbacks it is running (0 or 1); its own goroutine only
 	parked atomic.Int64  // of depth, the callbacks blocked in Close
 }
 

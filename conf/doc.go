@@ -1,6 +1,7 @@
 // Package conf holds the TOML configuration of a Communicator and of the project's server: plain
-// structs with toml tags, Default, Load/Parse and Validate. It is a leaf (the standard library and
-// github.com/BurntSushi/toml only): communicator reads a Config and hands plain values down, and
+// structs with toml tags, Default, Load/Parse and Validate. It sits just above the leaves (the
+// standard library, github.com/BurntSushi/toml, and package endpoint for the set-division rule):
+// communicator reads a Config and hands plain values down, and
 // server/serverconf builds servers from its [server] table, so no engine package imports conf.
 //
 // Keys are TARS's where TARS has them ("netthread", "sync-invoke-timeout", ...), every key is

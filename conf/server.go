@@ -15,7 +15,8 @@ type Server struct {
 	NetThread int `toml:"netthread"`
 
 	// MaxPacketSize is the largest request frame accepted, in bytes; a larger length prefix
-	// closes the connection. Default 10 MiB, 64..1 GiB.
+	// closes the connection. A reply whose frame would be larger is answered RetServerEncode (-2)
+	// instead, saying so (on udp the limit is at most one datagram). Default 10 MiB, 64..1 GiB.
 	MaxPacketSize int `toml:"max-packet-size"`
 
 	// FrameBudget bounds the bytes that incomplete large requests of all the connections of an

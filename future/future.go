@@ -135,8 +135,9 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 }
 
 // OnDone arranges for cb to run with f's value and error when f completes: on the goroutine
-// that completes it, or at once on the calling goroutine if f has already completed. cb must
-// not block: for a tarscomm call it runs on an async worker.
+// that completes it, or at once on the calling goroutine if f has already completed. cb should
+// not block for long: for a tarscomm call it runs on an async worker and holds it (a Get or Join
+// of a tarscomm call's future in cb does not deadlock: see the package doc).
 func (f *Future[T]) OnDone(cb func(v T, err error)) {
 	if !f.done.Load() {
 		f.mu.Lock()

@@ -18,9 +18,9 @@
 // sent to the server as iTimeout, rounded up to whole milliseconds, so that the server's deadline
 // for the request is never before the call's. A server handler's ctx (package server) has its client's
 // deadline: a call made with it, or with a ctx made from it by adding values, takes that deadline
-// and, unlike a call made with any other ctx that can end, does not watch it besides, so relaying
-// a request costs no timer and an async call a handler starts is not cut short when the handler
-// returns. Errors can be told apart with
+// and, unlike a call made with any other ctx that can end, does not watch it besides (a sync call
+// ends only if the server's Stop gives up on the handler), so relaying a request costs no timer
+// and an async call a handler starts is not cut short when the handler returns. Errors can be told apart with
 // errors.Is and errors.As:
 // ErrTimeout (also context.DeadlineExceeded), ErrQueueFull, ErrNoEndpoint, ErrClosed,
 // ErrConnection, and *ServerError for a non-zero TARS return code.

@@ -24,8 +24,8 @@ type Push struct {
 // the proxy's connections (one per endpoint per net thread), which tell a client of pushes when
 // to subscribe again: a server pushes on a connection, and what it pushed on a closed one is
 // gone. Each function runs on an async worker (asyncthread), never on a net thread; with more
-// than one worker, or while a callback waits for a future (conf's AsyncThread), two may run at
-// once. A nil function is skipped.
+// than one worker, or while a callback waits for a future or in a Close (conf's AsyncThread), two
+// may run at once, and not necessarily in the order they arrived. A nil function is skipped.
 //
 // Pushes come at the rate the server chooses, and share the async workers with the callbacks of
 // calls: a proxy holds at most MaxQueuedPushes pushes, of MaxQueuedPushBytes bodies in all, that

@@ -90,11 +90,11 @@
 // cap:
 //
 //   - WithMaxConns: a connection accepted beyond the limit is closed at once. Off by default.
-//   - WithIdleTimeout: a connection that has received no bytes for the timeout and has nothing in
-//     flight (no handler running for it in worker mode, no reply bytes unsent, no large reply
-//     being written, no TLS handshake, which WithHandshakeTimeout bounds) is closed. A
-//     connection whose handler runs or whose reply is being written is never cut. Off by
-//     default.
+//   - WithIdleTimeout: a connection on which no byte moved for the timeout, either way (no bytes
+//     received, no reply bytes sent), with no handler running for it and no TLS handshake (which
+//     WithHandshakeTimeout bounds), is closed: replies waiting for a client that reads none of
+//     them do not keep it open, pushes it reads do. A connection whose handler runs is never
+//     cut. Off by default.
 //   - WithBacklog, TarsCpp's rule against clients that do not read their replies: a connection
 //     whose unsent reply bytes (everything the server holds for it: gnet's outbound buffer, the
 //     large-reply writer's rest and the replies held behind it, worker replies the loop has not

@@ -98,8 +98,9 @@ func WithLogger(l *zap.Logger) Option {
 
 // WithMaxPacketSize sets the largest frame, length prefix included, the server accepts; a
 // connection that announces a longer frame is closed, and a longer datagram (udp) is dropped
-// and counted in DroppedDatagrams. Values <= 0 keep the default
-// (codec.DefaultMaxPacketSize, 10 MiB).
+// and counted in DroppedDatagrams. A reply whose frame would be longer is answered
+// RetServerEncode (-2) instead, before the interceptors and stats see its code. Values <= 0 keep
+// the default (codec.DefaultMaxPacketSize, 10 MiB).
 func WithMaxPacketSize(n int) Option {
 	return func(o *options) {
 		if n > 0 {
