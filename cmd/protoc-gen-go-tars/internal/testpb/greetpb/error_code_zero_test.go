@@ -2,16 +2,11 @@ package greetpb_test
 
 import (
 	"context"
-	"net"
 	"testing"
-	"time"
 
 	"github.com/tarscomm/tarscomm/cmd/protoc-gen-go-tars/internal/testpb/commonpb"
-	"github.com/tarscomm/tarscomm/cmd/protoc-gen-go-tars/internal/testpb/greetpb"
-	"github.com/tarscomm/tarscomm/communicator"
-	"github.com/tarscomm/tarscomm/conf"
-	"github.com/tarscomm/tarscomm/internal/closetest"
 	"github.com/tarscomm/tarscomm/server"
+	"go.uber.org/zap/zaptest"
 )
 
 // codeZeroAdmin fails Reset with a *server.Error whose Code is 0.
@@ -25,31 +20,7 @@ func (codeZeroAdmin) Reset(context.Context, *server.Current, *commonpb.Empty) (*
 // (the server answers RetUnknown with its description). Before, the generated client reported
 // success (a non-nil empty reply, nil error) for every variant, and the failure was lost.
 func TestServerErrorCodeZero(t *testing.T) {
-	s := server.New(server.WithNumEventLoop(1))
-	if err := greetpb.RegisterAdmin(s, adminObj, codeZeroAdmin{}); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Stop(ctx); err != nil {
-			t.Errorf("stop server: %v", err)
-		}
-	})
-	comm, err := communicator.New(conf.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
-	_, port, _ := net.SplitHostPort(addr.String())
-	ap := new(greetpb.AdminProxy)
-	if err := comm.StringToProxy(adminObj+"@tcp -h 127.0.0.1 -p "+port, ap); err != nil {
-		t.Fatal(err)
-	}
+	_, ap := startWith(t, newGreeter(), codeZeroAdmin{}, zaptest.NewLogger(t))
 	ctx := testCtx(t)
 	rsp, err := ap.Reset(ctx, &commonpb.Empty{})
 	if err == nil {

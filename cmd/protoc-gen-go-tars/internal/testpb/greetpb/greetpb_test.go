@@ -85,11 +85,17 @@ func (admin) Reset(context.Context, *server.Current, *commonpb.Empty) (*commonpb
 // start serves g and admin on a loopback port and returns bound proxies.
 func start(t testing.TB, g *greeter, log *zap.Logger) (*greetpb.GreeterProxy, *greetpb.AdminProxy) {
 	t.Helper()
+	return startWith(t, g, admin{}, log)
+}
+
+// startWith is start with the Admin servant a.
+func startWith(t testing.TB, g *greeter, a greetpb.AdminServer, log *zap.Logger) (*greetpb.GreeterProxy, *greetpb.AdminProxy) {
+	t.Helper()
 	s := server.New(server.WithNumEventLoop(1), server.WithLogger(log))
 	if err := greetpb.RegisterGreeter(s, greeterObj, g); err != nil {
 		t.Fatal(err)
 	}
-	if err := greetpb.RegisterAdmin(s, adminObj, admin{}); err != nil {
+	if err := greetpb.RegisterAdmin(s, adminObj, a); err != nil {
 		t.Fatal(err)
 	}
 	addr, err := s.Start("127.0.0.1:0")

@@ -77,19 +77,7 @@ func TestDefaults(t *testing.T) {
 	// field equal to its default; decoding that gives the defaults back.
 	b := it.MarshalTars(nil)
 	var e codec.Encoder
-	e.WriteBool(0, false)
-	for tag := byte(1); tag <= 10; tag++ {
-		switch tag {
-		case 5:
-			e.WriteFloat32(5, 0)
-		case 6:
-			e.WriteFloat64(6, 0)
-		case 7:
-			e.WriteString(7, "")
-		default:
-			e.WriteInt64(tag, 0)
-		}
-	}
+	writeItemRequired(&e, false, "", 0)
 	e.WriteInt32(19, int32(base.Level_WARN))
 	e.WriteStructBegin(20)
 	e.WriteInt32(0, 0)
@@ -340,5 +328,23 @@ func TestProxyAndServer(t *testing.T) {
 	var unbound all.StoreProxy
 	if _, err := unbound.FuturePing(ctx).Get(ctx); err == nil {
 		t.Fatal("unbound proxy's future succeeded")
+	}
+}
+
+// writeItemRequired writes the required fields of an Item (tags 0 to 10) to e: b at tag 0, s at
+// tag 7, zero floats at 5 and 6, and n at each other tag.
+func writeItemRequired(e *codec.Encoder, b bool, s string, n int64) {
+	e.WriteBool(0, b)
+	for tag := byte(1); tag <= 10; tag++ {
+		switch tag {
+		case 5:
+			e.WriteFloat32(5, 0)
+		case 6:
+			e.WriteFloat64(6, 0)
+		case 7:
+			e.WriteString(7, s)
+		default:
+			e.WriteInt64(tag, n)
+		}
 	}
 }

@@ -96,6 +96,13 @@ func startStore(t *testing.T, impl *storeImpl) (*all.StoreProxy, *server.Server)
 	if err := all.RegisterStore(s, obj, impl); err != nil {
 		t.Fatal(err)
 	}
+	return serveStore(t, s, obj), s
+}
+
+// serveStore starts s on a loopback port, stopped when t ends, and returns a generated proxy of
+// obj bound to it through a Communicator of its own.
+func serveStore(t *testing.T, s *server.Server, obj string) *all.StoreProxy {
+	t.Helper()
 	addr, err := s.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +124,7 @@ func startStore(t *testing.T, impl *storeImpl) (*all.StoreProxy, *server.Server)
 	if err := comm.StringToProxy(obj+"@tcp -h 127.0.0.1 -p "+port+" -t 60000", p); err != nil {
 		t.Fatal(err)
 	}
-	return p, s
+	return p
 }
 
 func storeCtx(t *testing.T) context.Context {
@@ -307,28 +314,7 @@ func rawSetup(t *testing.T, handlers map[string]server.HandlerFunc) *all.StorePr
 			t.Fatal(err)
 		}
 	}
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Stop(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	comm, err := communicator.New(conf.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
-	_, port, _ := net.SplitHostPort(addr.String())
-	p := new(all.StoreProxy)
-	if err := comm.StringToProxy(obj+"@tcp -h 127.0.0.1 -p "+port+" -t 60000", p); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return serveStore(t, s, obj)
 }
 
 // Guard: a newer server (extra fields in the out struct, an extra out parameter) and an older one (an
@@ -358,19 +344,7 @@ func TestVersionSkew(t *testing.T) {
 			e := codec.Encoder{Buf: rsp}
 			e.WriteInt32(0, 9)
 			e.WriteStructBegin(2)
-			e.WriteBool(0, true)
-			for tag := byte(1); tag <= 10; tag++ {
-				switch tag {
-				case 5:
-					e.WriteFloat32(5, 0)
-				case 6:
-					e.WriteFloat64(6, 0)
-				case 7:
-					e.WriteString(7, "older")
-				default:
-					e.WriteInt64(tag, 1)
-				}
-			}
+			writeItemRequired(&e, true, "older", 1)
 			e.WriteStructEnd()
 			return e.Buf, nil
 		},
