@@ -68,7 +68,7 @@ func (h *Backup) Retry(c *call.Call, err error) { h.o.Retry(c, err) }
 func (o *ObjectProxy) pickOther(c *call.Call, avoid int32) int {
 	n := len(o.adapters)
 	if avoid >= 0 {
-		markTried(c, avoid)
+		o.markTried(c, avoid)
 	}
 	if n == 0 || (n == 1 && avoid == 0) {
 		return -1

@@ -98,9 +98,9 @@ func (o *ObjectProxy) sibling(c *call.Call, now int64) bool {
 }
 
 // poolOf returns the pool that holds connection a, looked for among the endpoints c was sent to
-// (c.Tried) first, then among all; nil when a is not in the list.
+// (tried) first, then among all; nil when a is not in the list.
 func (o *ObjectProxy) poolOf(c *call.Call, a *adapterproxy.AdapterProxy) *pool {
-	for t := c.Tried; t != 0; t &= t - 1 {
+	for t := o.tried(c); t != 0; t &= t - 1 {
 		for i := bits.TrailingZeros64(t); i < len(o.pools); i += 64 { // markTried's i%64
 			if slices.Contains(o.pools[i].conns, a) {
 				return &o.pools[i]

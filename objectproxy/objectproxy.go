@@ -285,7 +285,7 @@ func (o *ObjectProxy) Retry(c *call.Call, err error) {
 
 func (o *ObjectProxy) send(c *call.Call, i int) {
 	c.Tries++
-	markTried(c, int32(i))
+	o.markTried(c, int32(i))
 	if o.pools != nil {
 		o.conn(int32(i)).Send(c)
 		return

@@ -29,13 +29,19 @@ type rawPeer struct {
 
 func startRawPeer(t *testing.T, answer func(s *rawPeer, c net.Conn, req *codec.RequestPacket)) *rawPeer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startRawPeerOn(t, "127.0.0.1", answer)
+}
+
+// startRawPeerOn is startRawPeer on host (a loopback address: 127.0.0.0/8 is all loopback).
+func startRawPeerOn(t *testing.T, host string, answer func(s *rawPeer, c net.Conn, req *codec.RequestPacket)) *rawPeer {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &rawPeer{ln: ln, got: map[string]int{}, addr: ln.Addr().String()}
 	port := ln.Addr().(*net.TCPAddr).Port
-	s.ep = endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1}
+	s.ep = endpoint.Endpoint{Proto: endpoint.TCP, Host: host, Port: port, Weight: -1}
 	s.wg.Go(func() {
 		for {
 			c, err := ln.Accept()

@@ -1,6 +1,7 @@
 package objectproxy
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/tarscomm/tarscomm/internal/call"
@@ -171,21 +172,49 @@ func (o *ObjectProxy) pick(c *call.Call) int {
 	return p.spread.Pick(v, 0)
 }
 
-// markTried records that c was sent to endpoint i. The record is a 64-bit set of i%64: with more
-// than 64 endpoints an untried one may read as tried (wasTried), so that a retry or a backup
-// passes it over, but one that was tried never reads as untried: a call never goes back to an
-// endpoint it tried while others are left.
-func markTried(c *call.Call, i int32) { c.Tried |= 1 << (uint32(i) % 64) }
+// markTried records that c was sent to endpoint i of the current list. The record is a 64-bit
+// set of i%64: with more than 64 endpoints an untried one may read as tried, so that a retry or
+// a backup passes it over, but one that was tried never reads as untried: a call never goes back
+// to an endpoint it tried while others are left.
+func (o *ObjectProxy) markTried(c *call.Call, i int32) {
+	c.Tried = o.tried(c) | 1<<(uint32(i)%64)
+	c.TriedIn = o.cur
+}
 
-// wasTried reports whether c may have been sent to endpoint i (markTried).
-func wasTried(c *call.Call, i int32) bool { return c.Tried&(1<<(uint32(i)%64)) != 0 }
+// tried returns the set of endpoints c was sent to (markTried), numbered as in the current
+// list. A list installed since c's last send numbers its endpoints anew (those that joined or
+// left move the others): the set is carried over to it by the endpoints' keys, once.
+func (o *ObjectProxy) tried(c *call.Call) uint64 {
+	if c.Tried == 0 {
+		return 0
+	}
+	if l, _ := c.TriedIn.(*List); l != nil && l != o.cur {
+		c.Tried, c.TriedIn = carry(c.Tried, l, o.cur), o.cur
+	}
+	return c.Tried
+}
+
+// carry returns tried set t of list from as a set of list to: each endpoint of from that t may
+// hold (i%64) and that to lists too.
+func carry(t uint64, from, to *List) uint64 {
+	var out uint64
+	for ; t != 0; t &= t - 1 {
+		for i := bits.TrailingZeros64(t); i < len(from.spans); i += 64 {
+			if j, ok := to.find(from.key(i), 0); ok {
+				out |= 1 << (uint(j) % 64)
+			}
+		}
+	}
+	return out
+}
 
 // pickUntried picks a healthy active endpoint c has not tried, then any active endpoint it has
 // not tried; -1 if it has tried them all (an inactive endpoint takes no calls, retries neither).
 func (o *ObjectProxy) pickUntried(c *call.Call) int {
 	v := &o.view
 	v.now = o.loop.Now()
-	tried := func(i int32) bool { return wasTried(c, i) }
+	t := o.tried(c)
+	tried := func(i int32) bool { return t&(1<<(uint32(i)%64)) != 0 }
 	up := v.Up()
 	if n := uint32(len(up)); n > 0 {
 		for k := range n {

@@ -84,18 +84,21 @@ type Call struct {
 	Handler any
 
 	// Owned by the loop goroutine while the call is pending.
-	ID     int32 // the request id its AdapterProxy gave it (adapterproxy/pending.go); 0 before
-	Owner  Owner
-	Rec    Recorder // counts the call when it ends; nil: not counted
-	next   *Call    // Stack link
-	tprev  *Call    // Wheel links
-	tnext  *Call
-	tslot  int32
-	Tries  int8   // endpoints tried so far
-	Hops   int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
-	Tried  uint64 // bit i%64: an endpoint i of the ObjectProxy was tried (objectproxy's markTried)
-	Unsent bool   // queued on a connection but not written yet
-	QIdx   int32  // while Unsent: the call's index in its owner's send queue
+	ID    int32 // the request id its AdapterProxy gave it (adapterproxy/pending.go); 0 before
+	Owner Owner
+	Rec   Recorder // counts the call when it ends; nil: not counted
+	next  *Call    // Stack link
+	tprev *Call    // Wheel links
+	tnext *Call
+	tslot int32
+	Tries int8   // endpoints tried so far
+	Hops  int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
+	Tried uint64 // bit i%64: an endpoint i of list TriedIn was tried (objectproxy's markTried)
+	// TriedIn is the endpoint list Tried's indices refer to (an objectproxy *List, opaque here):
+	// an update renumbers the endpoints, and objectproxy carries Tried over to the new list.
+	TriedIn any
+	Unsent  bool  // queued on a connection but not written yet
+	QIdx    int32 // while Unsent: the call's index in its owner's send queue
 	// Addr is the endpoint the call was last sent to ("" before one was chosen), for errors.
 	// SetAddr writes it; the caller reads it after the call ended, or SentTo while it is pending.
 	Addr       string
@@ -217,7 +220,7 @@ func Put(c *Call) {
 	c.Frame, c.Dest, c.Servant, c.Func, c.Start = frame, nil, "", "", 0
 	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel, c.OnEnd = nil, nil, nil, nil, nil, nil, nil
 	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, nil, 0
-	c.Tries, c.Hops, c.Tried, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, false, 0, "", false
+	c.Tries, c.Hops, c.Tried, c.TriedIn, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, nil, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.CtxDst, c.StDst, c.Handler = nil, nil, nil
 	if c.sentTo.Load() != nil {
