@@ -28,8 +28,9 @@
 // # Callbacks that wait
 //
 // A callback that waits for a future (Wait, through a tarscomm future's Get or Join) or for a
-// pool to close lends its worker's place to a stand-in worker while it waits, so that what it
-// waits for, often another callback, can run even when every worker waits so (workers.go).
+// pool to close lends its worker's place to a stand-in worker, so that what it waits for, often
+// another callback, can run even when every worker waits so; the stand-in stays until the
+// callback returns, ready for its next waits (workers.go).
 //
 //	p := asyncproc.New(asyncproc.Options{Workers: 3, QueueCap: 100000, Log: logger})
 //	defer p.Close()

@@ -64,6 +64,7 @@ type worker struct {
 	lender *worker       // the worker a stand-in stands in for (workers.go); nil for the others
 	lend   lending       // its own stand-in, while a callback of its waits
 	polled bool          // a wait of its callback ended by its ctx (workers.go); its goroutine only
+	lent   bool          // its callback lent a stand-in (lend), held until it returns; its goroutine only
 	done   chan struct{} // closed when the goroutine exits
 	depth  int64         // callbacks it is running (0 or 1); its own goroutine only
 	parked atomic.Int64  // of depth, the callbacks blocked in Close
@@ -190,6 +191,9 @@ func (p *Pool) run(w *worker, c *call.Call) {
 	defer func() {
 		running.Add(-1)
 		w.markPolled(false)
+		if w.lent {
+			w.unhold()
+		}
 		w.depth--
 		if r := recover(); r != nil {
 			p.panics.Add(1)

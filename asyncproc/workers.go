@@ -21,9 +21,10 @@ import (
 //     (a call's own completion), which would otherwise wait for a worker the waiting callbacks
 //     hold: with every worker waiting so, for good. The stand-in runs waiting callbacks on its
 //     own goroutine, so the waiting callback's stack stays its own (a Goexit in one it runs ends
-//     the stand-in, which is replaced, not the waiter), until no wait of its worker is left. A
-//     worker lends at most one stand-in at a time; while it does, its pool may run one callback
-//     more than it has workers, and callbacks may start out of their order.
+//     the stand-in, which is replaced, not the waiter), until the waiting callback has returned
+//     and no wait of its worker is left: the callback's next waits (a loop of Gets) find it
+//     ready. A worker lends at most one stand-in at a time; while it does, its pool may run one
+//     callback more than it has workers, and callbacks may start out of their order.
 //
 // A goroutine is told to be a worker, of any pool, by its id (goid), kept in byGoroutine. Reading
 // it costs a stack trace, so a wait for a future asks only after lendAfter, and only while some
@@ -41,12 +42,14 @@ var (
 // the future of a call usually completes sooner, from another worker.
 const lendAfter = time.Millisecond
 
-// lending is a worker's stand-in: how many of its waits need one, and whether one runs.
+// lending is a worker's stand-in: how many of its waits need one, whether the callback that
+// lent it still runs, and whether one runs.
 type lending struct {
 	mu      sync.Mutex
 	waits   int
+	held    bool // the callback that lent the stand-in has not returned: it stays
 	running bool
-	wake    chan struct{} // (1) tells the stand-in that waits dropped
+	wake    chan struct{} // (1) tells the stand-in that waits dropped or the callback returned
 }
 
 // start starts a worker goroutine, a stand-in for lender if lender is not nil, and returns once
@@ -101,12 +104,12 @@ func (p *Pool) work(w *worker, listed chan<- struct{}) {
 	}
 }
 
-// keep reports whether a stand-in goes on: a wait of its worker is left. Once it says no, the
-// stand-in is gone, and the next wait lends a new one.
+// keep reports whether a stand-in goes on: a wait of its worker is left, or the callback that
+// lent it still runs. Once it says no, the stand-in is gone, and the next wait lends a new one.
 func (l *lending) keep() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.waits == 0 {
+	if l.waits == 0 && !l.held {
 		l.running = false
 	}
 	return l.running
@@ -120,14 +123,17 @@ func (l *lending) quit() {
 }
 
 // lend has w lend a stand-in to p for a wait of w's callback, unless one runs already or p has
-// stopped, and returns what ends the wait.
+// stopped, and returns what ends the wait. The stand-in stays until the callback returns too
+// (unhold). Must be called on w's goroutine.
 func (p *Pool) lend(w *worker) (release func()) {
 	l := &w.lend
+	w.lent = true
 	l.mu.Lock()
 	if l.wake == nil {
 		l.wake = make(chan struct{}, 1) // before the stand-in starts, which reads it
 	}
 	l.waits++
+	l.held = true
 	start := !l.running && !p.stopped.Load()
 	if start {
 		l.running = true
@@ -140,10 +146,26 @@ func (p *Pool) lend(w *worker) (release func()) {
 		l.mu.Lock()
 		l.waits--
 		l.mu.Unlock()
-		select {
-		case l.wake <- struct{}{}:
-		default:
-		}
+		l.nudge()
+	}
+}
+
+// unhold lets w's stand-in go once no wait is left: the callback that lent it returned. Run on
+// w's goroutine after each callback that lent one.
+func (w *worker) unhold() {
+	w.lent = false
+	l := &w.lend
+	l.mu.Lock()
+	l.held = false
+	l.mu.Unlock()
+	l.nudge()
+}
+
+// nudge wakes the stand-in to look at keep again.
+func (l *lending) nudge() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -15,8 +15,8 @@ type Config struct {
 	// default 3, 1..1024 (TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM). A callback that waits for a
 	// future (Get, Join) or a Close lends its goroutine's place to a stand-in while it waits, so
 	// that what it waits for can run: each callback so waiting adds one goroutine running
-	// callbacks while it waits (for a future after 1 ms, in a Close at once), and callbacks may
-	// then start out of their order.
+	// callbacks from its first wait (for a future after 1 ms, in a Close at once) until it
+	// returns, and callbacks may then start out of their order.
 	AsyncThread int `toml:"asyncthread"`
 
 	// AsyncQueueCap bounds the callbacks waiting for an async goroutine, as TarsCpp's
