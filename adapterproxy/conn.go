@@ -50,6 +50,7 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	if a.opts.Push != nil {
 		a.opts.Push.Connected(a)
 	}
+	a.q.each(func(c *call.Call) { c.Delayed(a.lastIO) }) // they waited for the connection
 	if a.health.inactive {
 		a.probeAt = a.lastIO + int64(probeInterval)
 		a.sendPing(a.lastIO, int64(probeTimeout))

@@ -189,6 +189,7 @@ func (o *ObjectProxy) Install(l *List) {
 				c.Complete(nil)
 				continue
 			}
+			c.Delayed(o.loop.Now())
 			o.Route(c)
 		}
 	}
@@ -264,6 +265,7 @@ func (o *ObjectProxy) Retry(c *call.Call, err error) {
 		c.Complete(err)
 		return
 	}
+	c.Delayed(now) // it goes later than it was encoded: the server gets the time left
 	if o.pools != nil {
 		if o.sibling(c, now) {
 			return

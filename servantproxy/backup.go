@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
@@ -184,12 +185,15 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 }
 
 // prepareBackup makes c2 (holding a copy of c's frame) the backup of c: the same deadline, and
-// Dest h. The AdapterProxy that sends it gives it a request id of its own, written over the
-// copied one (adapterproxy/pending.go): the only difference on the wire.
+// Dest h. It differs on the wire in two fields written over the copied ones: its timeout, the
+// time left now (codec.SetRequestTimeout), and its request id, which the AdapterProxy that sends
+// it gives it (adapterproxy/pending.go). Its Start is now, so that its endpoint's latency is its
+// own; the caller is given c's (fromStart) with its outcome.
 func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64) {
 	c2.Deadline, c2.Dest = c.Deadline, h
 	c2.Servant, c2.Func, c2.Start = c.Servant, c.Func, now
 	c2.Hashed, c2.Hash = c.Hashed, c.Hash
+	codec.SetRequestTimeout(c2.Frame, codec.RequestTimeout(time.Duration(c2.Deadline-now)))
 }
 
 // race waits for the first useful outcome of c and its backup c2: a reply (a server error is a
@@ -197,6 +201,12 @@ func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64
 func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) {
 	b := p.backup
 	done := watched(ctx)
+	// The outcome's Start is c's: when c2 is the outcome, its elapsed time is the call's.
+	start := c.Start
+	outcome := func(x *call.Call) (*call.Call, error) {
+		x.Start = start
+		return x, nil
+	}
 	var failed *call.Call // the one that ended with a transport error, waiting for the other
 	for {
 		var got, other *call.Call
@@ -234,7 +244,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 				if replied == c2 {
 					b.won.Add(1)
 				}
-				return replied, nil
+				return outcome(replied)
 			}
 			return nil, cancelled(ctx, p.name, fn, ep, start)
 		}
@@ -249,7 +259,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 			if got == c2 && got.Err == nil {
 				b.won.Add(1)
 			}
-			return got, nil
+			return outcome(got)
 		}
 		// got answered first: drop the other (not counted: the pair is one call).
 		if !other.DropGen(other.Gen()) {
@@ -260,7 +270,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 		if got == c2 {
 			b.won.Add(1)
 		}
-		return got, nil
+		return outcome(got)
 	}
 }
 

@@ -29,6 +29,7 @@ type asyncBackup struct {
 	mu     sync.Mutex
 	gen    uint64
 	gen2   uint64
+	start  int64       // c's Start: the outcome's, when the backup's is delivered
 	spare  *call.Call  // holds a copy of c's frame until the backup is sent or not needed
 	timer  *time.Timer // sends the backup; nil once stopped or fired
 	failed *call.Call  // the one of the two that ended with a transport error, while the other may answer
@@ -46,7 +47,7 @@ func (p *proxy) newAsyncBackup(c *call.Call, t *netthread.Thread) *asyncBackup {
 	if !ok {
 		return nil
 	}
-	a := &asyncBackup{p: p, t: t, h: obj.NewBackup(), b: b, c: c, gen: c.Gen()}
+	a := &asyncBackup{p: p, t: t, h: obj.NewBackup(), b: b, c: c, gen: c.Gen(), start: c.Start}
 	c.Dest = a.h
 	c.Notify = a.end
 	// The backup's frame is copied now: once c is submitted its frame belongs to the loop.
@@ -146,8 +147,11 @@ func (a *asyncBackup) end(x *call.Call) {
 		a.abandon(other)
 		a.b.dropped.Add(1)
 	}
-	if x == a.c2 && x.Err == nil {
-		a.b.won.Add(1)
+	if x == a.c2 {
+		x.Start = a.start // its elapsed time is the call's
+		if x.Err == nil {
+			a.b.won.Add(1)
+		}
 	}
 	a.mu.Unlock()
 	a.p.notify(x)

@@ -38,21 +38,6 @@ func deadlineOf(ctx context.Context, now int64, timeout time.Duration) int64 {
 	return deadline
 }
 
-// wireTimeout is the request's iTimeout for a call from now to deadline: whole milliseconds,
-// rounded up, so that a server's deadline for the request (from when it read it) is never before
-// the call's and a handler that gives up with its ctx answers after the call has timed out, not
-// with an error of its own before; at least 1 (a call that got this far has time left), at most
-// math.MaxInt32 (24.8 days: the field is an int32 of milliseconds, and a server adds it to its
-// clock).
-func wireTimeout(now, deadline int64) int32 {
-	left := deadline - now
-	if left <= 0 {
-		return 1
-	}
-	ms := (left-1)/int64(time.Millisecond) + 1
-	return int32(min(ms, math.MaxInt32))
-}
-
 // watched returns the channel a sync call watches to end early with its caller's ctx:
 // ctx.Done(), or for a server handler's ctx or one made from it by adding values
 // (internal/handlerctx), whose deadline the call already has as its own (deadlineOf) and whose

@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/tarscomm/tarscomm/codec"
 )
 
 func TestAddSat(t *testing.T) {
@@ -46,7 +48,7 @@ func TestDeadlineOf(t *testing.T) {
 	}
 }
 
-func TestWireTimeout(t *testing.T) {
+func TestRequestTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		left time.Duration
 		want int32
@@ -61,8 +63,8 @@ func TestWireTimeout(t *testing.T) {
 		{3*time.Second - time.Nanosecond, 3000},
 		{math.MaxInt64 - 10, math.MaxInt32},
 	} {
-		if got := wireTimeout(10, addSat(10, int64(tc.left))); got != tc.want {
-			t.Errorf("wireTimeout(%v) = %d, want %d", tc.left, got, tc.want)
+		if got := codec.RequestTimeout(time.Duration(addSat(10, int64(tc.left)) - 10)); got != tc.want {
+			t.Errorf("RequestTimeout(%v) = %d, want %d", tc.left, got, tc.want)
 		}
 	}
 }

@@ -623,7 +623,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		ServantName: p.name,
 		FuncName:    fn,
 		Buffer:      body,
-		Timeout:     wireTimeout(now, deadline),
+		Timeout:     codec.RequestTimeout(time.Duration(deadline - now)),
 		Context:     o.context,
 		Status:      status,
 	}

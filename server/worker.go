@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -175,6 +176,9 @@ func (s *Server) due(queued int64, timeoutMS int32) int64 {
 	d := s.opts.queueTimeout
 	if timeoutMS > 0 {
 		d = min(d, time.Duration(timeoutMS)*time.Millisecond)
+	}
+	if int64(d) > math.MaxInt64-queued {
+		return math.MaxInt64 // a bound past the clock's end: never
 	}
 	return queued + int64(d)
 }

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 )
 
@@ -279,6 +280,17 @@ func (c *Call) AbandonGen(gen uint64) bool {
 func (c *Call) DropGen(gen uint64) bool {
 	s := c.state.Load()
 	return s>>2 == gen && s&stateMask == statePending && c.state.CompareAndSwap(s, s|stateDropped)
+}
+
+// Delayed is told that c's frame leaves now, later than it was encoded (at Start): after a
+// retry, a wait for its connection or for the servant's first endpoint list. Its iTimeout is
+// made the time left (codec.SetRequestTimeout), so that the server's deadline stays the
+// caller's. A delay under a millisecond changes nothing (the field counts milliseconds, rounded
+// up). Must be called by the call's owner (the loop, while it is pending).
+func (c *Call) Delayed(now int64) {
+	if c.Deadline != 0 && now-c.Start >= int64(time.Millisecond) {
+		codec.SetRequestTimeout(c.Frame, codec.RequestTimeout(time.Duration(c.Deadline-now)))
+	}
 }
 
 // Abandoned reports whether the caller (or the framework, DropGen) gave up on the call. The
