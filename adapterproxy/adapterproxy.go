@@ -120,6 +120,7 @@ type AdapterProxy struct {
 	outMovedAt int64                // when that count last changed
 	tail       []byte               // the rest of a frame a direct write left: the loop writes it first
 	dialFails  int                  // consecutive failed dials (or connections reset before use)
+	retired    bool                 // its endpoint left the list (Retire): no ping, no new dial
 	proven     bool                 // the current connection has delivered a reply
 	heard      bool                 // the current connection has received a byte
 	retryAt    int64                // no dial before this (call.Now clock) after failures
@@ -469,7 +470,7 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 			now := a.loop.Now()
 			fields := []zap.Field{zap.Duration("since_ping", time.Duration(now-a.pingSent)), zap.Duration("since_read", time.Duration(now-a.lastRead)), zap.Duration("since_moved", time.Duration(now-a.lastMoved))}
 			c.Complete(call.ErrTimeout)
-			if a.pingProbe {
+			if a.pingProbe && !a.retired {
 				a.warn("health probe unanswered, replacing connection", fields...)
 				a.replace(errProbeUnanswered)
 			} else {

@@ -33,6 +33,11 @@ func (a *AdapterProxy) Tick(now int64) {
 			a.DialFailed(a.dialGen, fmt.Errorf("connect did not complete within %v", time.Duration(limit)))
 		}
 		return
+	}
+	if a.retired {
+		return // finishing its calls (Retire): no probe, no keepalive, no idle close
+	}
+	switch a.state {
 	case stateIdle:
 		if a.health.inactive && now >= a.probeAt && now >= a.retryAt {
 			a.probeAt = now + int64(probeInterval)

@@ -14,9 +14,19 @@ var errRetired = errors.New("endpoint left the servant's list")
 // holds none, Retire closes the connection (a dial under way is given up: its connection is
 // closed when it opens) and returns true; the caller then forgets the AdapterProxy. A
 // connection still sending bytes of calls that have ended waits while they move (sending), as
-// the idle and short-connection closes do.
+// the idle and short-connection closes do. Its own ping (a keepalive or a health probe) is not
+// waited for, and once retired it sends none and never dials again (Tick, expire, Opened): an
+// endpoint that left is not probed back to life.
 func (a *AdapterProxy) Retire() bool {
-	if a.calls.len() > 0 || a.q.live > 0 || a.sending(a.loop.Now(), sendStall) {
+	a.retired = true
+	own, ownQueued := 0, 0 // its ping's place among the calls held
+	if a.ping != nil {
+		own = 1
+		if a.ping.Unsent {
+			ownQueued = 1
+		}
+	}
+	if a.calls.len() > own || a.q.live > ownQueued || a.sending(a.loop.Now(), sendStall) {
 		return false
 	}
 	switch a.state {
@@ -26,6 +36,7 @@ func (a *AdapterProxy) Retire() bool {
 		a.dialGen++ // Opened closes the connection of the dial given up on
 		a.state = stateIdle
 	}
+	a.drop(errRetired, false) // the ping, if one is left
 	return true
 }
 
