@@ -80,8 +80,13 @@ func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 		c, err := ln.Accept()
 		if err == nil {
 			delay, fails = 0, 0
+			if !s.admit(c.RemoteAddr()) {
+				_ = c.Close()
+				continue
+			}
 			s.enrolling.Go(func() {
-				if _, err := cli.EnrollContext(c, nil); err != nil { // closes c either way
+				if _, err := cli.EnrollContext(c, admitted); err != nil { // closes c either way
+					s.unadmit()
 					s.lim.acceptFails.Add(1)
 					s.log.Debug("connection not enrolled", zap.Error(err))
 				}
@@ -108,6 +113,9 @@ func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 		}
 	}
 }
+
+// admitted is the context of a connection the accept loop enrolls: admit counted it already.
+var admitted any = &struct{ admitted bool }{true}
 
 // stopAccepting closes the listener and waits for the accept loop and the enrolls it started to
 // end: after it no Enroll runs, so the client engine may stop (an Enroll racing Client.Stop would

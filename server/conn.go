@@ -189,7 +189,14 @@ func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if s.icpt != nil {
 		cs.remoteStr = cs.remote.String()
 	}
-	if s.stopping.Load() || !s.admit(cs) {
+	counted := c.Context() == admitted // by the accept loop
+	if s.stopping.Load() {
+		if counted {
+			s.unadmit()
+		}
+		return nil, gnet.Close
+	}
+	if !counted && !s.admit(cs.remote) {
 		return nil, gnet.Close
 	}
 	if s.opts.tls != nil {

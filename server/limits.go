@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -113,8 +114,10 @@ func (s *Server) sweepTick() time.Duration {
 	return max(tick, 5*time.Millisecond)
 }
 
-// admit counts a new connection against WithMaxConns, and refuses it beyond.
-func (s *Server) admit(cs *conn) bool {
+// admit counts a new connection against WithMaxConns, and refuses it beyond. A stream server
+// admits a connection as it accepts it (acceptLoop), before a loop takes it: one loop busy with a
+// long handler then holds no connection beyond the limit, waiting to be opened.
+func (s *Server) admit(remote net.Addr) bool {
 	m := int64(s.opts.maxConns)
 	if m <= 0 {
 		return true
@@ -124,8 +127,16 @@ func (s *Server) admit(cs *conn) bool {
 	}
 	s.lim.open.Add(-1)
 	s.lim.refused.Add(1)
-	s.log.Debug("maxconns reached, closing a new connection", zap.Stringer("remote", cs.remote))
+	s.log.Debug("maxconns reached, closing a new connection", zap.Stringer("remote", remote))
 	return false
+}
+
+// unadmit gives back the count of a connection admit let in that never opened, or was refused
+// when it did (Stop began).
+func (s *Server) unadmit() {
+	if s.opts.maxConns > 0 {
+		s.lim.open.Add(-1)
+	}
 }
 
 // watch adds cs, just opened, to l's connections: the ones l sweeps when limits are checked,
