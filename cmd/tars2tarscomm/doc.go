@@ -6,7 +6,8 @@
 //
 // Every file given and every file they #include (looked up beside the including file, then in
 // the -I directories) is generated: a TARS module A::B becomes Go package b in <out>/a/b
-// (import path <import>/a/b), and each .tars file its own <file>.tars.go there. Without -import,
+// (import path <import>/a/b), and each .tars file its own <file>.tars.go there (see Names for
+// the few names changed on the way). Without -import,
 // the import path of <out> comes from the nearest go.mod in <out> or above it (its module path
 // and <out>'s directory below it), so inside a module -import is needed only to override it.
 // -check writes nothing and fails if a generated file on disk differs (for CI).
@@ -43,7 +44,29 @@
 // server side is the IServer interface, UnimplementedIServer, and RegisterI(s, servant, impl),
 // which registers every function on a *server.Server: an undecodable request is answered with
 // codec.RetServerDecode, an unknown function by the server with codec.RetNoFunc. Parameters keep
-// their IDL names (req, rsp, a, p, ...): the generated methods' own locals give way to them. Only
-// Go keywords and predeclared names, and the names the generated signatures and bodies need
-// (ctx, opts, cb, cur, ret, err, codec, errors, future), get a trailing underscore.
+// their IDL names (req, rsp, a, p, ...): the generated methods' own locals give way to them.
+//
+// # Names
+//
+// Go names are the IDL's, capitalized where exported, except where Go would refuse them or read
+// them otherwise:
+//
+//   - A parameter named like a Go keyword or predeclared name, _, a name the generated signatures
+//     and bodies need (ctx, opts, cb, cur, ret, err, codec, errors, future), the import name of a
+//     module's package (user, for module User), or a Go name of its own package (Status, for an
+//     enum Status; IFResult, the result type of I.f) gets underscores added until it is none of
+//     these: type→type_, _→__, Status→Status_.
+//   - A package's name is the module's last name in lower case, with an underscore added when it
+//     is a Go keyword or predeclared name, main or init (module Main is package main_, in
+//     directory main).
+//   - A module's package is imported as its path in lower case joined by _ (A::B as a_b), with
+//     "tars" added when that is a Go keyword or predeclared name, init, a package or local name
+//     the generated code uses (server, codec, d, e, ok1, ...) or two letters or fewer. When two
+//     modules used by one file get one name (A::B and A_B; AB and Abtars), the one whose import
+//     path sorts first keeps it and the other gets a number from 2 (a_b2).
+//   - The generated file's name is the .tars file's base name in lower case, without a leading _
+//     or . (which Go ignores) and with _tars added before its first dot when go build would read
+//     the name as a build constraint (x_android, x_amd64, x_linux_test: Pay_android.tars makes
+//     pay_android_tars.tars.go). Two .tars files of one module that would make one Go file are
+//     refused.
 package main

@@ -77,6 +77,7 @@ func Generate(prog *parser.Program, opt Options) ([]File, error) {
 				declared[dir] = map[string]ast.Pos{}
 			}
 			g.names = declared[dir]
+			g.planImports(blocks[name])
 			if err := g.module(f, blocks[name]); err != nil {
 				return nil, err
 			}
@@ -84,8 +85,7 @@ func Generate(prog *parser.Program, opt Options) ([]File, error) {
 			if err != nil {
 				return nil, err
 			}
-			base := strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
-			p := path.Join(moduleDir(blocks[name][0]), strings.ToLower(base)+".tars.go")
+			p := path.Join(moduleDir(blocks[name][0]), outputBase(f.Path)+".tars.go")
 			if prev, dup := written[p]; dup {
 				return nil, fmt.Errorf("%s and %s both generate %s (module %s): rename one of them", prev, f.Path, p, name)
 			}
@@ -143,10 +143,67 @@ func moduleDir(m *ast.Module) string {
 	return strings.Join(parts, "/")
 }
 
-// packageName is the Go package name of a module.
+// outputBase is the name of the Go file generated from the .tars file at tarsPath, before its
+// ".tars.go": the file's base name without extension, in lower case ("QueryF.tars" makes
+// queryf), made one that go build reads everywhere. Go ignores a file whose name starts with _
+// or ., and takes a name whose part before the first dot ends in _<GOOS>, _<GOARCH> or
+// _<GOOS>_<GOARCH>, before an optional _test, for a build constraint: the leading _ and . are
+// dropped ("_common.tars" makes common) and such a name gets _tars before its first dot
+// ("Pay_android.tars" makes pay_android_tars, "x_linux.v2.tars" x_linux_tars.v2).
+func outputBase(tarsPath string) string {
+	base := strings.ToLower(strings.TrimSuffix(filepath.Base(tarsPath), filepath.Ext(tarsPath)))
+	base = strings.TrimLeft(base, "_.")
+	if base == "" { // "_.tars"
+		base = "tars"
+	}
+	head, rest, dotted := strings.Cut(base, ".")
+	if !goBuildConstraintName(head) {
+		return base
+	}
+	head += "_tars"
+	if dotted {
+		return head + "." + rest
+	}
+	return head
+}
+
+// goBuildConstraintName reports whether go build takes a file name whose part before its first
+// dot is name for a build constraint (go/build's goodOSArchFile): after the first _, its last
+// _-separated element, once a final "test" is dropped, is a known GOOS or GOARCH.
+func goBuildConstraintName(name string) bool {
+	i := strings.Index(name, "_")
+	if i < 0 {
+		return false
+	}
+	l := strings.Split(name[i:], "_")
+	if n := len(l); l[n-1] == "test" {
+		l = l[:n-1]
+	}
+	last := l[len(l)-1]
+	return knownGOOS[last] || knownGOARCH[last]
+}
+
+// knownGOOS and knownGOARCH are the operating systems and architectures go build recognizes in
+// file names (go/build's lists, which include some Go does not support, or no longer does).
+var knownGOOS, knownGOARCH = wordSet(`aix android darwin dragonfly freebsd hurd illumos ios js
+	linux nacl netbsd openbsd plan9 solaris wasip1 windows zos`), wordSet(`386 amd64 amd64p32 arm
+	armbe arm64 arm64be loong64 mips mipsle mips64 mips64le mips64p32 mips64p32le ppc ppc64 ppc64le
+	riscv riscv64 s390 s390x sparc sparc64 wasm`)
+
+func wordSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// packageName is the Go package name of a module: its last name in lower case, with a trailing
+// underscore when that is a Go keyword or predeclared identifier, main (package main is a
+// program, which no package can import) or init (which no package can be imported as).
 func packageName(m *ast.Module) string {
 	n := strings.ToLower(m.Path[len(m.Path)-1])
-	if goReserved[n] {
+	if goReserved[n] || n == "main" || n == "init" {
 		n += "_"
 	}
 	return n
@@ -160,15 +217,39 @@ type gen struct {
 	refs    map[string]string // the packages of other modules this one uses: dir -> module name
 	buf     bytes.Buffer
 	names   map[string]ast.Pos // top-level Go names declared by this file
-	aliases map[string]bool    // the package names of every module (moduleAlias)
+	// aliases are the import names a parameter must not take: the plain alias (moduleAlias) of
+	// every module, and the alias this file imports each other module's package as (importAlias).
+	aliases map[string]bool
+	// modAliases are the import names of the other modules' packages in this file: path -> name.
+	modAliases map[string]string
+	// pkgNames are the Go names of the TARS types, enumerators and constants of the module's
+	// package, in all its files: a parameter does not take them either.
+	pkgNames map[string]bool
 }
 
 func newGen(prog *parser.Program, opt Options, m *ast.Module) *gen {
 	g := &gen{prog: prog, opt: opt, mod: m, imports: map[string]string{}, refs: map[string]string{},
-		names: map[string]ast.Pos{}, aliases: map[string]bool{}}
+		names: map[string]ast.Pos{}, aliases: map[string]bool{}, modAliases: map[string]string{},
+		pkgNames: map[string]bool{}}
 	for _, ms := range prog.Modules {
-		for _, m := range ms {
-			g.aliases[moduleAlias(m)] = true
+		for _, other := range ms {
+			g.aliases[moduleAlias(other)] = true
+			if moduleDir(other) != moduleDir(m) {
+				continue
+			}
+			for _, s := range other.Structs {
+				g.pkgNames[exported(s.Name)] = true
+				g.pkgNames["New"+exported(s.Name)] = true
+			}
+			for _, e := range other.Enums {
+				g.pkgNames[exported(e.Name)] = true
+				for _, mem := range e.Members {
+					g.pkgNames[exported(e.Name)+"_"+mem.Name] = true
+				}
+			}
+			for _, c := range other.Consts {
+				g.pkgNames[exported(c.Name)] = true
+			}
 		}
 	}
 	return g
@@ -279,9 +360,11 @@ var signatureNames = map[string]bool{
 	"codec": true, "errors": true, "future": true,
 }
 
-// paramName is the Go name of a function parameter.
+// paramName is the Go name of a function parameter: a Go keyword or predeclared name, a name
+// of signatureNames, or _ (the blank identifier, which the bodies could not read) gets a trailing
+// underscore (_ becomes __).
 func paramName(name string) string {
-	if goReserved[name] || signatureNames[name] {
+	if goReserved[name] || signatureNames[name] || name == "_" {
 		return name + "_"
 	}
 	return name
@@ -313,30 +396,132 @@ func (g *gen) qualified(m *ast.Module, name string) string {
 	if m.Name == g.mod.Name {
 		return exported(name)
 	}
-	importPath := strings.TrimSuffix(g.opt.ImportPrefix, "/") + "/" + moduleDir(m)
-	alias := moduleAlias(m)
+	importPath := g.importPath(m)
+	alias := g.importAlias(m)
 	g.imports[importPath] = alias
 	g.refs[moduleDir(m)] = m.Name
 	return alias + "." + exported(name)
 }
 
-// moduleAlias is the name a module's package is imported as: its path in lower case joined by
-// '_' ("base", "app_common"), with "tars" added when that name is taken in the importing file: a
-// Go keyword or predeclared identifier (type, int32), a package generated code imports (server,
-// codec, fmt, ...), or a short name its methods use for a receiver or local (d, e, st, ...).
+// importPath is the import path of module m's package.
+func (g *gen) importPath(m *ast.Module) string {
+	return strings.TrimSuffix(g.opt.ImportPrefix, "/") + "/" + moduleDir(m)
+}
+
+// importAlias is the name this file imports module m's package as: its plain alias
+// (moduleAlias), unless the file already imports another module's package under that name (A::B
+// and A_B are both a_b; AB and Abtars both abtars), then the plain alias with the first number
+// from 2 that no module of the file has ("a_b2").
+func (g *gen) importAlias(m *ast.Module) string {
+	p := g.importPath(m)
+	if a, ok := g.modAliases[p]; ok {
+		return a
+	}
+	taken := map[string]bool{}
+	for _, a := range g.modAliases {
+		taken[a] = true
+	}
+	a := moduleAlias(m)
+	for n := 2; taken[a] || goReserved[a] || aliasTaken[a]; n++ {
+		a = moduleAlias(m) + strconv.Itoa(n)
+	}
+	g.modAliases[p] = a
+	g.aliases[a] = true
+	return a
+}
+
+// planImports gives every other module whose types the blocks use its import alias, in the
+// order of the import paths, before any code is written: the parameters' names (funcInfo) keep
+// clear of them all, and which module gets the plain alias does not depend on where in the file
+// each is first used.
+func (g *gen) planImports(blocks []*ast.Module) {
+	used := map[string]*ast.Module{}
+	var walk func(t *ast.Type)
+	walk = func(t *ast.Type) {
+		switch t.Kind {
+		case ast.Vector:
+			walk(t.Elem)
+		case ast.Map:
+			walk(t.Key)
+			walk(t.Elem)
+		case ast.Named:
+			var m *ast.Module
+			if t.Struct != nil {
+				m = t.Struct.Module
+			} else {
+				m = t.Enum.Module
+			}
+			if m.Name != g.mod.Name {
+				used[g.importPath(m)] = m
+			}
+		}
+	}
+	for _, b := range blocks {
+		for _, c := range b.Consts {
+			walk(c.Type)
+		}
+		for _, s := range b.Structs {
+			for _, f := range s.Fields {
+				walk(f.Type)
+			}
+		}
+		for _, it := range b.Interfaces {
+			for _, fn := range it.Funcs {
+				walk(fn.Ret)
+				for _, prm := range fn.Params {
+					walk(prm.Type)
+				}
+			}
+		}
+	}
+	// Paths whose plain aliases are unique are given them first, so that a suffixed alias never
+	// takes another module's plain one (A_B, A::B and A_B2).
+	plain := map[string]int{}
+	for _, m := range used {
+		plain[moduleAlias(m)]++
+	}
+	paths := slices.Sorted(maps.Keys(used))
+	for _, p := range paths {
+		if plain[moduleAlias(used[p])] == 1 {
+			g.importAlias(used[p])
+		}
+	}
+	for _, p := range paths {
+		g.importAlias(used[p])
+	}
+}
+
+// moduleAlias is the plain name a module's package is imported as (importAlias makes it unique in
+// a file): its path in lower case joined by '_' ("base", "app_common"), with "tars" added when
+// that name is taken in the importing file: a Go keyword or predeclared identifier (type, int32),
+// init (no package may be imported as init), a package generated code imports (server, codec,
+// fmt, ...), or a name its methods use for a receiver or local (d, e, st, ..., and the counters
+// and loop variables of nested lists and maps: ok1, i2, ...).
 func moduleAlias(m *ast.Module) string {
 	a := strings.ToLower(strings.Join(m.Path, "_"))
-	if goReserved[a] || aliasTaken[a] || len(a) <= 2 {
+	if goReserved[a] || aliasTaken[a] || len(a) <= 2 || isDepthLocal(a) {
 		a += "tars"
 	}
 	return a
 }
 
-// aliasTaken are the package names generated code imports and the longer names of its locals.
+// aliasTaken are the package names generated code imports, init, and the longer names of its
+// locals.
 var aliasTaken = map[string]bool{
 	"codec": true, "context": true, "errors": true, "fmt": true, "strconv": true, "future": true,
 	"servantproxy": true, "server": true, "proto": true, "zero": true, "err": true, "ctx": true,
-	"opts": true, "cur": true, "ret": true,
+	"opts": true, "cur": true, "ret": true, "init": true,
+}
+
+// isDepthLocal reports whether name is one of the locals encode and decode number by nesting
+// depth: i, k, v, n, ok or u followed by digits.
+func isDepthLocal(name string) bool {
+	for _, p := range []string{"ok", "i", "k", "v", "n", "u"} {
+		if rest, ok := strings.CutPrefix(name, p); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // isBytes reports whether t is vector<byte>, written as a simple list.

@@ -56,23 +56,28 @@ func (g *gen) funcInfo(it *ast.Interface, fn *ast.Func) *funcInfo {
 	}
 	fi.argNames = fieldNames(fi.args)
 	fi.resNames = fieldNames(fi.result)
-	// The parameters' Go names: none a keyword, a name the signatures use, or the package name
-	// of a module (a parameter "user" would hide the package of module User in the bodies), and
-	// all distinct ("ret" and "ret_" both given).
+	// The parameters' Go names: none a keyword, _, a name the signatures use, the package name
+	// of a module (a parameter "user" would hide the package of module User in the bodies), or a
+	// Go name of the package (a parameter "Status" would hide type Status, which the bodies of a
+	// function returning one name; "IFResult" the result type), and all distinct ("ret" and
+	// "ret_" both given). Each is the IDL name with underscores added until it is none of these.
 	fi.params = map[*ast.Param]string{}
-	taken := map[string]bool{}
+	taken := map[string]bool{fi.argsName: true, fi.resultName: true}
 	for _, prm := range fn.Params {
 		name := paramName(prm.Name)
-		if g.aliases[name] {
-			name += "_"
-		}
-		for taken[name] || signatureNames[name] {
+		for taken[name] || signatureNames[name] || g.aliases[name] || g.pkgNames[name] || g.declared(name) {
 			name += "_"
 		}
 		taken[name] = true
 		fi.params[prm] = name
 	}
 	return fi
+}
+
+// declared reports whether the package declares the Go name name in a file generated so far.
+func (g *gen) declared(name string) bool {
+	_, ok := g.names[name]
+	return ok
 }
 
 // futureType is the value type of the function's futures: the return type without out

@@ -3,6 +3,9 @@ package gen
 import (
 	"encoding/json"
 	"fmt"
+	"go/build"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,5 +320,223 @@ func TestGenFunc256ParamsRefused(t *testing.T) {
 	}
 	if _, err := Generate(prog, Options{ImportPrefix: "example.com/gen"}); err != nil {
 		t.Fatalf("255 parameters: %v", err)
+	}
+}
+
+// A parameter whose IDL name is the Go name of a type of its own package (written in upper case,
+// as TARS code bases that name parameters like types do) is renamed with a trailing underscore,
+// so that it does not shadow the type in the generated Future method, whose body says
+// future.Make[T]() and var zero T (and var r IFResult for a function with out parameters).
+// Before, such a file generated methods that did not compile: "Status (parameter) is not a type".
+func TestGenParamNamedLikeType(t *testing.T) {
+	for name, src := range map[string]string{
+		"enum return":   `module M { enum Status { OK, BAD }; interface I { Status check(string Status); }; };`,
+		"struct return": `module M { struct Info { 0 optional int a; }; interface I { Info get(int Info); }; };`,
+		"vector return": `module M { struct Info { 0 optional int a; }; interface I { vector<Info> list(int Info); }; };`,
+		"result struct": `module M { interface I { int f(out int x, int IFResult); }; };`,
+		"enumerator":    `module M { enum Status { OK, BAD }; interface I { Status check(int Status_OK, int Status, int Status_); }; };`,
+		"two blocks":    `module M { struct Info { 0 optional int a; }; }; module M { interface I { Info get(out Info Info); }; };`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			mustBuild(t, [2]string{"m.tars", src})
+		})
+	}
+}
+
+// A parameter named _ (a legal TARS and C++ name) is renamed __, as a keyword gets a trailing
+// underscore, and a parameter already named __ then takes ___. Before, _ was kept as the blank
+// identifier, which the proxy methods read, and the methods did not compile: "cannot use _ as
+// value".
+func TestGenParamNamedBlank(t *testing.T) {
+	mustBuild(t, [2]string{"m.tars", `module M { interface I { int f(int _); int g(int _, out int __); }; };`})
+}
+
+// Two modules whose plain import aliases (moduleAlias) coincide, used from one file, are imported
+// under distinct names: the first, by import path, under the plain alias, the other with a
+// number added (A::B and A_B are both a_b; AB, two letters, and Abtars both abtars). A parameter
+// named like the numbered alias is renamed, and a module whose plain alias is the numbered one
+// (A_B2) keeps it. Before, the file imported two packages under one name and did not compile:
+// "a_b redeclared in this block".
+func TestGenModuleAliasesCollide(t *testing.T) {
+	for name, src := range map[string]string{
+		"nested A B and A_B": `module A { module B { struct P { 0 optional int x; }; }; };
+module A_B { struct Q { 0 optional int y; }; };
+module C { struct S { 0 optional A::B::P p; 1 optional A_B::Q q; }; };`,
+		"AB and Abtars": `module AB { struct P { 0 optional int x; }; };
+module Abtars { struct Q { 0 optional int y; }; };
+module M { struct S { 0 optional AB::P p; 1 optional Abtars::Q q; }; };`,
+		"numbered alias taken": `module A { module B { struct P { 0 optional int x; }; }; };
+module A_B { struct Q { 0 optional int y; }; };
+module A_B2 { struct R { 0 optional int z; }; };
+module C {
+	struct S { 0 optional A::B::P p; 1 optional A_B::Q q; 2 optional A_B2::R r; };
+	interface I { A_B::Q f(A::B::P a_b, A_B2::R a_b2, int a_b3, out A::B::P a_b4); };
+};`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			mustBuild(t, [2]string{"m.tars", src})
+		})
+	}
+}
+
+// Module names that make import aliases Go refuses or that the generated methods' locals shadow
+// get "tars" added: init (no package may be imported as init) and the nesting-depth locals of
+// encode and decode (ok1, i2, ...). Before, such a module used from another did not compile:
+// "cannot import package as init", "ok1.S is not a type".
+func TestGenModuleAliasReserved(t *testing.T) {
+	for name, src := range map[string]string{
+		"init": `module Init { struct S { 0 optional int a; }; };
+module App { struct T { 0 optional Init::S s; }; };`,
+		"ok1": `module Ok1 { struct S { 0 optional int a; }; };
+module App { struct T { 0 optional vector<map<int, vector<Ok1::S> > > s; }; };`,
+		"i10": `module I10 { enum E { A }; };
+module App { struct T { 0 optional vector<vector<vector<vector<vector<vector<vector<vector<vector<vector<vector<I10::E> > > > > > > > > > > s; }; };`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			mustBuild(t, [2]string{"m.tars", src})
+		})
+	}
+}
+
+// A float default or constant that rounds to no finite float32 is refused by the parser, naming
+// the value and the type as for an integer out of range; FLT_MAX as printed (3.4028235e38, a
+// little above math.MaxFloat32, which Go rounds down) and a double's larger values are taken.
+// Before, the parser checked the range of integers only and wrote the value into Go as a float32
+// constant, which did not compile: "1e+39 (untyped float constant) overflows float32".
+func TestGenFloatValueOutOfRange(t *testing.T) {
+	for _, src := range []string{
+		`module M { struct S { 0 optional float f = 1e39; }; };`,
+		`module M { struct S { 0 optional float f = -1e39; }; };`,
+		`module M { const float F = 3.5e38; };`,
+	} {
+		_, err := tarsparser.LoadSource("m.tars", src, nil)
+		if err == nil || !strings.Contains(err.Error(), "does not fit type float") {
+			t.Errorf("%s: err = %v, want the value refused", src, err)
+		}
+	}
+	mustBuild(t, [2]string{"m.tars", `module M {
+	const float MAX = 3.4028235e38;
+	const float MIN = -3.4028235e38;
+	const double D = 1e39;
+	struct S { 0 optional float f = 3.4028235e38; 1 optional double d = -1e300; };
+};`})
+}
+
+// A module named Main (or Init) becomes Go package main_ (init_), in directory main, which other
+// generated packages import. Before, it became package main, a program without func main that no
+// package may import, and did not build: "function main is undeclared in the main package".
+func TestGenModuleNamedMain(t *testing.T) {
+	for _, src := range []string{
+		`module Main { struct S { 0 optional int a; }; };`,
+		`module Main { struct S { 0 optional int a; }; }; module App { struct T { 0 optional Main::S s; }; };`,
+		`module Init { struct S { 0 optional int a; }; }; module App { struct T { 0 optional Init::S s; }; };`,
+	} {
+		mustBuild(t, [2]string{"m.tars", src})
+	}
+	prog, err := tarsparser.LoadSource("m.tars", `module Main { struct S { 0 optional int a; }; };`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(prog, Options{ImportPrefix: "example.com/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[0].Path != "main/m.tars.go" || !strings.Contains(string(files[0].Content), "\npackage main_\n") {
+		t.Fatalf("module Main: %s with\n%.200s", files[0].Path, files[0].Content)
+	}
+}
+
+// The generated file is named after the .tars file, and go build reads a file's name: a .tars
+// file whose name starts with _ or . makes a Go file without them, and one whose name before its
+// first dot ends in _<GOOS> or _<GOARCH> (before an optional _test) gets _tars there. Before,
+// _common.tars made _common.tars.go, which Go ignores, and Pay_android.tars pay_android.tars.go,
+// which Go builds only on android: the package that included them did not compile ("no Go
+// files", "build constraints exclude all Go files").
+func TestGenFileNameGoIgnores(t *testing.T) {
+	for name, file := range map[string]string{
+		"leading underscore": "_common.tars",
+		"leading dot":        ".common.tars",
+		"GOOS suffix":        "Pay_android.tars",
+		"GOARCH suffix":      "pay_amd64.tars",
+		"GOOS and test":      "pay_linux_test.tars",
+		"dotted":             "pay_arm64.v2.tars",
+	} {
+		t.Run(name, func(t *testing.T) {
+			mustBuild(t,
+				[2]string{"b.tars", "#include \"" + file + "\"\nmodule B { struct S { 0 optional A::P p; }; };"},
+				[2]string{file, `module A { struct P { 0 optional int x; }; };`})
+		})
+	}
+}
+
+// outputBase changes only the names go build would ignore or constrain: the names of ordinary
+// .tars files (and so the repository's generated files) stay as they were, and every GOOS and
+// GOARCH of the go command in use (go tool dist list) is renamed. Before, the base name was
+// used as it was, and Go left out or constrained the files of _x.tars and x_<GOOS>.tars.
+func TestGenOutputBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"QueryF.tars": "queryf", "dir/App_Common.tars": "app_common", "linux.tars": "linux",
+		"x_test.tars": "x_test", "a.b_linux.tars": "a.b_linux", "x_linuxy.tars": "x_linuxy",
+		"_common.tars": "common", "__x.tars": "x", "_.tars": "tars", "Pay_android.tars": "pay_android_tars",
+		"x_linux_amd64.tars": "x_linux_amd64_tars", "x_windows_test.tars": "x_windows_test_tars",
+		"x_js.v1.tars": "x_js_tars.v1",
+	} {
+		if got := outputBase(in); got != want {
+			t.Errorf("outputBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+	list, err := exec.Command("go", "tool", "dist", "list").Output()
+	if err != nil {
+		t.Fatalf("go tool dist list: %v", err)
+	}
+	words := map[string]bool{}
+	for _, l := range strings.Fields(string(list)) {
+		goos, goarch, _ := strings.Cut(l, "/")
+		words[goos], words[goarch] = true, true
+	}
+	maps.Copy(words, knownGOOS)
+	maps.Copy(words, knownGOARCH)
+	// go/build's own reading of a file name, on two platforms that share no GOOS or GOARCH: a
+	// name it constrains to one GOOS or GOARCH is left out on one of them.
+	var ctxts []build.Context
+	for _, p := range [][2]string{{"linux", "amd64"}, {"windows", "arm64"}} {
+		c := build.Default
+		c.GOOS, c.GOARCH = p[0], p[1]
+		c.OpenFile = func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("package p\n")), nil }
+		ctxts = append(ctxts, c)
+	}
+	for w := range words {
+		for _, in := range []string{"p_" + w, "p_" + w + "_test", "p_linux_" + w, "_p_" + w + ".v2"} {
+			name := outputBase(in+".tars") + ".tars.go"
+			for _, c := range ctxts {
+				if ok, err := c.MatchFile("/x", name); err != nil || !ok {
+					t.Errorf("%s.tars makes %s, which go build on %s/%s leaves out (%v)", in, name, c.GOOS, c.GOARCH, err)
+				}
+			}
+		}
+	}
+}
+
+// Two .tars files whose output names are made the same by the renaming (Pay_android.tars and
+// pay_android_tars.tars) are refused, naming both, as two files of one base name are. Before,
+// there was no renaming, and the first made pay_android.tars.go, which Go builds on android only.
+func TestGenRenamedOutputCollisionRefused(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, name := range []string{"Pay_android.tars", "pay_android_tars.tars"} {
+		p := filepath.Join(dir, name)
+		src := "module Dup { struct S" + string(rune('A'+i)) + " { 0 optional int a; }; };"
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	prog, err := tarsparser.Load(paths, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Generate(prog, Options{ImportPrefix: "example.com/gen"})
+	if err == nil || !strings.Contains(err.Error(), "both generate dup/pay_android_tars.tars.go") {
+		t.Fatalf("Pay_android.tars and pay_android_tars.tars: err = %v, want both named", err)
 	}
 }

@@ -273,6 +273,11 @@ func (p *Program) checkValue(m *ast.Module, t *ast.Type, v *ast.Value) error {
 		if v.Kind != ast.FloatValue {
 			return bad()
 		}
+		// A float is a float32 in Go (and C++): a value that rounds to no finite float32, as Go
+		// rounds the constant, does not fit (3.4028235e38, FLT_MAX as printed, does).
+		if t.Kind == ast.Float && math.IsInf(float64(float32(v.Float)), 0) {
+			return bad()
+		}
 	case ast.String:
 		if v.Kind != ast.StringValue {
 			return bad()
