@@ -547,6 +547,10 @@ type routeCache struct {
 // code and description of the reply to send instead (RetOK for tars_ping). rc is the calling
 // loop's cache.
 func (s *Server) route(req *codec.RequestPacket, servantName, fn []byte, rc *routeCache) (h HandlerFunc, ret int32, desc string) {
+	if req.Version != codec.VersionTars {
+		req.ServantName, req.FuncName = string(servantName), string(fn)
+		return nil, codec.RetServerDecode, unserved(req.Version)
+	}
 	sv := rc.sv
 	if sv == nil || sv.name != string(servantName) {
 		if sv = s.servants[string(servantName)]; sv == nil {
@@ -693,11 +697,46 @@ func (l *loop) fillCurrent(cur *Current, req *codec.RequestPacket, remote net.Ad
 }
 
 // appendReply appends the whole frame answering req to b, using rp as scratch (it keeps
-// references until its next use).
+// references until its next use). A TUP request's refusal is a TUP reply (tupRefusal).
 func appendReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
 	body []byte, cur *Current) []byte {
+	if req.Version == codec.VersionTup {
+		return tupRefusal(b, req, ret, desc)
+	}
 	fillResponse(rp, req, ret, desc, body, cur)
 	return codec.AppendResponse(b, rp)
+}
+
+// unserved is the description of the refusal of a request of iVersion v: the server reads TARS
+// requests (iVersion 1, protobuf services' too) only. TUP (3), XML (4) and JSON (5) requests,
+// which TarsCpp and TarsGo servers also serve, are answered codec.RetServerDecode with it
+// before any handler runs: a handler would read their bodies as TARS fields.
+func unserved(v int16) string {
+	name := ""
+	switch v {
+	case codec.VersionTup:
+		name = " (TUP)"
+	case codec.VersionXML:
+		name = " (XML)"
+	case codec.VersionJSON:
+		name = " (JSON)"
+	}
+	return "server: request version " + strconv.Itoa(int(v)) + name + " is not served: only TARS (version 1)"
+}
+
+// emptyUniAttribute is an empty TUP body: an empty map at tag 0.
+var emptyUniAttribute = []byte{0<<4 | codec.TypeMap, 0<<4 | codec.TypeZero}
+
+// tupRefusal appends the reply refusing the TUP request req with ret and desc: shaped as a
+// request, as TUP replies are (TarsCpp's servers answer TUP so), the code and description in its
+// status under STATUS_RESULT_CODE and STATUS_RESULT_DESC, an empty UniAttribute for body.
+func tupRefusal(b []byte, req *codec.RequestPacket, ret int32, desc string) []byte {
+	return codec.AppendRequest(b, &codec.RequestPacket{
+		Version: req.Version, PacketType: codec.PacketNormal, MessageType: req.MessageType,
+		RequestID: req.RequestID, ServantName: req.ServantName, FuncName: req.FuncName,
+		Buffer: emptyUniAttribute,
+		Status: map[string]string{"STATUS_RESULT_CODE": strconv.Itoa(int(ret)), "STATUS_RESULT_DESC": desc},
+	})
 }
 
 // fillResponse sets rp to the response answering req.
