@@ -15,7 +15,7 @@ func (a *AdapterProxy) RecordCall(c *call.Call, err error) {
 	if c.Func == "" {
 		return
 	}
-	if a.rec == nil {
+	if a.rec == nil || a.rec.Forgotten() {
 		a.rec = a.loop.Recorder().Endpoint(a.servant, a.addr)
 	}
 	res, code := Result(c, err)

@@ -87,6 +87,9 @@ type Communicator struct {
 	limits   map[string]*servantproxy.Limit        // max-inflight by servant (limitOf); guarded by mu
 	managers []*naming.Manager                     // guarded by mu
 	closed   bool                                  // guarded by mu
+
+	statsMu sync.Mutex // one Stats at a time: its snapshot and what it forgets (forget.go)
+	forget  forgetting // guarded by statsMu, but for its timer
 }
 
 // New validates cfg and starts a Communicator: cfg.NetThread net threads and cfg.AsyncThread
@@ -148,6 +151,13 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	if err := c.startReports(); err != nil {
 		_ = c.Close()
 		return nil, err
+	}
+	if !o.noStats {
+		retention := o.retention
+		if retention == 0 {
+			retention = defaultRetention(cfg.ReportInterval)
+		}
+		c.startForgetting(retention)
 	}
 	return c, nil
 }
@@ -397,6 +407,7 @@ func (c *Communicator) Close() error {
 	c.mu.Lock()
 	c.closed = true // Proxy refuses from now on
 	c.mu.Unlock()
+	c.stopForgetting()
 	c.closeNaming()
 	// Each step is idempotent and waits for a close already under way, so a second Close does
 	// not return before the first has finished.

@@ -2,6 +2,7 @@ package communicator
 
 import (
 	"log/slog"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -15,10 +16,11 @@ import (
 type Option func(*options)
 
 type options struct {
-	log     *zap.Logger
-	noStats bool
-	naming  naming.Source
-	icpt    []interceptor.Client
+	log       *zap.Logger
+	noStats   bool
+	retention time.Duration
+	naming    naming.Source
+	icpt      []interceptor.Client
 }
 
 // WithLogger makes the Communicator log through log. Without it the Communicator logs JSON lines
@@ -48,6 +50,17 @@ func WithNaming(src naming.Source) Option {
 // locks or shared atomics; this option exists to measure that cost.
 func WithoutStats() Option {
 	return func(o *options) { o.noStats = true }
+}
+
+// WithStatsRetention sets how long Stats keeps the call counts of an endpoint that has left its
+// servant's list (no net thread has a connection to it) after they last changed: then they are
+// dropped, with their metric series and debug page rows, so that what the client holds follows
+// the endpoints there are, not every address it called since it started (a rolling deploy gives
+// each instance a new one). Keep it longer than any reader's interval (the stat report, a
+// Prometheus scrape), or a reader misses the last counts of an endpoint. Default: ten minutes, or
+// two report intervals if longer; at least 10ms.
+func WithStatsRetention(d time.Duration) Option {
+	return func(o *options) { o.retention = max(d, minRetention) }
 }
 
 // WithInterceptor adds client interceptors: each call of every proxy of the Communicator goes

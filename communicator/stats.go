@@ -18,7 +18,8 @@ const statsTimeout = time.Second
 // endpoint) by result with their latency, each net thread's counters, and the state and health
 // of every endpoint's connection on every net thread. Each net thread copies its own counters on
 // its loop, all at once; Stats merges them. A net thread that does not answer within a second is
-// left out.
+// left out. The counts of an endpoint that left its servant's list are dropped once they have
+// stood still for the retention (WithStatsRetention; forget.go).
 // The calls and endpoints of the library's own servants (the stat and property services it
 // reports to) are left out, calls the user makes to those servants too; the net threads'
 // counters include their traffic.
@@ -26,6 +27,8 @@ const statsTimeout = time.Second
 func (c *Communicator) Stats() stats.Snapshot {
 	// The threads are asked together: a thread that does not answer (busy, or its loop gone
 	// during Close) costs statsTimeout once, not once per thread.
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
 	got := make([]stats.Snapshot, len(c.threads))
 	ok := make([]bool, len(c.threads))
 	var wg sync.WaitGroup
@@ -48,6 +51,9 @@ func (c *Communicator) Stats() stats.Snapshot {
 	s := stats.Merge(parts...)
 	if s.Taken.IsZero() {
 		s.Taken = time.Now()
+	}
+	if c.shared != nil && !slices.Contains(ok, false) {
+		c.forgetStill(&s) // forget.go: with every thread's part only
 	}
 	c.mu.Lock()
 	if len(c.internal) > 0 {

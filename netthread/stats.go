@@ -39,6 +39,35 @@ func (t *Thread) Snapshot(timeout time.Duration) (stats.Snapshot, error) {
 	}
 }
 
+// ForgetStats drops, on the loop, the call counts of the (servant, endpoint) pairs drop reports
+// (stats.Recorder.Forget; drop runs on the loop). It waits at most for timeout, and then returns
+// ErrStatsUnavailable: the counts are dropped when the loop gets to it, before any Snapshot asked
+// for later. Safe for concurrent use.
+func (t *Thread) ForgetStats(drop func(servant, endpoint string) bool, timeout time.Duration) error {
+	if t.rec == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		entered := t.enter() // the direct path records too
+		t.rec.Forget(drop)
+		t.exit(entered)
+		close(done)
+		return nil
+	}))
+	if err != nil {
+		return ErrStatsUnavailable
+	}
+	tm := time.NewTimer(timeout)
+	defer tm.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-tm.C:
+		return ErrStatsUnavailable
+	}
+}
+
 // snapshot builds the Snapshot on the loop goroutine.
 func (t *Thread) snapshot() stats.Snapshot {
 	var s stats.Snapshot

@@ -184,6 +184,22 @@ func (r *Recorder) Endpoint(servant, endpoint string) *EndpointRecorder {
 	return e
 }
 
+// Forget drops the counts of the (servant, endpoint) pairs drop reports: an endpoint that left
+// its servant's list long ago must not hold memory (and a metric series, a row of the debug
+// page) for good. Counts recorded for a pair later start again from zero, as after a restart
+// (Snapshot.Delta and Prometheus take a count that went down for a reset). An EndpointRecorder
+// of a dropped pair counts nothing more (Forgotten): ask Endpoint for a new one.
+func (r *Recorder) Forget(drop func(servant, endpoint string) bool) {
+	r.list = slices.DeleteFunc(r.list, func(e *EndpointRecorder) bool {
+		if !drop(e.servant, e.endpoint) {
+			return false
+		}
+		e.forgotten = true
+		delete(r.eps, epKey{e.servant, e.endpoint})
+		return true
+	})
+}
+
 // Record counts one call of servant's function to endpoint: Endpoint(servant,
 // endpoint).Record(function, res, code, d). Prefer keeping the EndpointRecorder.
 func (r *Recorder) Record(servant, function, endpoint string, res Result, code int32, d time.Duration) {
@@ -215,7 +231,12 @@ type EndpointRecorder struct {
 	funcs             map[string]*Counters
 	lastName          string    // the function of the latest Record, kept to skip the map
 	last              *Counters // its counters
+	forgotten         bool      // its Recorder forgot it (Forget)
 }
+
+// Forgotten reports whether its Recorder dropped e (Recorder.Forget): what it records is counted
+// nowhere.
+func (e *EndpointRecorder) Forgotten() bool { return e.forgotten }
 
 // Servant returns the servant it counts for.
 func (e *EndpointRecorder) Servant() string { return e.servant }

@@ -211,3 +211,35 @@ func TestNames(t *testing.T) {
 		t.Errorf("state text %q", b)
 	}
 }
+
+// TestRecorderForget: Forget drops the pairs it is told to, and only those; a dropped pair's
+// EndpointRecorder says so (Forgotten), and counting the pair again starts from zero, which
+// Snapshot.Delta takes for a reset (all of the new counts are new).
+func TestRecorderForget(t *testing.T) {
+	var r stats.Recorder
+	gone, kept := r.Endpoint("S", "a:1"), r.Endpoint("S", "b:1")
+	for range 3 {
+		gone.Record("f", stats.OK, 0, time.Millisecond)
+		kept.Record("f", stats.OK, 0, time.Millisecond)
+	}
+	before := r.Snapshot()
+	r.Forget(func(servant, endpoint string) bool { return servant == "S" && endpoint == "a:1" })
+	if !gone.Forgotten() || kept.Forgotten() {
+		t.Fatalf("Forgotten: dropped %v, kept %v; want true, false", gone.Forgotten(), kept.Forgotten())
+	}
+	s := r.Snapshot()
+	if len(s.Calls) != 1 || s.Calls[0].Endpoint != "b:1" || s.Calls[0].Counters.Calls() != 3 {
+		t.Fatalf("after Forget the snapshot holds %+v; want b:1 alone, with its 3 calls", s.Calls)
+	}
+	again := r.Endpoint("S", "a:1")
+	if again == gone {
+		t.Fatal("Endpoint returned the forgotten recorder")
+	}
+	again.Record("f", stats.OK, 0, time.Millisecond)
+	d := r.Snapshot().Delta(before)
+	for _, c := range d.Calls {
+		if c.Endpoint == "a:1" && c.Counters.Calls() != 1 {
+			t.Fatalf("delta of the pair counted again from zero: %d calls, want 1 (a reset)", c.Counters.Calls())
+		}
+	}
+}
