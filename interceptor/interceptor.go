@@ -134,14 +134,18 @@ func ChainServer(ss ...Server) Server {
 
 // RetOf returns the TARS return code a server answers a handler's (or an interceptor's) error
 // with: 0 for nil, the code of an error that carries one (a TARSCode method, as server.Error
-// has, found with errors.As), and otherwise -99 (RetUnknown).
+// has, found with errors.As) unless that code is 0 (a failure is never answered as success),
+// and otherwise -99 (RetUnknown). The server answers with it: what an interceptor reads in
+// info.Ret is what the client gets.
 func RetOf(err error) int32 {
 	if err == nil {
 		return 0
 	}
 	var c interface{ TARSCode() int32 }
 	if errors.As(err, &c) {
-		return c.TARSCode()
+		if code := c.TARSCode(); code != 0 {
+			return code
+		}
 	}
 	return -99
 }

@@ -32,8 +32,9 @@
 // vectored write; what the socket does not take at once is finished by a goroutine of its own
 // (internal/bigwrite), and the connection's later replies wait behind it, in order.
 //
-// A handler's error answers with its code: an *Error gives its Code and Desc, any other error
-// RetUnknown -99 with err.Error(); a panic is recovered, logged, and answered with RetUnknown.
+// A handler's error answers with its code (interceptor.RetOf): an *Error gives its Code and
+// Desc, another error with a TARSCode method its code and err.Error(), any other error
+// RetUnknown -99 with err.Error(); a code 0 is answered -99 too; a panic is recovered, logged, and answered with RetUnknown.
 // A handler that ends its goroutine (runtime.Goexit, t.FailNow) is answered RetUnknown too;
 // with workers a new worker takes the place of the one it ended, but inline it ends the event
 // loop, whose connections are then shut down and which serves no more: handlers that may do so

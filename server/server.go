@@ -616,13 +616,16 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	}
 	returned = true
 	if err != nil {
+		// The code is interceptor.RetOf's, which the interceptors saw: an *Error's, or any
+		// error's with a TARSCode method.
+		ret := interceptor.RetOf(err)
 		if e, ok := errors.AsType[*Error](err); ok {
 			if e == nil {
 				return nil, codec.RetUnknown, nilErrorDesc
 			}
-			return nil, e.TARSCode(), e.Desc
+			return nil, ret, e.Desc
 		}
-		return nil, codec.RetUnknown, err.Error()
+		return nil, ret, err.Error()
 	}
 	return body, codec.RetOK, ""
 }
