@@ -244,11 +244,11 @@ func (a *AdapterProxy) Send(c *call.Call) { a.send(c) }
 // send is Send, reporting whether c was queued (false: it was completed or retried elsewhere
 // already, and may have been recycled).
 func (a *AdapterProxy) send(c *call.Call) bool {
+	c.SetAddr(&a.addr)
 	if a.udp && len(c.Frame) > datagram.MaxSize {
 		return a.refuseDatagram(c)
 	}
 	now := a.loop.Now()
-	c.SetAddr(&a.addr)
 	if len(c.Frame) > a.opts.MaxPacketSize {
 		a.loop.Wheel().Remove(c)
 		c.Complete(fmt.Errorf("%w: %d bytes to %s (max-packet-size %d)", call.ErrRequestTooLarge, len(c.Frame), a.addr, a.opts.MaxPacketSize))

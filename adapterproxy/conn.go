@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -72,6 +73,13 @@ func (a *AdapterProxy) DialFailed(gen uint32, err error) {
 		a.state = stateIdle
 		a.drop(err, false)
 		return
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		// The dial's "i/o timeout" matches context.DeadlineExceeded (one time in two or three,
+		// as the dialer happens to see it), which tells a caller that the call's deadline passed
+		// and the request may have run: a connect that timed out sent nothing. Its words stay,
+		// its chain goes: the call fails with ErrConnection alone.
+		err = fmt.Errorf("%v (connect timeout %v)", err, a.ConnectTimeout())
 	}
 	now := a.loop.Now()
 	a.state = stateIdle

@@ -129,7 +129,7 @@ func WithWorkers(n int) Option {
 }
 
 // WithQueueCap sets the capacity of the worker queue in worker mode (default DefaultQueueCap).
-// A request that finds the queue full is answered at once with codec.RetServerOverload.
+// A request that finds the queue full is answered at once with codec.RetOverload.
 // Values <= 0 keep the default.
 func WithQueueCap(n int) Option {
 	return func(o *options) {
@@ -141,7 +141,7 @@ func WithQueueCap(n int) Option {
 
 // WithQueueBytes bounds, in worker mode, the bytes of the request frames handed to the workers
 // and not finished yet (default DefaultQueueBytes): a request that would take them past n is
-// answered at once with codec.RetServerOverload, as when the queue is full, unless nothing else
+// answered at once with codec.RetOverload, as when the queue is full, unless nothing else
 // is queued (a request of any size still runs on an idle server). The queue's capacity counts
 // requests only; this bounds what one client pipelining large requests to busy workers can make
 // the server hold. n <= 0 removes the bound.
