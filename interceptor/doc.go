@@ -14,6 +14,12 @@
 // but only the caller's ctx cancels it: the call outlives the interceptor, and a cancel it defers
 // (ctx, cancel := context.WithTimeout(ctx, d); defer cancel()) must not end it.
 //
+// What the interceptor returns is what a sync or one-way caller gets: one that returns nil after
+// next failed makes the call succeed for its caller (a fail-open policy), the reply left empty.
+// An async call's outcome is its callback's: the callback gets the call's own error whatever the
+// interceptor returns, and AsyncInvoke returns an error when the call was refused without being
+// sent, even if the interceptor swallowed it (the callback would never run).
+//
 // The call ends once, whatever its kind: the communicator fills Endpoint, Ret and Err and calls
 // End, which runs the OnEnd functions in the reverse order of their registration. For a sync call
 // End runs before next returns; for an async call, before the callback, on the async worker;
