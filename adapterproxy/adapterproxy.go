@@ -46,6 +46,11 @@ type Loop interface {
 	// direct path) instead of the loop: gnet's connection methods must not be called, and a
 	// Flush writes to the socket itself or leaves the work to the loop (direct.go).
 	Borrowed() bool
+	// Batch is the buffer in which a Flush on the loop gathers several frames for one write. The
+	// loop lends it to one Flush at a time, and the write copies what the socket does not take,
+	// so a net thread needs one, not one per connection (which each held up to 1 MiB for good
+	// after a burst).
+	Batch() *[]byte
 }
 
 // Dialed is the context of a connection a dial enrolls, until Opened attaches it: it names the
@@ -109,7 +114,6 @@ type AdapterProxy struct {
 	calls      callTable            // two-way calls sent or queued, by request id (pending.go)
 	q          sendq                // calls (two-way and one-way) not written yet, in order
 	in         inbound.Assembler    // reply frames from the connection's bytes
-	wbuf       []byte               // scratch for writing a batch
 	scratch    []*call.Call         // scratch for failing or retrying calls
 	written    []*call.Call         // scratch for the calls of a written batch
 	dirty      bool                 // registered with the loop for a Flush
@@ -371,11 +375,12 @@ func (a *AdapterProxy) Flush() {
 		if len(batch) == 1 {
 			data = batch[0].Frame // a single call is written from its own buffer, without a copy
 		} else {
-			a.wbuf = a.wbuf[:0]
+			buf := a.loop.Batch()
+			*buf = (*buf)[:0]
 			for _, c := range batch {
-				a.wbuf = append(a.wbuf, c.Frame...)
+				*buf = append(*buf, c.Frame...)
 			}
-			data = a.wbuf
+			data = *buf
 		}
 		conn := a.conn
 		a.lastIO = a.loop.Now()
@@ -404,8 +409,8 @@ func (a *AdapterProxy) Flush() {
 		}
 		a.written = batch[:0]
 	}
-	if cap(a.wbuf) > 4*maxBatch {
-		a.wbuf = nil
+	if buf := a.loop.Batch(); cap(*buf) > 4*maxBatch {
+		*buf = nil
 	}
 }
 

@@ -62,6 +62,9 @@ func (l *loopSide) Wheel() *call.Wheel { return l.wheel }
 // Now is the loop's clock, read once per turn (adapterproxy.Loop).
 func (l *loopSide) Now() int64 { return l.now }
 
+// Batch is the buffer the loop's Flushes gather frames in, one at a time (adapterproxy.Loop).
+func (l *loopSide) Batch() *[]byte { return &l.batch }
+
 // Recorder is the loop's call counter, nil with NoStats (adapterproxy.Loop).
 func (l *loopSide) Recorder() *stats.Recorder { return l.rec }
 

@@ -64,6 +64,7 @@ type Thread struct {
 	ctx       context.Context // cancelled by Close: ends dials
 	cancel    context.CancelFunc
 	rec       *stats.Recorder // the calls that end on this loop; nil with NoStats (used on the loop)
+	batch     []byte          // the connections' Flushes gather frames here, one at a time (Batch)
 
 	// Shared with callers; atomics only.
 	queue    call.Stack
