@@ -15,11 +15,16 @@ type Backup struct {
 	// first is the endpoint the first call went to (its AdapterProxy, not its list index: an
 	// update of the list between the two calls moves the indices); nil until it is routed.
 	first *adapterproxy.AdapterProxy
-	sent  bool // the first call has been routed
+	sent  bool      // the first call has been routed
+	pair  call.Pair // counts the two calls as one
 }
 
 // NewBackup returns a Backup for one backup request. Safe for concurrent use (it only allocates).
 func (o *ObjectProxy) NewBackup() *Backup { return &Backup{o: o} }
+
+// Pair is what makes the two calls count as one (call.Pair): the backup request logic sets it
+// as both calls' Pair, and opens each before it submits it.
+func (h *Backup) Pair() *call.Pair { return &h.pair }
 
 // Route implements call.Router: the first call is routed by the servant's balancer, the backup to
 // another endpoint (pickOther). A backup with no other endpoint to go to fails at once with

@@ -148,6 +148,8 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	}
 	h := obj.NewBackup()
 	c.Dest = h
+	c.Pair = h.Pair() // the pair counts as one call
+	c.Pair.Open()
 	// The backup's frame is copied now: once c is submitted its frame belongs to the loop.
 	c2 := call.Get()
 	c2.Frame = append(c2.Frame[:0], c.Frame...)
@@ -177,6 +179,7 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	}
 	p.prepareBackup(c, c2, h, now)
 	if err := t.Submit(c2); err != nil {
+		h.Pair().Close()
 		call.Put(c2)
 		return c, p.waitSubmitted(ctx, c)
 	}
@@ -190,7 +193,8 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 // it gives it (adapterproxy/pending.go). Its Start is now, so that its endpoint's latency is its
 // own; the caller is given c's (fromStart) with its outcome.
 func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64) {
-	c2.Deadline, c2.Dest = c.Deadline, h
+	c2.Deadline, c2.Dest, c2.Pair = c.Deadline, h, h.Pair()
+	c2.Pair.Open()
 	c2.Servant, c2.Func, c2.Start = c.Servant, c.Func, now
 	c2.Hashed, c2.Hash = c.Hashed, c.Hash
 	codec.SetRequestTimeout(c2.Frame, codec.RequestTimeout(time.Duration(c2.Deadline-now)))

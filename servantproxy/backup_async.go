@@ -49,6 +49,8 @@ func (p *proxy) newAsyncBackup(c *call.Call, t *netthread.Thread) *asyncBackup {
 	}
 	a := &asyncBackup{p: p, t: t, h: obj.NewBackup(), b: b, c: c, gen: c.Gen(), start: c.Start}
 	c.Dest = a.h
+	c.Pair = a.h.Pair() // the pair counts as one call
+	c.Pair.Open()
 	c.Notify = a.end
 	// The backup's frame is copied now: once c is submitted its frame belongs to the loop.
 	a.spare = call.Get()
@@ -112,6 +114,7 @@ func (a *asyncBackup) fire() {
 	c2.Notify = a.end
 	a.gen2 = c2.Gen()
 	if err := a.t.Submit(c2); err != nil {
+		a.h.Pair().Close()
 		call.Put(c2)
 		return
 	}

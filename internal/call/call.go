@@ -95,6 +95,9 @@ type Call struct {
 	Tries int8   // endpoints tried so far
 	Hops  int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
 	Tried uint64 // bit i%64: an endpoint i of list TriedIn was tried (objectproxy's markTried)
+	// Pair, for the two calls of a backup request, makes them count as one (pair.go); nil for
+	// any other call.
+	Pair *Pair
 	// TriedIn is the endpoint list Tried's indices refer to (an objectproxy *List, opaque here):
 	// an update renumbers the endpoints, and objectproxy carries Tried over to the new list.
 	TriedIn any
@@ -221,7 +224,7 @@ func Put(c *Call) {
 	c.Frame, c.Dest, c.Servant, c.Func, c.Start = frame, nil, "", "", 0
 	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel, c.OnEnd = nil, nil, nil, nil, nil, nil, nil
 	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, nil, 0
-	c.Tries, c.Hops, c.Tried, c.TriedIn, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, nil, false, 0, "", false
+	c.Tries, c.Hops, c.Tried, c.TriedIn, c.Pair, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, nil, nil, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.CtxDst, c.StDst, c.Handler = nil, nil, nil
 	if c.sentTo.Load() != nil {
@@ -240,13 +243,20 @@ func (c *Call) Complete(err error) bool {
 	c.Err = err
 	s := c.state.Load()
 	if s&stateMask != statePending || !c.state.CompareAndSwap(s, s|stateDone) {
-		if c.Rec != nil && s&stateMask != stateDropped { // a dropped call is no call of its own
-			c.Rec.RecordCall(c, errAbandoned)
+		if c.Rec != nil {
+			// A dropped call is no call of its own; of a backup pair, one half counts (Pair).
+			counts := s&stateMask != stateDropped
+			if c.Pair != nil {
+				counts = c.Pair.counts(errAbandoned) && counts
+			}
+			if counts {
+				c.Rec.RecordCall(c, errAbandoned)
+			}
 		}
 		Put(c)
 		return false
 	}
-	if c.Rec != nil {
+	if c.Rec != nil && (c.Pair == nil || c.Pair.counts(err)) {
 		c.Rec.RecordCall(c, err)
 	}
 	if c.Notify != nil {

@@ -1,0 +1,38 @@
+package call
+
+import "sync/atomic"
+
+// Pair makes the two calls of a backup request (the first call and its backup, the same request
+// sent to another endpoint) count as the one call they are, in the Recorder: a reply is counted
+// when it comes, and the other half is not (whether it replied, failed or was dropped); without
+// a reply, the half that ends last is counted, whose error is the pair's, as its caller gets it,
+// and the other half is not. The backup request logic (servantproxy) gives both halves the same
+// Pair (Call.Pair), opening each before it submits it; both end on the same loop (the backup
+// goes to the first call's net thread), which alone reads counted.
+//
+// One race is left: a first call that ends on the loop just as its backup is opened (the backup
+// timer firing at that instant) is counted as the last half, and its backup is counted too.
+type Pair struct {
+	open    atomic.Int32 // halves opened and not ended
+	counted bool         // a half's reply was counted (loop only)
+}
+
+// Open records that a half of the pair is being sent: call it before the half's Submit.
+func (p *Pair) Open() { p.open.Add(1) }
+
+// Close takes back an Open whose half was not submitted after all (Submit refused it).
+func (p *Pair) Close() { p.open.Add(-1) }
+
+// counts reports whether the half ending now with err (nil: a reply) is the pair's count. Called
+// once per half, from Complete on the loop, however the half ends.
+func (p *Pair) counts(err error) bool {
+	last := p.open.Add(-1) == 0
+	switch {
+	case p.counted:
+		return false
+	case err == nil:
+		p.counted = true
+		return true
+	}
+	return last
+}
