@@ -1,10 +1,12 @@
 package adapterproxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -75,11 +77,7 @@ func (a *AdapterProxy) DialFailed(gen uint32, err error) {
 		return
 	}
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		// The dial's "i/o timeout" matches context.DeadlineExceeded (one time in two or three,
-		// as the dialer happens to see it), which tells a caller that the call's deadline passed
-		// and the request may have run: a connect that timed out sent nothing. Its words stay,
-		// its chain goes: the call fails with ErrConnection alone.
-		err = fmt.Errorf("%v (connect timeout %v)", err, a.ConnectTimeout())
+		err = &connectTimedOut{err: err, after: a.ConnectTimeout()}
 	}
 	now := a.loop.Now()
 	a.state = stateIdle
@@ -91,6 +89,28 @@ func (a *AdapterProxy) DialFailed(gen uint32, err error) {
 	a.warn("connect failed", zap.Error(err), zap.Int("consecutive", a.dialFails))
 	a.drop(&call.ConnError{Addr: a.addr, Cause: err}, true)
 }
+
+// connectTimedOut is the error of a connect (dial, TLS handshake, authentication) that timed out.
+// The dial's "i/o timeout" matches context.DeadlineExceeded (one time in two or three, as the
+// dialer happens to see it), which tells a caller that the call's deadline passed and the request
+// may have run: a connect that timed out sent nothing. So it matches what err matches (ErrTLS,
+// ErrAuth, ...) but the deadline errors: the call fails with ErrConnection, not as timed out.
+type connectTimedOut struct {
+	err   error
+	after time.Duration
+}
+
+func (e *connectTimedOut) Error() string {
+	return fmt.Sprintf("%v (connect timeout %v)", e.err, e.after)
+}
+
+// Is reports whether err matches target, the deadline errors excepted.
+func (e *connectTimedOut) Is(target error) bool {
+	return target != context.DeadlineExceeded && target != os.ErrDeadlineExceeded && errors.Is(e.err, target)
+}
+
+// As finds target in err's chain.
+func (e *connectTimedOut) As(target any) bool { return errors.As(e.err, target) }
 
 // OnClose is called on the loop when the connection closed, by either side: every call waiting
 // on it fails now with a connection error (calls not yet written may be retried elsewhere). The
