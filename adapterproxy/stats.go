@@ -65,6 +65,7 @@ func (a *AdapterProxy) EndpointStats(thread int) stats.Endpoint {
 		Thread:              thread,
 		Servant:             a.servant,
 		Endpoint:            a.addr,
+		Set:                 a.ep.SetDivision,
 		State:               st,
 		Pending:             a.calls.len(),
 		Active:              !a.health.inactive,

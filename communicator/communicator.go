@@ -403,11 +403,11 @@ func (c *Communicator) limitOf(obj string, max int, internal bool) *servantproxy
 // every other callback has run and none will; the worker running the calling callback exits
 // once the callback returns.
 func (c *Communicator) Close() error {
-	c.closeReports()
 	c.mu.Lock()
 	c.closed = true // Proxy refuses from now on
 	c.mu.Unlock()
 	c.stopForgetting()
+	c.closeReports()
 	c.closeNaming()
 	// Each step is idempotent and waits for a close already under way, so a second Close does
 	// not return before the first has finished.

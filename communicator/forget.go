@@ -18,9 +18,11 @@ import (
 // their counts stand still. Those that stood still for the retention are dropped on every net
 // thread, in the same Stats call, before any later snapshot is taken (Stats calls run one at a
 // time, and each thread runs what it is asked in order): no snapshot ever holds a pair on some
-// threads and not on others, so a merged count never goes down but by a drop of the whole pair,
-// which a reader sees as counts starting again (a reset) only if the pair comes back. A timer
-// runs Stats every half retention, so that a client nobody reads stats from forgets too.
+// threads and not on others. A pair that comes back is counted from zero in counters of a new
+// Gen (stats.Counters), which Snapshot.Delta (the stat report) takes whole; a Prometheus
+// counter starts again from zero, which Prometheus reads as a reset when it scrapes a value
+// lower than the last. A timer runs Stats every half retention, so that a client nobody reads
+// stats from forgets too.
 
 // minRetention is the least time the counts of an endpoint that left stay (the default is
 // longer: defaultRetention).

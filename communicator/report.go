@@ -2,9 +2,12 @@ package communicator
 
 import (
 	"fmt"
+	"maps"
+	"sync"
 
 	"go.uber.org/zap"
 
+	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/protocol/propertyf"
 	"github.com/tarscomm/tarscomm/protocol/statf"
 	"github.com/tarscomm/tarscomm/report/property"
@@ -33,9 +36,13 @@ func (c *Communicator) startReports() error {
 		if err := c.bind(r.Stat, prx, true); err != nil {
 			return fmt.Errorf("communicator: stat = %q: %w", r.Stat, err)
 		}
+		set := ""
+		if c.cfg.EnableSet {
+			set = c.cfg.SetDivision // masterName carries it, as TarsCpp's client's does
+		}
 		c.reports.stat = stat.New(c.Stats, prx, stat.Options{
 			ModuleName: r.ModuleName, FromClient: true, Interval: r.ReportInterval,
-			MaxReportSize: r.MaxReportSize, OnError: warn("stat"),
+			MaxReportSize: r.MaxReportSize, OnError: warn("stat"), SetDivision: set,
 		})
 		c.reports.stat.Start()
 	}
@@ -53,10 +60,22 @@ func (c *Communicator) startReports() error {
 	return nil
 }
 
-// closeReports stops the reporters, sending what they have left, while the proxies still work.
+// closeReports stops the reporters, sending what they have left, while the proxies still work:
+// the calls of the user's servants end first (ErrClosed), so that the final report counts them.
 func (c *Communicator) closeReports() {
 	c.reportsOnce.Do(func() {
 		if c.reports.stat != nil {
+			// The final report counts the calls Close ends: those of the user's servants end
+			// first, while the reporters' own proxies still run.
+			c.mu.Lock()
+			internal := maps.Clone(c.internal)
+			c.mu.Unlock()
+			user := func(servant string) bool { return !internal[servant] }
+			var wg sync.WaitGroup
+			for _, t := range c.threads {
+				wg.Go(func() { t.FailCalls(user, call.ErrClosed, statsTimeout) })
+			}
+			wg.Wait()
 			_ = c.reports.stat.Close()
 		}
 		if c.reports.prop != nil {

@@ -222,6 +222,28 @@ func (t *Thread) ObjectProxies() []*objectproxy.ObjectProxy {
 	return append([]*objectproxy.ObjectProxy(nil), t.objects()...)
 }
 
+// FailCalls ends, on the loop, every call of the servants which reports (their ObjectProxies'
+// calls sent, queued on connections, or waiting for a first endpoint list) with err, and waits
+// for it at most for timeout. Calls still in the submission queue are not among them. Safe for
+// concurrent use.
+func (t *Thread) FailCalls(which func(servant string) bool, err error, timeout time.Duration) {
+	done := make(chan struct{})
+	t.post(func() {
+		for _, o := range t.objects() {
+			if which(o.Name()) {
+				o.FailAll(err)
+			}
+		}
+		close(done)
+	})
+	tm := time.NewTimer(timeout)
+	defer tm.Stop()
+	select {
+	case <-done:
+	case <-tm.C:
+	}
+}
+
 // Execute runs fn on the loop goroutine soon, then flushes the connections it made dirty; after
 // Close fn is dropped. It is how an endpoint list reaches an ObjectProxy. Safe for concurrent
 // use.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,7 +72,14 @@ type Counters struct {
 	Codes []CodeCount
 	// Latency holds the time from the call's start to its reply, of the calls that succeeded.
 	Latency Histogram
+	// Gen numbers the counters' life: counters made anew (for a pair Recorder.Forget dropped,
+	// counted again) have a higher one, so that Snapshot.Delta takes them whole even when they
+	// have grown past the old ones. Merged counters have the lowest of their parts'; 0: unknown.
+	Gen uint64 `json:"-"`
 }
+
+// gens numbers the Counters a Recorder makes, in every Recorder (Counters.Gen).
+var gens atomic.Uint64
 
 // Calls returns the number of calls that ended, whatever their result.
 func (c *Counters) Calls() uint64 {
@@ -115,6 +123,9 @@ func (c *Counters) addCode(code int32, n uint64) {
 
 // add merges o into c.
 func (c *Counters) add(o *Counters) {
+	if o.Gen != 0 && (c.Gen == 0 || o.Gen < c.Gen) {
+		c.Gen = o.Gen
+	}
 	for i, v := range o.Results {
 		c.Results[i] += v
 	}
@@ -131,8 +142,12 @@ func (c *Counters) clone() Counters {
 	return out
 }
 
-// sub returns c minus prev, an earlier state of the same counters.
+// sub returns c minus prev, an earlier state of the same counters: all of c when they are not
+// (made anew since: another Gen, or a count lower than prev's).
 func (c *Counters) sub(prev *Counters) Counters {
+	if c.Gen != prev.Gen {
+		return c.clone()
+	}
 	for i := range c.Results {
 		if c.Results[i] < prev.Results[i] { // not an earlier state: all of c is new
 			return c.clone()
@@ -251,7 +266,7 @@ func (e *EndpointRecorder) Record(function string, res Result, code int32, d tim
 	c := e.last
 	if c == nil || function != e.lastName {
 		if c = e.funcs[function]; c == nil {
-			c = new(Counters)
+			c = &Counters{Gen: gens.Add(1)}
 			function = strings.Clone(function)
 			e.funcs[function] = c
 		}

@@ -74,11 +74,12 @@ func (s ConnState) MarshalText() ([]byte, error) { return []byte(s.String()), ni
 // Endpoint is the state of one endpoint of a servant on one net thread (an AdapterProxy). The
 // communicator fills it on the loop.
 type Endpoint struct {
-	Thread   int       `json:"thread"`   // the net thread
-	Servant  string    `json:"servant"`  // the object name
-	Endpoint string    `json:"endpoint"` // host:port
-	State    ConnState `json:"state"`    // the connection's state
-	Pending  int       `json:"pending"`  // two-way calls sent and waiting for their reply
+	Thread   int       `json:"thread"`        // the net thread
+	Servant  string    `json:"servant"`       // the object name
+	Endpoint string    `json:"endpoint"`      // host:port
+	Set      string    `json:"set,omitempty"` // the endpoint's set division (-s), "" when it is in none
+	State    ConnState `json:"state"`         // the connection's state
+	Pending  int       `json:"pending"`       // two-way calls sent and waiting for their reply
 	// Active is false while the health rules keep the endpoint out of rotation.
 	Active bool `json:"active"`
 	// WindowCalls and WindowFailures are the counts of the health check's current window.

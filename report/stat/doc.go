@@ -13,7 +13,10 @@
 // The head is filled as TarsCpp's client fills it: masterName "<modulename>@<version>"
 // (truncated to 127 bytes), slaveName the first two dot parts of the object name ("App.Server"),
 // interfaceName the function, masterIp the node name (empty for a standalone client: the stat
-// server fills it in), slaveIp and slavePort the endpoint, returnValue 0. With FromClient false
+// server fills it in), slaveIp and slavePort the endpoint, returnValue 0. A client in a set
+// (Options.SetDivision "app.sz.1") has masterName "<modulename>.appsz1@<version>"; an endpoint in
+// a set (its -s, stats.Endpoint.Set) gives slaveName ".appsz1" after the object's two parts and
+// its name, area and group in slaveSetName, slaveSetArea and slaveSetID. With FromClient false
 // (a server reporting what it served, bFromClient = false) the callee is this server: slaveName
 // is the module name, slaveIp and slavePort the address served, and masterName the caller as
 // TarsGo's server names it ("stat_from_server"). Keys that map to the same head are merged.

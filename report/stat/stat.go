@@ -35,6 +35,11 @@ type Options struct {
 	NodeName string
 	// FromClient is bFromClient: true for a client's calls, false for a server's.
 	FromClient bool
+	// SetDivision is the client's set (TARS "setdivision", name.area.group, given when
+	// "enableset" is on): a client's masterName then carries it, as TarsCpp's does
+	// ("App.Client.appsz1@1.0.0"). The set of each endpoint called is the endpoint's own (-s,
+	// stats.Endpoint.Set): its head's slaveName and slaveSet fields carry it.
+	SetDivision string
 	// LocalIP replaces the host of the served address as slaveIp when FromClient is false
 	// (useful when the server listens on 0.0.0.0).
 	LocalIP string
@@ -74,6 +79,7 @@ type Reporter struct {
 
 	mu   sync.Mutex // serialises Flush
 	prev stats.Snapshot
+	sets sets // the endpoints' sets, kept while their calls are counted
 
 	stop   chan struct{}
 	done   chan struct{}
@@ -156,7 +162,8 @@ func (r *Reporter) Flush(ctx context.Context) error {
 	}
 	delta := cur.Delta(r.prev)
 	r.prev = cur
-	batches := Messages(delta, r.opts, r.self)
+	r.sets.learn(&cur)
+	batches := messages(delta, r.opts, r.self, r.sets.of)
 	var errs []error
 	for i, batch := range batches {
 		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
@@ -177,11 +184,19 @@ func (r *Reporter) Flush(ctx context.Context) error {
 // the calls to servant skip. Heads are built as the package doc says; o's zero fields take their
 // defaults.
 func Messages(delta stats.Snapshot, o Options, skip string) []map[statf.StatMicMsgHead]statf.StatMicMsgBody {
+	var s sets
+	s.learn(&delta)
+	return messages(delta, o, skip, s.of)
+}
+
+// messages is Messages with the endpoints' sets given by setOf.
+func messages(delta stats.Snapshot, o Options, skip string, setOf func(servant, endpoint string) string) []map[statf.StatMicMsgHead]statf.StatMicMsgBody {
 	o.defaults()
-	masterName := o.ModuleName + "@" + o.Version
-	if len(masterName) > maxMasterName {
-		masterName = masterName[:maxMasterName]
+	masterName := o.ModuleName
+	if set, ok := setParts(o.SetDivision); ok && o.FromClient {
+		masterName += "." + set[0] + set[1] + set[2]
 	}
+	masterName = limit(masterName + "@" + o.Version)
 	all := make(map[statf.StatMicMsgHead]statf.StatMicMsgBody)
 	var order []statf.StatMicMsgHead
 	for i := range delta.Calls {
@@ -189,7 +204,7 @@ func Messages(delta stats.Snapshot, o Options, skip string) []map[statf.StatMicM
 		if c.Servant == skip && skip != "" {
 			continue
 		}
-		h := head(&c.Key, &o, masterName)
+		h := head(&c.Key, &o, masterName, setOf(c.Servant, c.Endpoint))
 		b := body(&c.Counters)
 		if old, ok := all[h]; ok {
 			b = mergeBody(old, b)
@@ -220,7 +235,56 @@ func Messages(delta stats.Snapshot, o Options, skip string) []map[statf.StatMicM
 	return out
 }
 
-func head(k *stats.Key, o *Options, masterName string) statf.StatMicMsgHead {
+// sets knows each endpoint's set, from the snapshots' Endpoints: an endpoint that left its list
+// (no longer in Endpoints) keeps its set while its calls are counted.
+type sets map[[2]string]string
+
+// learn records the sets of s's endpoints and forgets those of endpoints s neither lists nor
+// counts calls of.
+func (m *sets) learn(s *stats.Snapshot) {
+	seen := make(map[[2]string]bool, len(s.Endpoints))
+	for _, e := range s.Endpoints {
+		k := [2]string{e.Servant, e.Endpoint}
+		seen[k] = true
+		if e.Set != "" {
+			if *m == nil {
+				*m = sets{}
+			}
+			(*m)[k] = e.Set
+		}
+	}
+	for _, c := range s.Calls {
+		seen[[2]string{c.Servant, c.Endpoint}] = true
+	}
+	for k := range *m {
+		if !seen[k] {
+			delete(*m, k)
+		}
+	}
+}
+
+// of returns the set of servant's endpoint, "" if none is known.
+func (m *sets) of(servant, endpoint string) string { return (*m)[[2]string{servant, endpoint}] }
+
+// setParts splits a set division into its name, area and group, as TarsCpp reads it for stat
+// heads: false unless it has three parts and neither name nor area is "*".
+func setParts(set string) ([]string, bool) {
+	p := strings.Split(set, ".")
+	if len(p) != 3 || p[0] == "*" || p[1] == "*" {
+		return nil, false
+	}
+	return p, true
+}
+
+// limit cuts a name to the length TarsCpp allows in a stat head.
+func limit(name string) string {
+	if len(name) > maxMasterName {
+		return name[:maxMasterName]
+	}
+	return name
+}
+
+func head(k *stats.Key, o *Options, masterName, endpointSet string) statf.StatMicMsgHead {
 	host, port := splitAddr(k.Endpoint)
 	if !o.FromClient {
 		if o.LocalIP != "" {
@@ -234,7 +298,7 @@ func head(k *stats.Key, o *Options, masterName string) statf.StatMicMsgHead {
 			SlavePort:     port,
 		}
 	}
-	return statf.StatMicMsgHead{
+	h := statf.StatMicMsgHead{
 		MasterName:    masterName,
 		SlaveName:     slaveName(k.Servant),
 		InterfaceName: k.Function,
@@ -242,6 +306,11 @@ func head(k *stats.Key, o *Options, masterName string) statf.StatMicMsgHead {
 		SlaveIp:       host,
 		SlavePort:     port,
 	}
+	if set, ok := setParts(endpointSet); ok {
+		h.SlaveSetName, h.SlaveSetArea, h.SlaveSetID = set[0], set[1], set[2]
+		h.SlaveName = limit(h.SlaveName + "." + set[0] + set[1] + set[2])
+	}
+	return h
 }
 
 // slaveName returns the first two dot parts of an object name: "App.Server" of
