@@ -624,8 +624,8 @@ func TestDirectPathAsyncBackupAlone(t *testing.T) {
 	}
 	st := sp.BackupStats()
 	t.Logf("backups: %+v; %d calls direct", st, directCalls(comm))
-	if st.Sent == 0 {
-		t.Errorf("no backup was sent: the test did not reach that path")
+	if st.Dropped == 0 { // the backups, alone on the servant, end unsent: Sent stays 0
+		t.Errorf("no backup was made: the test did not reach that path")
 	}
 }
 

@@ -39,8 +39,9 @@ type Servant struct {
 
 	// BackupRequest, when set, sends a call (sync, async or future) of an idempotent function (listed in Idempotent,
 	// or marked in its .proto with option idempotency_level = IDEMPOTENT for the stubs of
-	// protoc-gen-go-tars) again, to another endpoint, when it has had no reply after this long;
-	// the first reply wins. 0: off.
+	// protoc-gen-go-tars) again, to another healthy endpoint, when it has had no reply after
+	// this long; the first reply wins. A hashed call (WithHash) has none: its endpoint is the
+	// hash's. 0: off.
 	BackupRequest time.Duration `toml:"backup-request"`
 
 	// BackupBudget caps backup requests at this fraction of the calls that may have one,

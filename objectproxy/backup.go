@@ -8,15 +8,21 @@ import (
 // Backup routes the two calls of one backup request on this ObjectProxy (the servant's backup
 // request logic, in servantproxy, makes them): the first call is routed as any call, and the
 // backup, the same request sent again when the first has had no reply by the backup delay, goes
-// to another endpoint than the one the first went to. A Backup is a call.Router: it is the Dest of
-// both calls. Its methods run on the loop goroutine.
+// to another healthy endpoint than the one the first is on. A Backup is a call.Router: it is the
+// Dest of both calls. Its methods run on the loop goroutine.
 type Backup struct {
 	o *ObjectProxy
-	// first is the endpoint the first call went to (its AdapterProxy, not its list index: an
-	// update of the list between the two calls moves the indices); nil until it is routed.
+	// firstCall is the first call: the first one routed through the Backup (the backup is made
+	// while it is pending, so the two are never the same Call).
+	firstCall *call.Call
+	// first is the endpoint the first call was last sent to (its first AdapterProxy, not its list
+	// index: an update of the list between the two calls moves the indices), which a retry of
+	// the first call changes; nil until it is sent.
 	first *adapterproxy.AdapterProxy
-	sent  bool      // the first call has been routed
-	pair  call.Pair // counts the two calls as one
+	// Sent, when set, is told on the loop whether the backup was sent to an endpoint, or ended
+	// unsent (no other healthy endpoint, or the first call still waits for the endpoint list).
+	Sent func(sent bool)
+	pair call.Pair // counts the two calls as one
 }
 
 // NewBackup returns a Backup for one backup request. Safe for concurrent use (it only allocates).
@@ -26,15 +32,19 @@ func (o *ObjectProxy) NewBackup() *Backup { return &Backup{o: o} }
 // as both calls' Pair, and opens each before it submits it.
 func (h *Backup) Pair() *call.Pair { return &h.pair }
 
-// Route implements call.Router: the first call is routed by the servant's balancer, the backup to
-// another endpoint (pickOther). A backup with no other endpoint to go to fails at once with
-// call.ErrNoEndpoint; its caller is still waiting for the first call.
+// Route implements call.Router: the first call is routed by the servant's balancer (parked, if
+// the servant waits for its first list: Install routes it here again), the backup to another
+// healthy endpoint (pickOther). A backup with no such endpoint to go to, or made while the first
+// call waits for the list, fails at once with call.ErrNoEndpoint; its caller is still waiting for
+// the first call.
 func (h *Backup) Route(c *call.Call) {
 	o := h.o
-	if !h.sent {
-		h.sent = true
+	if h.firstCall == nil {
+		h.firstCall = c
+	}
+	if c == h.firstCall {
 		if o.awaiting {
-			o.Route(c) // parked: routed by the first list, as any call
+			o.park(c)
 			return
 		}
 		if i := o.routeOne(c); i >= 0 {
@@ -42,7 +52,13 @@ func (h *Backup) Route(c *call.Call) {
 		}
 		return
 	}
-	i := o.pickOther(c, o.indexOf(h.first))
+	i := -1
+	if !o.awaiting {
+		i = o.pickOther(c, o.indexOf(h.first))
+	}
+	if h.Sent != nil {
+		h.Sent(i >= 0)
+	}
 	if i < 0 {
 		c.Complete(call.ErrNoEndpoint)
 		return
@@ -63,13 +79,21 @@ func (o *ObjectProxy) indexOf(a *adapterproxy.AdapterProxy) int32 {
 	return -1
 }
 
-// Retry implements call.Router, as the ObjectProxy does.
-func (h *Backup) Retry(c *call.Call, err error) { h.o.Retry(c, err) }
+// Retry implements call.Router, as the ObjectProxy does; a retry of the first call moves it to
+// another endpoint, which its backup then avoids.
+func (h *Backup) Retry(c *call.Call, err error) {
+	first := c == h.firstCall
+	if i := h.o.retry(c, err); first && i >= 0 {
+		h.first = h.o.adapters[i]
+	}
+}
 
 // pickOther picks the endpoint of a backup request: a healthy active endpoint other than avoid
 // (the first request's), the one the balancer's picker chooses for backups (the lowest cost, for
-// the load-aware ones) and the next in turn otherwise; -1 when there is no other endpoint. avoid may be -1 (the first call's endpoint
-// is unknown): any endpoint will do then.
+// the load-aware ones) and the next in turn otherwise; -1 when there is none. A backup never
+// goes to an endpoint the health rules or the circuit breaker keep out: its reply, an error
+// most likely, would be the call's. avoid may be -1 (the first call's endpoint is unknown): any
+// healthy endpoint will do then.
 func (o *ObjectProxy) pickOther(c *call.Call, avoid int32) int {
 	n := len(o.adapters)
 	if avoid >= 0 {
@@ -83,9 +107,8 @@ func (o *ObjectProxy) pickOther(c *call.Call, avoid int32) int {
 		if i := b.pickOther(&o.view, avoid); i >= 0 {
 			return i
 		}
-		return o.pickUntried(c)
 	}
-	i := o.pickUntried(c)
+	i := o.pickUntriedHealthy(c)
 	if i == int(avoid) {
 		return -1
 	}

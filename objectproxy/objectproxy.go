@@ -190,7 +190,7 @@ func (o *ObjectProxy) Install(l *List) {
 				continue
 			}
 			c.Delayed(o.loop.Now())
-			o.Route(c)
+			c.Dest.Route(c) // o, or a Backup whose first call this is
 		}
 	}
 }
@@ -259,30 +259,35 @@ func (o *ObjectProxy) Expire(c *call.Call) {
 // is not a retry, and takes neither one of Options.Retries nor a token of the retry budget. Then
 // it goes to an endpoint it has not tried yet if retries remain and the retry budget
 // (Options.Guard) has a token; otherwise it fails with err. Must be called on the loop goroutine.
-func (o *ObjectProxy) Retry(c *call.Call, err error) {
+func (o *ObjectProxy) Retry(c *call.Call, err error) { o.retry(c, err) }
+
+// retry is Retry, returning the index of the endpoint it sent c to, or -1 (c ended, or moved to
+// another connection of the same endpoint).
+func (o *ObjectProxy) retry(c *call.Call, err error) int {
 	now := o.loop.Now()
 	if c.Deadline != 0 && c.Deadline <= now {
 		c.Complete(err)
-		return
+		return -1
 	}
 	c.Delayed(now) // it goes later than it was encoded: the server gets the time left
 	if o.pools != nil {
 		if o.sibling(c, now) {
-			return
+			return -1
 		}
 		c.Owner, c.Hops = nil, 0 // on another endpoint, c has its connections to try
 	}
 	if int(c.Tries) > o.retries || len(o.cur.active) < 2 {
 		c.Complete(err)
-		return
+		return -1
 	}
 	// An endpoint first: a retry that has nowhere to go takes no token from the budget.
 	i := o.pickUntried(c)
 	if i < 0 || !o.budget.withdraw(now) {
 		c.Complete(err)
-		return
+		return -1
 	}
 	o.send(c, i)
+	return i
 }
 
 func (o *ObjectProxy) send(c *call.Call, i int) {

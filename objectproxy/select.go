@@ -211,6 +211,21 @@ func carry(t uint64, from, to *List) uint64 {
 // pickUntried picks a healthy active endpoint c has not tried, then any active endpoint it has
 // not tried; -1 if it has tried them all (an inactive endpoint takes no calls, retries neither).
 func (o *ObjectProxy) pickUntried(c *call.Call) int {
+	if i := o.pickUntriedHealthy(c); i >= 0 {
+		return i
+	}
+	t := o.tried(c)
+	for _, i := range o.view.active {
+		if t&(1<<(uint32(i)%64)) == 0 {
+			return int(i)
+		}
+	}
+	return -1
+}
+
+// pickUntriedHealthy picks a healthy active endpoint c has not tried, the next in turn; -1 if
+// there is none.
+func (o *ObjectProxy) pickUntriedHealthy(c *call.Call) int {
 	v := &o.view
 	v.now = o.loop.Now()
 	t := o.tried(c)
@@ -223,11 +238,6 @@ func (o *ObjectProxy) pickUntried(c *call.Call) int {
 				v.rr += k + 1
 				return int(i)
 			}
-		}
-	}
-	for _, i := range v.active {
-		if !tried(i) {
-			return int(i)
 		}
 	}
 	return -1

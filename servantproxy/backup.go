@@ -2,6 +2,7 @@ package servantproxy
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,7 @@ type backup struct {
 	idem  atomic.Pointer[map[string]bool] // the functions that may be sent twice (copied on write)
 	ratio float64
 
-	tokens atomic.Int64 // budget, in thousandths of a backup
+	tokens atomic.Int64 // budget, in millionths of a backup (tokenUnit)
 
 	sent    atomic.Uint64 // backups sent
 	won     atomic.Uint64 // calls answered by their backup
@@ -92,29 +93,47 @@ func (s *ServantProxy) MarkIdempotent(fns ...string) {
 	s.p.backup.mark(fns)
 }
 
+// tokenUnit is one backup in the budget: millionths, so that a ratio as small as 0.000001 still
+// earns its share (thousandths truncated any ratio below 0.001 to nothing).
+const tokenUnit = 1_000_000
+
 // deposit credits the budget for one eligible call.
 func (b *backup) deposit() {
 	if b.tokens.Load() < b.capacity() {
-		b.tokens.Add(int64(b.ratio * 1000))
+		b.tokens.Add(max(1, int64(math.Round(b.ratio*tokenUnit))))
 	}
 }
 
-// capacity is the most the budget holds, in thousandths of a backup.
-func (b *backup) capacity() int64 { return int64(1000 * (backupBurst + b.ratio*backupWindow)) }
+// capacity is the most the budget holds, in millionths of a backup.
+func (b *backup) capacity() int64 { return int64(tokenUnit * (backupBurst + b.ratio*backupWindow)) }
 
 // take spends one backup from the budget, reporting false when there is none.
 func (b *backup) take() bool {
 	for {
 		v := b.tokens.Load()
-		if v < 1000 {
+		if v < tokenUnit {
 			b.denied.Add(1)
 			return false
 		}
-		if b.tokens.CompareAndSwap(v, v-1000) {
+		if b.tokens.CompareAndSwap(v, v-tokenUnit) {
 			return true
 		}
 	}
 }
+
+// routed is told on the loop whether a backup was sent (objectproxy.Backup.Sent): Sent counts
+// those that were; one that found no endpoint gets its budget back.
+func (b *backup) routed(sent bool) {
+	if sent {
+		b.sent.Add(1)
+	} else {
+		b.refund()
+	}
+}
+
+// refund gives back the backup take spent on one that was not sent after all (no other endpoint
+// to send it to, or its Submit refused).
+func (b *backup) refund() { b.tokens.Add(tokenUnit) }
 
 // BackupStats counts a servant's backup requests.
 type BackupStats struct {
@@ -139,7 +158,7 @@ func (s *ServantProxy) BackupStats() BackupStats {
 // recycled or handed to the loop to recycle.
 func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*call.Call, error) {
 	b := p.backup
-	if b == nil || !b.eligible(c.Func) {
+	if b == nil || !b.eligible(c.Func) || c.Hashed { // a hashed call keeps its endpoint (affinity)
 		return c, p.wait(ctx, c, t)
 	}
 	obj, ok := c.Dest.(*objectproxy.ObjectProxy)
@@ -147,6 +166,7 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 		return c, p.wait(ctx, c, t)
 	}
 	h := obj.NewBackup()
+	h.Sent = b.routed
 	c.Dest = h
 	c.Pair = h.Pair() // the pair counts as one call
 	c.Pair.Open()
@@ -171,6 +191,12 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 		call.Put(c2)
 		return c, p.cancelWait(ctx, c)
 	case <-timer.C:
+		select { // the timer and the reply may have come together: select chose either
+		case <-c.Done():
+			call.Put(c2)
+			return c, nil
+		default:
+		}
 	}
 	now := call.Now()
 	if c.Deadline-now < int64(time.Millisecond) || !b.take() {
@@ -180,10 +206,10 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	p.prepareBackup(c, c2, h, now)
 	if err := t.Submit(c2); err != nil {
 		h.Pair().Close()
+		b.refund()
 		call.Put(c2)
 		return c, p.waitSubmitted(ctx, c)
 	}
-	b.sent.Add(1)
 	return p.race(ctx, c, c2)
 }
 

@@ -40,7 +40,7 @@ type asyncBackup struct {
 // sends backups for c's function; nil otherwise. It must be called before c is submitted.
 func (p *proxy) newAsyncBackup(c *call.Call, t *netthread.Thread) *asyncBackup {
 	b := p.backup
-	if b == nil || !b.eligible(c.Func) {
+	if b == nil || !b.eligible(c.Func) || c.Hashed { // a hashed call keeps its endpoint (affinity)
 		return nil
 	}
 	obj, ok := c.Dest.(*objectproxy.ObjectProxy)
@@ -48,6 +48,7 @@ func (p *proxy) newAsyncBackup(c *call.Call, t *netthread.Thread) *asyncBackup {
 		return nil
 	}
 	a := &asyncBackup{p: p, t: t, h: obj.NewBackup(), b: b, c: c, gen: c.Gen(), start: c.Start}
+	a.h.Sent = b.routed
 	c.Dest = a.h
 	c.Pair = a.h.Pair() // the pair counts as one call
 	c.Pair.Open()
@@ -115,11 +116,11 @@ func (a *asyncBackup) fire() {
 	a.gen2 = c2.Gen()
 	if err := a.t.Submit(c2); err != nil {
 		a.h.Pair().Close()
+		a.b.refund()
 		call.Put(c2)
 		return
 	}
 	a.c2 = c2
-	a.b.sent.Add(1)
 }
 
 // end is the Notify of both calls: it runs on the loop goroutine when x ended (x is ours now).
