@@ -22,6 +22,19 @@ import (
 // deadline, each half was recorded as a call of its own (found by the accounting mode of
 // TestSoakEverything: with backup-request on, Stats counted more calls than were made).
 
+// backupPairOfTwo starts two soak servers and a backupComm with a proxy to both.
+func backupPairOfTwo(t *testing.T) (*communicator.Communicator, *servantproxy.ServantProxy) {
+	t.Helper()
+	a, b := startSoakServer(t), startSoakServer(t)
+	t.Cleanup(func() { a.stop(t); b.stop(t) })
+	comm := backupComm(t)
+	sp, err := comm.Proxy(soakServant + "@" + tcpEndpoint(a.addr) + ":" + tcpEndpoint(b.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comm, sp
+}
+
 // backupComm starts a Communicator whose soakServant sends a backup after 5 ms, with its budget
 // never in the way.
 func backupComm(t *testing.T) *communicator.Communicator {
@@ -151,13 +164,7 @@ func TestBackupNoOtherEndpointCountedOnce(t *testing.T) {
 func TestBackupCancelledCountedOnce(t *testing.T) {
 	for _, kind := range []string{"sync", "async"} {
 		t.Run(kind, func(t *testing.T) {
-			a, b := startSoakServer(t), startSoakServer(t)
-			t.Cleanup(func() { a.stop(t); b.stop(t) })
-			comm := backupComm(t)
-			sp, err := comm.Proxy(soakServant + "@" + tcpEndpoint(a.addr) + ":" + tcpEndpoint(b.addr))
-			if err != nil {
-				t.Fatal(err)
-			}
+			comm, sp := backupPairOfTwo(t)
 			const n = 5
 			for i := range n {
 				ctx, cancel := context.WithCancel(context.Background())
@@ -188,13 +195,7 @@ func TestBackupCancelledCountedOnce(t *testing.T) {
 func TestBackupTimeoutCountedOnce(t *testing.T) {
 	for _, kind := range []string{"sync", "async"} {
 		t.Run(kind, func(t *testing.T) {
-			a, b := startSoakServer(t), startSoakServer(t)
-			t.Cleanup(func() { a.stop(t); b.stop(t) })
-			comm := backupComm(t)
-			sp, err := comm.Proxy(soakServant + "@" + tcpEndpoint(a.addr) + ":" + tcpEndpoint(b.addr))
-			if err != nil {
-				t.Fatal(err)
-			}
+			comm, sp := backupPairOfTwo(t)
 			const n = 5
 			for i := range n {
 				err := backupCall(t, context.Background(), kind, sp, "d2s", uint64(i), servantproxy.WithTimeout(150*time.Millisecond))

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
-	"github.com/tarscomm/tarscomm/protocol/statf"
 	"github.com/tarscomm/tarscomm/server"
 )
 
@@ -18,16 +17,7 @@ import (
 // caller saw end: 4 successes and 1 failure. Before, it carried the 4 successes only: Close sent
 // the final report first, and failed the calls in flight after, when nothing reported any more.
 func TestCloseFinalReportCountsCallsInFlight(t *testing.T) {
-	sink := &summingSink{sum: map[summingKey]statf.StatMicMsgBody{}}
-	srv := server.New()
-	if err := statf.RegisterStatF(srv, statServant, sink); err != nil {
-		t.Fatal(err)
-	}
-	saddr, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopServer(t, "stat server", srv) })
+	sink, saddr := startSummingSink(t)
 
 	a := startGreeter(t, "a", serverOpt{})
 	seen := make(chan *server.Current, 8)

@@ -74,20 +74,27 @@ func (s *summingSink) get(fn, addr string) statf.StatMicMsgBody {
 	return s.sum[summingKey{fn, host, port}]
 }
 
-// summingSinkProxy serves a summingSink on loopback and returns it with a StatF proxy of
-// it from a Communicator of its own (so that the reports' calls are in no snapshot under test).
-func summingSinkProxy(t *testing.T) (*summingSink, *statf.StatFProxy) {
+// startSummingSink serves a summingSink on loopback; it returns it and its address.
+func startSummingSink(t *testing.T) (*summingSink, net.Addr) {
 	t.Helper()
 	sink := &summingSink{sum: map[summingKey]statf.StatMicMsgBody{}}
 	srv := server.New()
 	if err := statf.RegisterStatF(srv, statServant, sink); err != nil {
 		t.Fatal(err)
 	}
-	addr, err := srv.Start("127.0.0.1:0")
+	saddr, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stopServer(t, "stat server", srv) })
+	return sink, saddr
+}
+
+// summingSinkProxy serves a summingSink on loopback and returns it with a StatF proxy of
+// it from a Communicator of its own (so that the reports' calls are in no snapshot under test).
+func summingSinkProxy(t *testing.T) (*summingSink, *statf.StatFProxy) {
+	t.Helper()
+	sink, addr := startSummingSink(t)
 	rc := newComm(t, nil)
 	prx := new(statf.StatFProxy)
 	if err := rc.StringToProxy(statServant+"@"+tcpEndpoint(addr.String()), prx); err != nil {

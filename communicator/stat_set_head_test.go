@@ -7,7 +7,6 @@ import (
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/protocol/statf"
 	"github.com/tarscomm/tarscomm/servantproxy"
-	"github.com/tarscomm/tarscomm/server"
 )
 
 // TestStatHeadSetFields: a client in set app.sz.1 (enableset, setdivision) calls a
@@ -19,16 +18,7 @@ import (
 // head had none of it: the masterName of a client outside any set, empty set fields, slaveName
 // "Test.Server".
 func TestStatHeadSetFields(t *testing.T) {
-	sink := &summingSink{sum: map[summingKey]statf.StatMicMsgBody{}}
-	srv := server.New()
-	if err := statf.RegisterStatF(srv, statServant, sink); err != nil {
-		t.Fatal(err)
-	}
-	saddr, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopServer(t, "stat server", srv) })
+	sink, saddr := startSummingSink(t)
 
 	g := startGreeter(t, "a", serverOpt{})
 	comm := newComm(t, func(c *conf.Config) {

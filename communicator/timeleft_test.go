@@ -27,6 +27,25 @@ func backupPair(t *testing.T, delay time.Duration, hold bool) (a, b *greeter, se
 	return a, b, seenA, seenB, proxyTo(t, c, a, b)
 }
 
+// callWithTimeout starts a SayHello with timeout, async or sync on a goroutine; its error comes
+// on the channel.
+func callWithTimeout(t *testing.T, sp *servantproxy.ServantProxy, async bool, timeout time.Duration) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	req := &hellopb.HelloRequest{Name: "x", Seq: 1}
+	if async {
+		if err := sp.AsyncInvoke(context.Background(), "SayHello", req, new(hellopb.HelloReply),
+			func(err error) { done <- err }, servantproxy.WithTimeout(timeout)); err != nil {
+			t.Fatalf("AsyncInvoke: %v", err)
+		}
+	} else {
+		go func() {
+			done <- sp.Invoke(context.Background(), "SayHello", req, new(hellopb.HelloReply), servantproxy.WithTimeout(timeout))
+		}()
+	}
+	return done
+}
+
 // TestBackupCarriesTimeLeft: a backup request is sent delay after its call
 // started, and the caller stops waiting for both at the call's one deadline; the backup's
 // iTimeout must be what is left of the call's time then (README "Deadlines down a chain": the
@@ -41,18 +60,7 @@ func TestBackupCarriesTimeLeft(t *testing.T) {
 	)
 	_, _, seenA, seenB, sp := backupPair(t, delay, false)
 	for _, async := range []bool{false, true} {
-		done := make(chan error, 1)
-		req := &hellopb.HelloRequest{Name: "x", Seq: 1}
-		if async {
-			if err := sp.AsyncInvoke(context.Background(), "SayHello", req, new(hellopb.HelloReply),
-				func(err error) { done <- err }, servantproxy.WithTimeout(timeout)); err != nil {
-				t.Fatalf("AsyncInvoke: %v", err)
-			}
-		} else {
-			go func() {
-				done <- sp.Invoke(context.Background(), "SayHello", req, new(hellopb.HelloReply), servantproxy.WithTimeout(timeout))
-			}()
-		}
+		done := callWithTimeout(t, sp, async, timeout)
 		var got []int32 // iTimeouts in the order the servers saw them: the call's, then its backup's
 		for len(got) < 2 {
 			select {
@@ -94,18 +102,7 @@ func TestBackupElapsed(t *testing.T) {
 	)
 	for _, async := range []bool{false, true} {
 		a, b, seenA, seenB, sp := backupPair(t, delay, true)
-		done := make(chan error, 1)
-		req := &hellopb.HelloRequest{Name: "x", Seq: 1}
-		if async {
-			if err := sp.AsyncInvoke(context.Background(), "SayHello", req, new(hellopb.HelloReply),
-				func(err error) { done <- err }, servantproxy.WithTimeout(timeout)); err != nil {
-				t.Fatalf("AsyncInvoke: %v", err)
-			}
-		} else {
-			go func() {
-				done <- sp.Invoke(context.Background(), "SayHello", req, new(hellopb.HelloReply), servantproxy.WithTimeout(timeout))
-			}()
-		}
+		done := callWithTimeout(t, sp, async, timeout)
 		first := a
 		select {
 		case <-seenA:

@@ -195,13 +195,11 @@ func TestGenStringDefaultEscape(t *testing.T) {
 	}
 }
 
-// Two .tars files of one base name in one module would write one Go file: the second replaced
-// the first without a word. They are refused, naming both.
-func TestGenSameBaseNameRefused(t *testing.T) {
-	dir := t.TempDir()
-	var paths []string
-	for i, sub := range []string{"x", "y"} {
-		p := filepath.Join(dir, sub, "T.tars")
+// generateDups writes a module Dup file at each path (a struct of its own in each) and returns
+// what Generate says of them.
+func generateDups(t *testing.T, paths ...string) error {
+	t.Helper()
+	for i, p := range paths {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -209,13 +207,20 @@ func TestGenSameBaseNameRefused(t *testing.T) {
 		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		paths = append(paths, p)
 	}
 	prog, err := tarsparser.Load(paths, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Generate(prog, Options{ImportPrefix: "example.com/gen"})
+	return err
+}
+
+// Two .tars files of one base name in one module would write one Go file: the second replaced
+// the first without a word. They are refused, naming both.
+func TestGenSameBaseNameRefused(t *testing.T) {
+	dir := t.TempDir()
+	err := generateDups(t, filepath.Join(dir, "x", "T.tars"), filepath.Join(dir, "y", "T.tars"))
 	if err == nil || !strings.Contains(err.Error(), "both generate dup/t.tars.go") {
 		t.Fatalf("two T.tars of module Dup: err = %v, want both named", err)
 	}
@@ -522,20 +527,7 @@ func TestGenOutputBase(t *testing.T) {
 // there was no renaming, and the first made pay_android.tars.go, which Go builds on android only.
 func TestGenRenamedOutputCollisionRefused(t *testing.T) {
 	dir := t.TempDir()
-	var paths []string
-	for i, name := range []string{"Pay_android.tars", "pay_android_tars.tars"} {
-		p := filepath.Join(dir, name)
-		src := "module Dup { struct S" + string(rune('A'+i)) + " { 0 optional int a; }; };"
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
-	prog, err := tarsparser.Load(paths, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Generate(prog, Options{ImportPrefix: "example.com/gen"})
+	err := generateDups(t, filepath.Join(dir, "Pay_android.tars"), filepath.Join(dir, "pay_android_tars.tars"))
 	if err == nil || !strings.Contains(err.Error(), "both generate dup/pay_android_tars.tars.go") {
 		t.Fatalf("Pay_android.tars and pay_android_tars.tars: err = %v, want both named", err)
 	}
