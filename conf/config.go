@@ -50,8 +50,10 @@ type Config struct {
 	// "timeoutcheckinterval" defaults to 100ms.)
 	TimeoutCheckInterval time.Duration `toml:"timeout-check-interval"`
 
-	// RefreshEndpointInterval is how often endpoints are asked again of the naming service.
-	// TARS "refresh-endpoint-interval": default 60s.
+	// RefreshEndpointInterval is how often endpoints are asked again of the registry (the
+	// locator, or a naming source that polls a registry). TARS "refresh-endpoint-interval":
+	// default 60s. A dns:// naming source polls at its own ?interval= (default 10s), and
+	// etcd and naming files are watched, not polled: none of them reads this key.
 	RefreshEndpointInterval time.Duration `toml:"refresh-endpoint-interval"`
 
 	// KeepAliveInterval is how often an idle connection sends a TARS ping; 0 turns keep-alive

@@ -44,8 +44,9 @@ func ParseTarget(s string) (Target, error) {
 type Env struct {
 	// Log is the Communicator's logger (never nil when the Communicator builds).
 	Log *zap.Logger
-	// Refresh is the configuration's refresh-endpoint-interval: how often a polling source
-	// asks again (0: the source's default).
+	// Refresh is the configuration's refresh-endpoint-interval: how often a registry source
+	// asks again (0: the source's default). Sources of other kinds may ignore it (dns:// polls
+	// at its own ?interval=): say so in their docs.
 	Refresh time.Duration
 	// EndpointCache is the configuration's endpoint-cache file ("" for none).
 	EndpointCache string

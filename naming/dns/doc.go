@@ -29,7 +29,8 @@
 //
 // Options, in the query string:
 //
-//   - interval: how often the name is resolved again (default 10s, the least 10ms);
+//   - interval: how often the name is resolved again (default 10s, the least 10ms; the
+//     configuration's refresh-endpoint-interval, a registry's, does not apply);
 //   - timeout: the bound of one resolution (default 5s);
 //   - resolver: the DNS server, "host:port", asked over UDP (and TCP when an answer is
 //     truncated); by default the system's (/etc/resolv.conf), with its search domains.
