@@ -333,7 +333,8 @@ func (s *Server) Addr() net.Addr {
 // replies, then closes every connection and waits until every goroutine the Server started has
 // exited. If ctx ends first, Stop cancels the ctx handed to handlers, drops queued requests,
 // and returns ctx.Err() as soon as it can no longer wait; calling Stop again waits for the
-// rest. Stop on a Server that never started returns nil.
+// rest. Stop on a Server that never started returns nil. A Stop called from a handler waits for
+// that handler too (until its ctx ends): call it from another goroutine.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	started := s.started
@@ -342,12 +343,22 @@ func (s *Server) Stop(ctx context.Context) error {
 	if !started {
 		return nil
 	}
+	s.stopping.Store(true) // before Start is done too: the loops refuse from their first request
 	select {
 	case <-s.ready: // first: a Stop with a ctx already ended still shuts a started server down
 	default:
 		select {
 		case <-s.ready:
 		case <-ctx.Done():
+			// Start is still under way: the engine is shut down once it is, whatever Start does
+			// (a later Stop waits for the rest).
+			go func() {
+				<-s.ready
+				if s.booted {
+					s.force()
+					s.shutdownOnce.Do(s.shutdownEngine)
+				}
+			}()
 			return ctx.Err()
 		}
 	}
@@ -355,7 +366,6 @@ func (s *Server) Stop(ctx context.Context) error {
 		return nil // Start failed and cleaned up
 	}
 
-	s.stopping.Store(true)
 	var idleErr error
 	if !s.forced.Load() { // a Stop that gave up already stopped counting replies
 		if idleErr = s.waitIdle(ctx); idleErr == nil {
