@@ -125,6 +125,8 @@ type AdapterProxy struct {
 	tail       []byte               // the rest of a frame a direct write left: the loop writes it first
 	dialFails  int                  // consecutive failed dials (or connections reset before use)
 	retired    bool                 // its endpoint left the list (Retire): no ping, no new dial
+	reconnect  bool                 // the server asked to move off the connection (drain.go)
+	drains     []*drainer           // connections moved off, still read for their calls' replies
 	proven     bool                 // the current connection has delivered a reply
 	heard      bool                 // the current connection has received a byte
 	retryAt    int64                // no dial before this (call.Now clock) after failures

@@ -219,7 +219,7 @@ func (a *AdapterProxy) forget(cause error) gnet.Conn {
 	a.attachFD(nil)
 	a.stopBig()
 	a.in.Reset()
-	if cause != errShort {
+	if cause != errShort && cause != errReconnect {
 		a.stats.ConnLosses++
 	}
 	a.dialFails, a.retryAt = 0, 0
@@ -257,6 +257,11 @@ func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
 			return gnet.Close
 		}
 		if frame == nil {
+			if a.reconnect {
+				a.reconnect = false
+				a.moveOff(c)
+				return gnet.None
+			}
 			if a.opts.Short {
 				a.closeIfDone()
 			}

@@ -27,6 +27,9 @@ const (
 func (a *AdapterProxy) Tick(now int64) {
 	a.sweepAbandoned()
 	a.calls.trim()
+	if len(a.drains) > 0 {
+		a.tickDrains(now)
+	}
 	switch a.state {
 	case stateConnecting:
 		if limit := int64(a.ConnectTimeout() + connectSlack); now-a.dialStart > limit {

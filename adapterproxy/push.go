@@ -30,9 +30,9 @@ type PushSink interface {
 // cannot always avoid) does not cost it its connection.
 func (a *AdapterProxy) pushed(r *codec.ResponsePacket) {
 	if r.ResultDesc == codec.ReconnectDesc {
-		// A TarsGo server shutting down asks its clients to move to a new connection; this one
-		// closes when the server is done with it, and the next call reconnects. Not a push.
-		a.log.Debug("server asked to reconnect")
+		// A TarsGo server restarting asks its clients to move to a new connection: it reads this
+		// one no more (drain.go). Not a push.
+		a.reconnect = !a.udp
 		return
 	}
 	a.stats.Pushes++

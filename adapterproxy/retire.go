@@ -2,6 +2,7 @@ package adapterproxy
 
 import (
 	"errors"
+	"math"
 	"time"
 )
 
@@ -36,7 +37,8 @@ func (a *AdapterProxy) Retire() bool {
 		a.dialGen++ // Opened closes the connection of the dial given up on
 		a.state = stateIdle
 	}
-	a.drop(errRetired, false) // the ping, if one is left
+	a.drop(errRetired, false)   // the ping, if one is left
+	a.tickDrains(math.MaxInt64) // connections moved off: no call of theirs is left either
 	return true
 }
 

@@ -70,13 +70,15 @@ func (h *handler) replies(c gnet.Conn) gnet.Action {
 		// A TLS connection (tls.go): decrypt, then read as on TCP.
 		err := ctx.Conn.Pump()
 		action := gnet.None
-		if a, ok := ctx.Value.(*adapterproxy.AdapterProxy); ok {
-			action = a.OnTraffic(ctx.Conn)
+		if r, ok := ctx.Value.(adapterproxy.Reader); ok {
+			action = r.OnTraffic(ctx.Conn)
 		}
 		if err != nil {
 			return gnet.Close // OnClose reports the cause
 		}
 		return action
+	case adapterproxy.Reader: // a connection its AdapterProxy moved off, still read (drain.go)
+		return ctx.OnTraffic(c)
 	default:
 		// A connection being closed (given up dial, detached after a protocol error).
 		_, _ = c.Discard(-1)
@@ -88,13 +90,13 @@ func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	defer h.t.exit(h.t.enter())
 	switch ctx := c.Context().(type) {
 	case *tlsconn.Bound:
-		if a, ok := ctx.Value.(*adapterproxy.AdapterProxy); ok {
+		if r, ok := ctx.Value.(adapterproxy.Reader); ok {
 			h.t.now = call.Now()
-			a.OnClose(ctx.Conn, ctx.Conn.Cause(err))
+			r.OnClose(ctx.Conn, ctx.Conn.Cause(err))
 			h.t.sweep()
 			h.t.flush()
 		}
-	case *adapterproxy.AdapterProxy:
+	case adapterproxy.Reader: // the AdapterProxy, or a connection it moved off
 		h.t.now = call.Now()
 		ctx.OnClose(c, err)
 		h.t.sweep()

@@ -1,0 +1,103 @@
+package adapterproxy
+
+import (
+	"errors"
+
+	"github.com/panjf2000/gnet/v2"
+	"go.uber.org/zap"
+
+	"github.com/tarscomm/tarscomm/internal/inbound"
+)
+
+// A TarsGo server that restarts gracefully sends "_reconnect_" (codec.ReconnectDesc, request id
+// 0) on each of its connections, then reads them no more: it answers the calls it read and
+// closes each connection once they are answered, while a new process takes the listening
+// socket. A call written to such a connection after the packet is never read. So the
+// AdapterProxy moves off it at once (pushed notes the packet, OnTraffic moves when the read's
+// frames are done): the connection goes to a drainer, which reads the replies of the calls
+// written on it (they complete as any call, through the AdapterProxy's table), and the next call
+// dials a new connection, without a health penalty. The drainer closes the connection when the
+// server does, or once the latest deadline of the calls pending at the move has passed (Tick).
+
+// errReconnect is the close cause the AdapterProxy gives when it moves off a connection.
+var errReconnect = errors.New("the server asked to reconnect (_reconnect_)")
+
+// Reader handles the events of a connection whose context it is: the AdapterProxy's own, or
+// one it moved off (a drainer). The net thread hands them on.
+type Reader interface {
+	OnTraffic(c gnet.Conn) gnet.Action
+	OnClose(c gnet.Conn, err error)
+}
+
+// drainer reads a connection its AdapterProxy moved off.
+type drainer struct {
+	a     *AdapterProxy
+	conn  gnet.Conn
+	in    inbound.Assembler // the connection's, moved from the AdapterProxy with its state
+	until int64             // the latest deadline of the calls pending at the move
+}
+
+// moveOff hands the connection c (a.conn, whose read's frames are all done) to a drainer and
+// leaves the AdapterProxy idle: queued calls go on a new connection at once, others dial one.
+func (a *AdapterProxy) moveOff(c gnet.Conn) {
+	d := &drainer{a: a, conn: c, in: a.in}
+	a.in = inbound.Assembler{Max: d.in.Max, Budget: d.in.Budget} // d owns the old one's buffers
+	d.until = a.calls.latestDeadline()
+	a.forget(errReconnect)
+	c.SetContext(d)
+	a.drains = append(a.drains, d)
+	a.log.Debug("server asked to reconnect: moved to a new connection", zap.Int("pending", a.calls.len()))
+	if a.q.live > 0 {
+		a.dial(a.loop.Now())
+	}
+}
+
+// OnTraffic completes the calls whose replies arrive on the drained connection.
+func (d *drainer) OnTraffic(c gnet.Conn) gnet.Action {
+	a := d.a
+	asked := a.reconnect // a packet on this connection asks nothing of the new one
+	defer func() { a.reconnect = asked }()
+	for {
+		frame, owned, err := d.in.Next(c)
+		if err == nil && frame != nil {
+			err = a.reply(frame, owned)
+		}
+		if err != nil {
+			a.warn("bad reply on a connection the server asked to leave, closing it", zap.Error(err))
+			_, _ = c.Discard(-1)
+			return gnet.Close
+		}
+		if frame == nil {
+			return gnet.None
+		}
+	}
+}
+
+// OnClose forgets the drained connection. Calls still pending on it end at their deadlines, as
+// calls written to a replaced connection do (replace).
+func (d *drainer) OnClose(gnet.Conn, error) {
+	d.in.Reset()
+	d.a.drains = deleteDrainer(d.a.drains, d)
+}
+
+func deleteDrainer(ds []*drainer, d *drainer) []*drainer {
+	for i, x := range ds {
+		if x == d {
+			ds[i] = ds[len(ds)-1]
+			ds[len(ds)-1] = nil
+			return ds[:len(ds)-1]
+		}
+	}
+	return ds
+}
+
+// tickDrains closes the drained connections whose calls are all past their deadlines: a server
+// that never closes one does not keep it for good.
+func (a *AdapterProxy) tickDrains(now int64) {
+	for _, d := range a.drains {
+		if now >= d.until && d.conn != nil {
+			_ = d.conn.Close() // OnClose removes it
+			d.conn = nil
+		}
+	}
+}
