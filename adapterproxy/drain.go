@@ -46,7 +46,7 @@ func (a *AdapterProxy) moveOff(c gnet.Conn) {
 	a.forget(errReconnect)
 	c.SetContext(d)
 	a.drains = append(a.drains, d)
-	a.log.Debug("server asked to reconnect: moved to a new connection", zap.Int("pending", a.calls.len()))
+	a.log.Debug("server asked to reconnect: next calls go on a new connection", zap.Int("conns", len(a.drains)))
 	if a.q.live > 0 {
 		a.dial(a.loop.Now())
 	}

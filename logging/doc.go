@@ -24,7 +24,7 @@
 // before any field is converted, so a disabled Debug line costs what it costs with zap.
 //
 //	comm, err := communicator.New(cfg, communicator.WithSlog(slog.Default()))
-//	srv, err := server.New(server.WithLogger(logging.FromSlog(slog.Default())))
+//	srv := server.New(server.WithLogger(logging.FromSlog(slog.Default())))
 //
 // # Keys
 //
@@ -45,5 +45,6 @@
 //	sent), conns (a count of connections): what their names say, where one subsystem needs them
 //
 // Loggers are named after the subsystem: tarscomm (the Communicator's default), registry,
-// naming-file, asyncproc, server, gnet.
+// naming-file, asyncproc, server, gnet, devregistry; in the etcd module, etcd-naming and
+// etcd-client.
 package logging

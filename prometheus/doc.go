@@ -14,12 +14,14 @@
 //	tarscomm_client_call_duration_seconds{servant,function,endpoint}      histogram of successful calls
 //	tarscomm_netthread_queue_depth{thread}                                gauge
 //	tarscomm_netthread_{wakeups,batches,requests,writes}_total{thread}    counters
+//	tarscomm_netthread_{hand_backs,direct_requests}_total{thread}         counters
 //	tarscomm_netthread_{sent,received}_bytes_total{thread}                counters
 //	tarscomm_netthread_late_replies_total{thread}                         counter
 //	tarscomm_endpoint_pending{servant,endpoint,thread}                    gauge
 //	tarscomm_endpoint_active{servant,endpoint,thread}                     gauge, 1 or 0
 //	tarscomm_endpoint_state{servant,endpoint,thread,state}                gauge, 1 for the current state
 //	tarscomm_endpoint_{timeouts,connect_failures,reconnects,deactivations}_total{servant,endpoint,thread}
+//	tarscomm_endpoint_{bad_datagrams,pushes,pushes_dropped}_total{servant,endpoint,thread}
 //
 // result is a stats.Result name: ok, timeout, connection, queue_full, no_endpoint, overload,
 // server_error, closed, cancelled. code is a TARS return code, or "other" for the codes past the

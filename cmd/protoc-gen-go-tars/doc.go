@@ -18,7 +18,7 @@
 //
 // Methods whose .proto says option idempotency_level = IDEMPOTENT (or NO_SIDE_EFFECTS) are
 // marked on the ServantProxy (ServantProxy.MarkIdempotent) when a proxy is bound: with
-// backup-request set for the servant, their sync calls may have backup requests.
+// backup-request set for the servant, their calls (sync, async, future) may have backup requests.
 //
 // Streaming methods are refused: TARS has no streaming calls.
 //
