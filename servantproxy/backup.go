@@ -217,7 +217,7 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 // Dest h. It differs on the wire in two fields written over the copied ones: its timeout, the
 // time left now (codec.SetRequestTimeout), and its request id, which the AdapterProxy that sends
 // it gives it (adapterproxy/pending.go). Its Start is now, so that its endpoint's latency is its
-// own; the caller is given c's (fromStart) with its outcome.
+// own; race and asyncBackup.end give the outcome c's Start.
 func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64) {
 	c2.Deadline, c2.Dest, c2.Pair = c.Deadline, h, h.Pair()
 	c2.Pair.Open()
