@@ -15,10 +15,19 @@ import (
 	tarsparser "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/parser"
 )
 
-// buildGenerated parses the .tars files (name -> source, the first is the one given to Load),
-// generates Go under a package directory that exists only in a build overlay, and compiles it.
-// It returns the compiler's output on failure ("" when it builds), or the generator's error.
-func buildGenerated(t *testing.T, srcs [][2]string) (buildOut string, genErr error) {
+// overlayGen is Go generated from .tars files under a package directory of this one that exists
+// only in a build overlay (genOverlay): go build and go test see it there.
+type overlayGen struct {
+	dir    string            // the test's temporary directory
+	prefix string            // the import path of the generated tree
+	pkgDir string            // where the tree would be on disk
+	repl   map[string]string // overlay: path on disk -> the file holding it
+}
+
+// genOverlay writes the .tars files (name -> source, the first is the one given to Load), parses
+// and generates them into an overlay under a directory named after tag and the test. It returns
+// the generator's error, if any.
+func genOverlay(t *testing.T, tag string, srcs [][2]string) (*overlayGen, error) {
 	t.Helper()
 	dir := t.TempDir()
 	var paths []string
@@ -37,31 +46,54 @@ func buildGenerated(t *testing.T, srcs [][2]string) (buildOut string, genErr err
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := "zzbuild" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
-	prefix := "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/gen/" + sub
-	files, err := Generate(prog, Options{ImportPrefix: prefix})
+	sub := tag + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+	g := &overlayGen{dir: dir, prefix: "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/gen/" + sub,
+		pkgDir: filepath.Join(cwd, sub), repl: map[string]string{}}
+	files, err := Generate(prog, Options{ImportPrefix: g.prefix})
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
+		g.add(t, f.Path, strings.ReplaceAll(f.Path, "/", "_")+string(rune('a'+i))+".go", f.Content)
+	}
+	return g, nil
+}
+
+// add puts content in the overlay at rel (a slash path under the tree), written to file name.
+func (g *overlayGen) add(t *testing.T, rel, name string, content []byte) {
+	t.Helper()
+	tmp := filepath.Join(g.dir, "out", name)
+	if err := os.WriteFile(tmp, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g.repl[filepath.Join(g.pkgDir, filepath.FromSlash(rel))] = tmp
+}
+
+// overlay writes the overlay file go's -overlay flag reads and returns its path.
+func (g *overlayGen) overlay(t *testing.T) string {
+	t.Helper()
+	ov, _ := json.Marshal(map[string]any{"Replace": g.repl})
+	p := filepath.Join(g.dir, "overlay.json")
+	if err := os.WriteFile(p, ov, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// buildGenerated parses the .tars files (name -> source, the first is the one given to Load),
+// generates Go under a package directory that exists only in a build overlay, and compiles it.
+// It returns the compiler's output on failure ("" when it builds), or the generator's error.
+func buildGenerated(t *testing.T, srcs [][2]string) (buildOut string, genErr error) {
+	t.Helper()
+	g, err := genOverlay(t, "zzbuild", srcs)
 	if err != nil {
 		return "", err
 	}
-	repl := map[string]string{}
-	out := filepath.Join(dir, "out")
-	for i, f := range files {
-		tmp := filepath.Join(out, strings.ReplaceAll(f.Path, "/", "_")+string(rune('a'+i))+".go")
-		if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(tmp, f.Content, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		repl[filepath.Join(cwd, sub, filepath.FromSlash(f.Path))] = tmp
-	}
-	ov, _ := json.Marshal(map[string]any{"Replace": repl})
-	ovPath := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(ovPath, ov, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "-overlay", ovPath, prefix+"/...")
-	b, err := cmd.CombinedOutput()
+	b, err := exec.Command("go", "build", "-overlay", g.overlay(t), g.prefix+"/...").CombinedOutput()
 	if err != nil {
 		return string(b), nil
 	}

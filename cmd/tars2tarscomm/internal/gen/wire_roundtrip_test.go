@@ -1,14 +1,9 @@
 package gen
 
 import (
-	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	tarsparser "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/parser"
 )
 
 // runGenerated generates Go for the .tars source src (as m.tars) into a package tree that
@@ -16,51 +11,15 @@ import (
 // testDir, and runs go test on it. It returns go test's output and whether it passed.
 func runGenerated(t *testing.T, src, testDir, testSrc string) (string, bool) {
 	t.Helper()
-	dir := t.TempDir()
-	p := filepath.Join(dir, "m.tars")
-	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	prog, err := tarsparser.Load([]string{p}, nil)
-	if err != nil {
-		t.Fatalf("parser refused a legal file: %v", err)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub := "zzrun" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
-	prefix := "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/gen/" + sub
-	files, err := Generate(prog, Options{ImportPrefix: prefix})
+	g, err := genOverlay(t, "zzrun", [][2]string{{"m.tars", src}})
 	if err != nil {
 		t.Fatalf("generator refused a legal file: %v", err)
 	}
-	repl := map[string]string{}
-	out := filepath.Join(dir, "out")
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range files {
-		tmp := filepath.Join(out, strings.ReplaceAll(f.Path, "/", "_")+string(rune('a'+i))+".go")
-		if err := os.WriteFile(tmp, f.Content, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		repl[filepath.Join(cwd, sub, filepath.FromSlash(f.Path))] = tmp
-	}
-	tf := filepath.Join(out, "gen_test.go")
-	if err := os.WriteFile(tf, []byte(testSrc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	repl[filepath.Join(cwd, sub, filepath.FromSlash(testDir), "gen_test.go")] = tf
-	ov, _ := json.Marshal(map[string]any{"Replace": repl})
-	ovPath := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(ovPath, ov, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	g.add(t, testDir+"/gen_test.go", "gen_test.go", []byte(testSrc))
 	// go test would run the test in the package's directory, which exists only in the overlay:
 	// compile the test binary and run it here.
-	bin := filepath.Join(dir, "pkg.test")
-	b, err := exec.Command("go", "test", "-c", "-vet=off", "-overlay", ovPath, "-o", bin, prefix+"/"+testDir).CombinedOutput()
+	bin := filepath.Join(g.dir, "pkg.test")
+	b, err := exec.Command("go", "test", "-c", "-vet=off", "-overlay", g.overlay(t), "-o", bin, g.prefix+"/"+testDir).CombinedOutput()
 	if err != nil {
 		return "build: " + string(b), false
 	}
