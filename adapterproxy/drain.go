@@ -6,6 +6,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
 
+	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/internal/inbound"
 )
 
@@ -18,6 +19,8 @@ import (
 // written on it (they complete as any call, through the AdapterProxy's table), and the next call
 // dials a new connection, without a health penalty. The drainer closes the connection when the
 // server does, or once the latest deadline of the calls pending at the move has passed (Tick).
+// When the server closes it, the calls written on it that are still waiting end then with a
+// connection error: no reply can come for them.
 
 // errReconnect is the close cause the AdapterProxy gives when it moves off a connection.
 var errReconnect = errors.New("the server asked to reconnect (_reconnect_)")
@@ -35,6 +38,15 @@ type drainer struct {
 	conn  gnet.Conn
 	in    inbound.Assembler // the connection's, moved from the AdapterProxy with its state
 	until int64             // the latest deadline of the calls pending at the move
+	calls []written         // the calls written on the connection, waiting at the move
+	ended bool              // tickDrains closed it: the calls left are past their deadlines
+}
+
+// written names a call waiting for its reply on a drained connection: the call and its request
+// id, which tell whether the table still holds that call (a recycled Call has another id).
+type written struct {
+	c  *call.Call
+	id int32
 }
 
 // moveOff hands the connection c (a.conn, whose read's frames are all done) to a drainer and
@@ -43,6 +55,11 @@ func (a *AdapterProxy) moveOff(c gnet.Conn) {
 	d := &drainer{a: a, conn: c, in: a.in}
 	a.in = inbound.Assembler{Max: d.in.Max, Budget: d.in.Budget} // d owns the old one's buffers
 	d.until = a.calls.latestDeadline()
+	a.calls.each(func(c *call.Call) {
+		if !c.Unsent { // queued calls go on the new connection
+			d.calls = append(d.calls, written{c, c.ID})
+		}
+	})
 	a.forget(errReconnect)
 	c.SetContext(d)
 	a.drains = append(a.drains, d)
@@ -73,11 +90,39 @@ func (d *drainer) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 }
 
-// OnClose forgets the drained connection. Calls still pending on it end at their deadlines, as
-// calls written to a replaced connection do (replace).
-func (d *drainer) OnClose(gnet.Conn, error) {
+// OnClose forgets the drained connection and ends the calls written on it that are still
+// waiting: with a connection error when the server closed it (it answered what it meant to),
+// with ErrTimeout when tickDrains did (their deadlines have passed). None is retried: the server
+// may have run it.
+func (d *drainer) OnClose(_ gnet.Conn, err error) {
+	a := d.a
 	d.in.Reset()
-	d.a.drains = deleteDrainer(d.a.drains, d)
+	a.drains = deleteDrainer(a.drains, d)
+	var cause error = call.ErrTimeout
+	if !d.ended {
+		if err == nil {
+			err = errClosedLocally
+		}
+		cause = &call.ConnError{Addr: a.addr, Cause: err}
+	}
+	w := a.loop.Wheel()
+	failed := false
+	for _, p := range d.calls {
+		if !a.calls.holds(p.c, p.id) {
+			continue // answered, expired or ended otherwise
+		}
+		a.calls.remove(p.c)
+		w.Remove(p.c)
+		if a.isPing(p.c) {
+			a.ping = nil
+		}
+		failed = true
+		p.c.Complete(cause)
+	}
+	d.calls = nil
+	if failed && !d.ended {
+		a.health.fail(a.loop.Now())
+	}
 }
 
 func deleteDrainer(ds []*drainer, d *drainer) []*drainer {
@@ -96,6 +141,7 @@ func deleteDrainer(ds []*drainer, d *drainer) []*drainer {
 func (a *AdapterProxy) tickDrains(now int64) {
 	for _, d := range a.drains {
 		if now >= d.until && d.conn != nil {
+			d.ended = true
 			_ = d.conn.Close() // OnClose removes it
 			d.conn = nil
 		}

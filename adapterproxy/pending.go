@@ -124,6 +124,25 @@ func (t *callTable) has(id int32) bool {
 	return c != nil && c.ID == id
 }
 
+// holds reports whether the table holds c with request id id (c is still waiting for that reply).
+// c may have ended and been recycled by another goroutine: its fields are read only once the
+// table is seen to hold it.
+func (t *callTable) holds(c *call.Call, id int32) bool {
+	return t.slots[id&int32(len(t.slots)-1)] == c && c.ID == id
+}
+
+// each calls f for every call in the table.
+func (t *callTable) each(f func(*call.Call)) {
+	if t.n == 0 {
+		return
+	}
+	for _, c := range t.slots {
+		if c != nil {
+			f(c)
+		}
+	}
+}
+
 // remove forgets c (it ended another way: expired, abandoned).
 func (t *callTable) remove(c *call.Call) {
 	i := c.ID & int32(len(t.slots)-1)
