@@ -224,3 +224,32 @@ func TestInChromium(t *testing.T) {
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
 }
+
+// TestTotalsCountEndpointsOnce: an endpoint appears once per net thread in the endpoint rows
+// (each thread has its own connection and health), but the totals count it once, and as
+// inactive when any thread keeps it out of rotation. Before, two threads doubled both counts.
+func TestTotalsCountEndpointsOnce(t *testing.T) {
+	s := snapshot()
+	var eps []stats.Endpoint
+	for th := range 2 {
+		for _, e := range s.Endpoints {
+			e.Thread = th
+			e.Active = e.Active || th == 1 // the stalled one is out on thread 0 only
+			eps = append(eps, e)
+		}
+	}
+	s.Endpoints = eps
+	ts := httptest.NewServer(debugpage.Handler(func() stats.Snapshot { return s }, debugpage.Options{}))
+	t.Cleanup(ts.Close)
+	body, _ := get(t, ts.URL+"/stats.json")
+	var v debugpage.View
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Endpoints) != 4 {
+		t.Fatalf("%d endpoint rows, want 4 (two endpoints on two threads)", len(v.Endpoints))
+	}
+	if v.Totals.Endpoints != 2 || v.Totals.Inactive != 1 {
+		t.Fatalf("totals: %d endpoints, %d inactive; want 2 and 1", v.Totals.Endpoints, v.Totals.Inactive)
+	}
+}

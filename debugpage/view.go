@@ -25,7 +25,8 @@ type View struct {
 	Balancers []Setting `json:"balancers,omitempty"`
 }
 
-// Totals add up every call.
+// Totals add up every call. Endpoints counts each (servant, endpoint) once, whatever the number
+// of net threads; Inactive those of them that some thread keeps out of rotation.
 type Totals struct {
 	Calls     uint64 `json:"calls"`
 	Successes uint64 `json:"successes"`
@@ -92,9 +93,20 @@ func newView(s stats.Snapshot, o Options) View {
 		v.Endpoints = []stats.Endpoint{}
 	}
 	v.Calls = make([]Call, 0, len(s.Calls))
+	// An endpoint has a row per net thread (each has its own connection and health rules); the
+	// totals count it once, inactive when some thread keeps it out of rotation.
+	type key struct{ servant, endpoint string }
+	inactive := make(map[key]bool, len(s.Endpoints))
 	for _, e := range s.Endpoints {
-		v.Totals.Endpoints++
-		if !e.Active {
+		k := key{e.Servant, e.Endpoint}
+		out, seen := inactive[k]
+		inactive[k] = out || !e.Active
+		if !seen {
+			v.Totals.Endpoints++
+		}
+	}
+	for _, out := range inactive {
+		if out {
 			v.Totals.Inactive++
 		}
 	}
