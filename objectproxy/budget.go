@@ -27,14 +27,14 @@ func newRetryBudget(t Guard) retryBudget {
 	return retryBudget{
 		on: true, ratio: t.RetryRatio, perSec: t.RetryMin,
 		max:    max(t.RetryMin, 1) + 100*t.RetryRatio,
-		tokens: max(t.RetryMin, 1),
+		tokens: t.RetryMin, // a second's worth: with no constant, the ratio alone earns retries
 	}
 }
 
 // retryBudget is the token bucket that caps retries (Finagle's RetryBudget, as a bucket): every
 // routed call deposits ratio tokens, the clock perSec tokens a second, up to max; a retry takes
 // one token, and a retry that finds less than one is refused: the call fails with its error, as
-// with retries = 0. A failing cluster then sees at most ratio more calls than its callers make,
+// with retries = 0. The bucket starts with a second's worth of the constant (none when it is 0). A failing cluster then sees at most ratio more calls than its callers make,
 // plus the constant, instead of retries times as many. Owned by the loop goroutine.
 type retryBudget struct {
 	on     bool

@@ -19,6 +19,9 @@ func TestRetryBudget(t *testing.T) {
 		{name: "10% of calls", ratio: 0.1, perSec: 0, calls: 10000, over: time.Second, wantMin: 990, wantMax: 1011},
 		{name: "20% plus 10/s", ratio: 0.2, perSec: 10, calls: 10000, over: 10 * time.Second, wantMin: 2000, wantMax: 2000 + 100 + 31},
 		{name: "few calls still retry", ratio: 0.1, perSec: 10, calls: 10, over: 10 * time.Second, wantMin: 10, wantMax: 10},
+		// With no per-second constant, nine calls at 10% have earned no retry (before, the bucket
+		// started with one token whatever the constant).
+		{name: "no constant, no free retry", ratio: 0.1, perSec: 0, calls: 9, over: time.Second, wantMin: 0, wantMax: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
