@@ -287,8 +287,10 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		return false
 	}
 	a.health.picked(now)
-	if a.guard.open { // half-open: the call may be the breaker's probe, unless it is a ping
-		if _, own := c.Dest.(noRetry); !own { // a ping is the health rules' probe
+	if a.guard.open && !c.Oneway { // half-open: the call may be the breaker's probe
+		// Not a ping (the health rules' probe) nor a one-way call (no outcome comes back: it
+		// would hold the probe's place for probeWait and decide nothing).
+		if _, own := c.Dest.(noRetry); !own {
 			a.guard.picked(now, c.ID)
 		}
 	}
