@@ -133,7 +133,7 @@ func (a *asyncBackup) end(x *call.Call) {
 	}
 	other := a.c2
 	if x == a.c2 {
-		other = a.c
+		other = a.c // nil when cancel gave c up: x's outcome is the call's
 	}
 	if x.Err != nil && other != nil && a.failed == nil {
 		a.failed = x // the other may still answer
@@ -174,7 +174,8 @@ func (a *asyncBackup) abandon(o *call.Call) {
 // cancel runs when the call's context ends (not at the call's own deadline: the loop ends both
 // calls then). It claims the outcome if neither call has delivered one: the calls are
 // abandoned and true is returned, for the caller to deliver the context's error. False means an
-// outcome is on its way (or async1 took the call back).
+// outcome is on its way (or async1 took the call back): one of the calls ended and its end
+// waits for mu.
 func (a *asyncBackup) cancel() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -184,6 +185,14 @@ func (a *asyncBackup) cancel() bool {
 	c := a.c
 	if a.failed != c && !c.AbandonGen(a.gen) {
 		return false // c ended and its end is waiting for mu: it delivers
+	}
+	if c2 := a.c2; c2 != nil && a.failed != c2 && !c2.AbandonGen(a.gen2) {
+		// c2 ended and its end is waiting for mu: its outcome is the call's. c failed
+		// already (end recycles it), or is abandoned now: end must not wait for it.
+		if a.failed != c {
+			a.c = nil
+		}
+		return false
 	}
 	a.done = true
 	a.dropSpare()
