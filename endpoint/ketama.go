@@ -74,7 +74,7 @@ func (k *Ketama) Point(code uint32) int {
 	if n == 0 {
 		return -1
 	}
-	if code <= k.points[0] || code > k.points[n-1] {
+	if code <= k.points[0] || code >= k.points[n-1] { // past the last point: the ring wraps
 		return 0
 	}
 	i, _ := slices.BinarySearch(k.points, code+1) // first point >= code+1, i.e. > code
