@@ -237,7 +237,7 @@ func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	default:
 		return fmt.Errorf("communicator: StringToProxy: %T is neither a *servantproxy.ServantProxy nor a servantproxy.Setter", prx)
 	}
-	sp, err := c.proxy(proxy, c.clientSet(), false, internal)
+	sp, err := c.proxy(proxy, c.clientSet(), internal)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 // "Obj" without a naming source (no naming, locator or naming-file key, no WithNaming) is
 // refused, as by StringToProxy, with an error matching ErrNoEndpoint that names those keys.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
-	return c.proxy(proxy, c.clientSet(), false, false)
+	return c.proxy(proxy, c.clientSet(), false)
 }
 
 // clientSet is the set a bare "Obj" is looked up in: the client's, with set routing on.
@@ -268,18 +268,20 @@ func (c *Communicator) clientSet() string {
 
 // ProxyWithSet is Proxy for calls invoked by an explicit set, TarsCpp's stringToProxy(obj, set):
 // a bare "Obj" is looked up with findObjectByIdInSameSet(obj, set), and every call carries the
-// set (message type 0x80, status STATUS_SETNAME_VALUE), whether set routing is on or not.
+// set (message type 0x80, status STATUS_SETNAME_VALUE), whether set routing is on or not. A
+// proxy string with endpoints ("Obj@tcp ...") is invoked by no set, as in TarsCpp: set is
+// ignored.
 func (c *Communicator) ProxyWithSet(proxy, set string) (*servantproxy.ServantProxy, error) {
 	if p := conf.SetDivisionProblem(set); p != "" {
 		return nil, fmt.Errorf("communicator: set %q: %s", set, p)
 	}
-	return c.proxy(proxy, set, true, false)
+	return c.proxy(proxy, set, false)
 }
 
 // proxy builds or finds the ServantProxy of proxy in set. An internal proxy (report.go) runs no
 // interceptor, is kept apart from the user's proxies of the same string, and its servant is left
 // out of Stats.
-func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*servantproxy.ServantProxy, error) {
+func (c *Communicator) proxy(proxy, set string, internal bool) (*servantproxy.ServantProxy, error) {
 	target, err := endpoint.Parse(proxy)
 	if err != nil {
 		return nil, fmt.Errorf("communicator: %w", err)
@@ -293,8 +295,8 @@ func (c *Communicator) proxy(proxy, set string, explicit, internal bool) (*serva
 		}
 	}
 	direct := len(target.Endpoints) > 0
-	if direct && !explicit {
-		set = "" // TarsCpp: a direct proxy is not invoked by the client's set
+	if direct {
+		set = "" // TarsCpp: a direct proxy is invoked by no set, the client's or one given
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -79,19 +79,27 @@ type cand struct {
 // cands holds NewList's scratch candidates between lists.
 var cands = sync.Pool{New: func() any { return new([]cand) }}
 
-// NewList prepares the list of active and inactive endpoints: merged (an endpoint in both counts
-// as active; repeats count once), without the endpoints of weight 0 under static weighting (as
-// TarsCpp), sorted in TarsCpp order. The List keeps active and inactive, not a copy: they must
+// NewList prepares the list of active and inactive endpoints a naming source gave: merged (an
+// endpoint in both counts as active; repeats count once), sorted in TarsCpp order. As TarsCpp's
+// EndpointManager: static weighting applies when every active endpoint says -v 1, and then the
+// endpoints of weight 0 are left out. The List keeps active and inactive, not a copy: they must
 // not change afterwards. Safe for concurrent use.
-func NewList(active, inactive []endpoint.Endpoint) *List {
+func NewList(active, inactive []endpoint.Endpoint) *List { return newList(active, inactive, false) }
+
+// newList is NewList; a direct list (the endpoints of a proxy string) keeps its endpoints of
+// weight 0, as TarsCpp's does: they are left out of the static-weight list only, and when all
+// weigh 0 the calls go round robin.
+func newList(active, inactive []endpoint.Endpoint, direct bool) *List {
 	given := [2][]endpoint.Endpoint{active, inactive}
 	n := len(active) + len(inactive)
-	static, size := n > 0, 0
+	static, size := len(active) > 0, 0
 	for _, list := range given {
 		for _, e := range list {
-			static = static && e.WeightType == endpoint.WeightStatic
 			size += len(e.Host) + 10 // "2:" host ":65535", and a digit more
 		}
+	}
+	for _, e := range active {
+		static = static && e.WeightType == endpoint.WeightStatic
 	}
 	// Every candidate's key in one buffer; sorted by (key, candidate), the first of each run of
 	// equal keys is the endpoint's first mention (active before inactive), without a map.
@@ -100,7 +108,7 @@ func NewList(active, inactive []endpoint.Endpoint) *List {
 	l := &List{keys: make([]byte, 0, size)}
 	for k := range n {
 		e := candidate(given, k)
-		if static && weightOf(e) <= 0 {
+		if static && !direct && weightOf(e) <= 0 {
 			continue
 		}
 		from := len(l.keys)

@@ -13,10 +13,11 @@ import (
 
 // referenceList is the list NewList must build, written the plain way: repeats dropped by their
 // address (the first mention wins, active before inactive), the endpoints of weight 0 dropped
-// under static weighting, then endpoint.SortTars.
+// under static weighting (which every active endpoint's -v 1 decides, as in TarsCpp), then
+// endpoint.SortTars.
 func referenceList(active, inactive []endpoint.Endpoint) (eps []endpoint.Endpoint, inReg []bool, static bool) {
-	static = len(active)+len(inactive) > 0
-	for _, e := range slices.Concat(active, inactive) {
+	static = len(active) > 0
+	for _, e := range active {
 		static = static && e.WeightType == endpoint.WeightStatic
 	}
 	seen := map[string]bool{}

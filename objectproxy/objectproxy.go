@@ -100,7 +100,7 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 		pickers: p, budget: newRetryBudget(o.Guard), conns: max(o.Connections, 1),
 	}
 	op.view.o = op
-	op.install(NewList(slices.Clone(target.Endpoints), nil))
+	op.install(newList(slices.Clone(target.Endpoints), nil, true))
 	return op, nil
 }
 
@@ -258,7 +258,8 @@ func (o *ObjectProxy) Expire(c *call.Call) {
 // c first moves to another live connection of the endpoint it failed on (sibling, conns.go): that
 // is not a retry, and takes neither one of Options.Retries nor a token of the retry budget. Then
 // it goes to an endpoint it has not tried yet if retries remain and the retry budget
-// (Options.Guard) has a token; otherwise it fails with err. Must be called on the loop goroutine.
+// (Options.Guard) has a token (a hashed call to the one its code's fallback names, as the next
+// calls with the code go while the endpoint it failed on is down); otherwise it fails with err. Must be called on the loop goroutine.
 func (o *ObjectProxy) Retry(c *call.Call, err error) { o.retry(c, err) }
 
 // retry is Retry, returning the index of the endpoint it sent c to, or -1 (c ended, or moved to
@@ -280,8 +281,15 @@ func (o *ObjectProxy) retry(c *call.Call, err error) int {
 		c.Complete(err)
 		return -1
 	}
-	// An endpoint first: a retry that has nowhere to go takes no token from the budget.
-	i := o.pickUntried(c)
+	// An endpoint first: a retry that has nowhere to go takes no token from the budget. A hashed
+	// call goes where its code's fallback sends it (WithHash: one endpoint per code).
+	i := -1
+	if c.Hashed {
+		i = o.pickUntriedHashed(c)
+	}
+	if i < 0 {
+		i = o.pickUntried(c)
+	}
 	if i < 0 || !o.budget.withdraw(now) {
 		c.Complete(err)
 		return -1

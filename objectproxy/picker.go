@@ -124,10 +124,11 @@ func (p *pickers) build(v *View) {
 // newRand returns a random source seeded from the runtime's.
 func newRand() *rand.Rand { return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) }
 
-// weightOf is an endpoint's static weight: -w, or 100 (TarsCpp's default) when absent.
+// weightOf is an endpoint's static weight: -w, or 100 (TarsCpp's default) when absent, at most
+// 100 (TarsCpp's TC_Endpoint clamps it so).
 func weightOf(e endpoint.Endpoint) int {
 	if e.Weight < 0 {
 		return 100
 	}
-	return e.Weight
+	return min(e.Weight, 100)
 }

@@ -25,6 +25,7 @@ type View struct {
 	rr     uint32  // the turn: round-robin position, pre-incremented as in TarsCpp
 
 	scratch []int32 // the hash pickers' degraded loop
+	skip    uint64  // endpoints (i%64) Ok reads as unhealthy: a hashed retry's tried set
 }
 
 // Len returns the number of endpoints in the list, active and inactive.
@@ -55,6 +56,9 @@ func (v *View) Up() []int32 {
 // Ok reports whether endpoint i is healthy now: the health rules have not taken it out (or a
 // probe is due) and no reconnect backoff is running.
 func (v *View) Ok(i int32) bool {
+	if v.skip != 0 && v.skip&(1<<(uint32(i)%64)) != 0 {
+		return false
+	}
 	if v.o.pools != nil {
 		return v.o.pools[v.o.ensure(i)].ok(v.now)
 	}
@@ -221,6 +225,23 @@ func (o *ObjectProxy) pickUntried(c *call.Call) int {
 		}
 	}
 	return -1
+}
+
+// pickUntriedHashed picks where c's hash code goes when the endpoints it tried are down: the
+// hash picker's own fallback (TarsCpp's rehash, the ketama ring's next point), where the next
+// calls with the code go while the endpoint it failed on stays unhealthy; -1 if that is no
+// healthy untried endpoint.
+func (o *ObjectProxy) pickUntriedHashed(c *call.Call) int {
+	v := &o.view
+	v.now = o.loop.Now()
+	t := o.tried(c)
+	v.skip = t
+	i := o.pickers.hash.Pick(v, c.Hash)
+	v.skip = 0
+	if i < 0 || t&(1<<(uint32(i)%64)) != 0 || !v.Ok(int32(i)) {
+		return -1
+	}
+	return i
 }
 
 // pickUntriedHealthy picks a healthy active endpoint c has not tried, the next in turn; -1 if

@@ -9,8 +9,10 @@ import (
 
 // staticWeight walks TarsCpp's static-weight list (getWeightedProxy over the list
 // endpoint.StaticWeightList builds from the active endpoints' -w), its first pick being the
-// list's second entry as in TarsCpp, skipping unhealthy endpoints; after a few misses it falls
-// back to round robin. It is the pick of calls without a hash code whenever every endpoint says
+// list's second entry as in TarsCpp, skipping unhealthy endpoints as TarsCpp's
+// getWeightedForNormal does: through the whole list if need be (up to maxWeightedWalk entries), so
+// that the healthy endpoints keep their ratio when a heavy one is down; when none it met is
+// healthy it falls back to round robin. It is the pick of calls without a hash code whenever every endpoint says
 // -v 1, whatever the servant's balancer (TarsCpp's rule), and of every such call under
 // "weighted".
 type staticWeight struct {
@@ -27,7 +29,7 @@ func (p *staticWeight) Pick(v *View, _ uint64) int {
 		p.dirty = false
 	}
 	if n := uint32(len(p.list)); n > 0 {
-		for range 8 {
+		for range min(n, maxWeightedWalk) {
 			p.pos++
 			if i := p.list[p.pos%n]; v.Ok(i) {
 				return int(i)
@@ -36,6 +38,11 @@ func (p *staticWeight) Pick(v *View, _ uint64) int {
 	}
 	return v.fromUp((*roundRobin)(nil))
 }
+
+// maxWeightedWalk bounds the entries one pick walks past unhealthy ones: a smooth weighted list
+// places an endpoint's entries in runs of at most ~100 (TarsCpp's scale), so a few down endpoints
+// are walked past, and a servant mostly down does not cost each pick a walk of a huge list.
+const maxWeightedWalk = 4096
 
 // exactWeightedMax bounds the size of a weighted list built in TarsCpp's exact order
 // (endpoint.StaticWeightList costs a sort of the candidates per entry): candidates x entries.
