@@ -29,10 +29,13 @@
 // WithDebounce) and the list is pushed when it ends, so a burst of changes gives one push and a
 // steady stream at most one per window. If
 // the watch fails (the connection to etcd is lost, the member loses its leader, or the revision
-// was compacted, or etcd came back without its data: every 5 s a watch reads etcd's revision,
-// and one older than a revision already seen means the history was lost), the Source reads the
-// prefix again and watches from there, retrying with backoff; while etcd cannot be reached the
-// last list stays in force.
+// was compacted, or etcd came back without its data: every 5 s a watch reads the object's keys,
+// and a revision older than one already seen, or keys other than the watch's at the revision
+// it has reached, mean the history was lost), the Source reads the prefix again and watches from
+// there, retrying with backoff; while etcd cannot be reached the last list stays in force. Each
+// failure is reported (naming.Reporter): a call that ends waiting for its first list wraps the
+// last one (an unreachable etcd's connection error; the first reads are bounded at 1 s so that a
+// call with the default 3 s timeout learns it).
 //
 // When the Query has a set (set routing on), the Source selects as the TARS registry does for
 // findObjectByIdInSameSet (naming.SelectSet, shared by every source): if no endpoint of the
@@ -44,7 +47,8 @@
 // # Registration
 //
 // Register puts a server's endpoint under a lease of the given TTL and keeps the lease alive
-// until Deregister (a graceful stop deletes the key and revokes the lease at once) or until
+// until Deregister (a graceful stop deletes the key, unless a newer registration of the same
+// endpoint holds it, and revokes the lease at once) or until
 // the etcd client is closed. A server that dies stops renewing its lease, and etcd deletes its
 // key when the lease expires: the endpoint leaves every client's list within the TTL. If the
 // lease is lost while the server lives (etcd unreachable for longer than the TTL, or the lease

@@ -115,8 +115,8 @@ func (r *Registration) keep(ctx context.Context, lease clientv3.LeaseID) {
 	}
 }
 
-// Deregister stops renewing the lease, then deletes the key and revokes the lease, so that the
-// endpoint leaves the lists at once (a graceful stop). It waits for the keeper to end. Calling
+// Deregister stops renewing the lease, then deletes the key (unless another registration holds
+// it now) and revokes the lease, so that the endpoint leaves the lists at once (a graceful stop). It waits for the keeper to end. Calling
 // it again does nothing and returns nil.
 func (r *Registration) Deregister(ctx context.Context) error {
 	r.cancel()
@@ -128,7 +128,12 @@ func (r *Registration) Deregister(ctx context.Context) error {
 	if lease == 0 {
 		return nil
 	}
-	_, err := r.cli.Delete(ctx, r.key)
+	// The key only if it is still this registration's: a newer one for the same endpoint (new
+	// options, registered before this one leaves) holds it under its own lease.
+	_, err := r.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.LeaseValue(r.key), "=", lease)).
+		Then(clientv3.OpDelete(r.key)).
+		Commit()
 	if _, rerr := r.cli.Revoke(ctx, lease); err == nil && !errors.Is(rerr, rpctypes.ErrLeaseNotFound) {
 		err = rerr
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -59,8 +60,15 @@ func objectPrefix(prefix, object string) string {
 // Watch implements naming.Source. It returns at once; the first list is pushed when the first
 // read of etcd answers.
 func (s *Source) Watch(q naming.Query, push func(naming.List)) (stop func()) {
+	return s.WatchReporting(q, push, nil)
+}
+
+// WatchReporting implements naming.Reporter: Watch that also calls fail with each failed read or
+// watch of etcd (an unreachable etcd: its connection error), so that a call waiting for its
+// first list says why it has none.
+func (s *Source) WatchReporting(q naming.Query, push func(naming.List), fail func(error)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &watch{s: s, q: q, push: push, key: objectPrefix(s.prefix, q.Object), eps: map[string]endpoint.Endpoint{}}
+	w := &watch{s: s, q: q, push: push, fail: fail, key: objectPrefix(s.prefix, q.Object), eps: map[string]endpoint.Endpoint{}}
 	var wg sync.WaitGroup
 	wg.Go(func() { w.run(ctx) })
 	return func() {
@@ -74,6 +82,7 @@ type watch struct {
 	s    *Source
 	q    naming.Query
 	push func(naming.List)
+	fail func(error) // nil: failures are only logged
 	key  string
 	eps  map[string]endpoint.Endpoint // key -> endpoint
 }
@@ -86,12 +95,16 @@ const (
 
 func (w *watch) run(ctx context.Context) {
 	backoff := minBackoff
+	read := firstReadTimeout // until a read answers: an unreachable etcd is reported early
 	for ctx.Err() == nil {
-		err := w.once(ctx, func() { backoff = minBackoff })
+		err := w.once(ctx, read, func() { backoff, read = minBackoff, readTimeout })
 		if ctx.Err() != nil {
 			return
 		}
 		w.s.log.Warn("etcd naming: watch ended, reading again", zap.String("servant", w.q.Object), zap.Error(err), zap.Duration("retry_in", backoff))
+		if w.fail != nil {
+			w.fail(err)
+		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -111,14 +124,27 @@ var errCompacted = errors.New("watch revision compacted")
 // watch from the old revision by itself, where the new keys, at lower revisions, never show.
 var errRewound = errors.New("etcd revision went back (etcd restarted without its data)")
 
-// progressEvery is how often a watch reads etcd's current revision, so that a rewound etcd is
-// noticed though no event comes.
+// errDiverged ends a watch whose keys are not those a read of etcd at the watch's revision
+// returns: etcd came back without its data, already past the revision the watch had reached, and
+// the watch resumed there sees nothing of what was written before.
+var errDiverged = errors.New("etcd keys differ from the watch's (etcd restarted without its data)")
+
+// progressEvery is how often a watch reads the object's keys, so that a rewound or rebuilt etcd
+// is noticed though no event comes.
 const progressEvery = 5 * time.Second
 
-// once reads the object's keys, pushes the list, then applies watch events until the watch
-// fails; ok is called once the read has succeeded.
-func (w *watch) once(ctx context.Context, ok func()) error {
-	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+// Bounds of a read of the object's keys: the first ones (until one answers), so that a caller
+// waiting for the first list with the default 3 s timeout learns that etcd is unreachable, and
+// those after.
+const (
+	firstReadTimeout = time.Second
+	readTimeout      = 5 * time.Second
+)
+
+// once reads the object's keys (bounded by read), pushes the list, then applies watch events
+// until the watch fails; ok is called once the read has succeeded.
+func (w *watch) once(ctx context.Context, read time.Duration, ok func()) error {
+	rctx, rcancel := context.WithTimeout(ctx, read)
 	resp, err := w.s.cli.Get(rctx, w.key, clientv3.WithPrefix())
 	rcancel()
 	if err != nil {
@@ -154,14 +180,26 @@ func (w *watch) once(ctx context.Context, ok func()) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-progress.C:
-			// etcd's current revision, from a read of nothing but a count: a watch the
-			// client resumed on an etcd rebuilt without its data gets no event and no
-			// progress notification (its stream may still be in reconnect backoff).
-			cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-			r, err := w.s.cli.Get(cctx, w.key, clientv3.WithPrefix(), clientv3.WithCountOnly())
+			// A read of the object's keys: a watch the client resumed on an etcd rebuilt
+			// without its data gets no event for them and may get no progress notification
+			// (its stream may still be in reconnect backoff). A read at a revision older than
+			// one seen says so; a read at the revision the watch has reached whose keys are not
+			// the watch's says so too (etcd came back already past the old revision, with other
+			// keys). A read at a newer revision cannot be compared: the watch is asked for its
+			// progress, which the next round compares.
+			cctx, ccancel := context.WithTimeout(ctx, readTimeout)
+			r, err := w.s.cli.Get(cctx, w.key, clientv3.WithPrefix())
 			ccancel()
-			if err == nil && r.Header.Revision < rev {
+			switch {
+			case err != nil:
+			case r.Header.Revision < rev:
 				return errRewound
+			case r.Header.Revision == rev:
+				if !w.holds(r.Kvs) {
+					return errDiverged
+				}
+			default:
+				_ = w.s.cli.RequestProgress(wctx)
 			}
 		case <-fire:
 			fire, pending = nil, false
@@ -232,6 +270,23 @@ func (w *watch) put(key string, value []byte) bool {
 	old, had := w.eps[key]
 	w.eps[key] = ep
 	return !had || old != ep
+}
+
+// holds reports whether the watch's endpoints are those of kvs (a read of the object's keys).
+func (w *watch) holds(kvs []*mvccpb.KeyValue) bool {
+	n := 0
+	for _, kv := range kvs {
+		k := string(kv.Key)
+		ep, err := endpoint.ParseEndpoint(string(kv.Value))
+		if err != nil || strings.Contains(k[len(w.key):], "/") {
+			continue // put skips it too
+		}
+		if have, ok := w.eps[k]; !ok || have != ep {
+			return false
+		}
+		n++
+	}
+	return n == len(w.eps)
 }
 
 // emit pushes the current list.
