@@ -187,13 +187,16 @@ func (c *Call) FrameSent() {
 }
 
 // TakeBody hands the reply body to the caller, who owns it from then on: no copy is made, and
-// the call forgets the buffer. An empty body is returned as a non-nil empty slice.
+// the call forgets the buffer. An empty body is returned as a non-nil empty slice of no capacity:
+// the call keeps its buffer then, which the caller must not reach by appending.
 func (c *Call) TakeBody() []byte {
 	b := c.Body
 	if c.Big != nil {
 		c.Big = nil
 	} else if len(b) > 0 {
 		c.bodyBuf = nil
+	} else {
+		b = nil
 	}
 	c.Body = nil
 	if b == nil {
