@@ -254,29 +254,49 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 			if ep == "" {
 				ep = c2.SentTo()
 			}
-			var replied *call.Call // one that had its reply already: it is the outcome
-			for _, x := range []*call.Call{c, c2} {
-				if x == failed {
-					call.Put(x)
-					continue
-				}
-				if !x.Abandon() {
+			// As cancelWait does, an outcome that came is not thrown away: a reply, or, when
+			// both halves had failed, the failure the pair was counted by (the later one).
+			var replied *call.Call
+			var ended [2]*call.Call // halves that ended with a failure
+			abandoned := false
+			for k, x := range []*call.Call{c, c2} {
+				switch {
+				case x == failed:
+					ended[k] = x
+				case x.Abandon():
+					abandoned = true // the loop recycles it; the pair's count is its
+				default:
 					<-x.Done()
 					if x.Err == nil && replied == nil {
-						replied = x // as cancelWait does: a reply that came is not thrown away
-						continue
+						replied = x
+					} else {
+						ended[k] = x
 					}
+				}
+			}
+			var keep *call.Call
+			switch {
+			case replied != nil:
+				keep = replied
+			case !abandoned:
+				keep = ended[1] // the later failure, unless the Recorder counted the other
+				if h := c.Pair.Counted(); h == ended[0] {
+					keep = h
+				}
+			}
+			for _, x := range ended {
+				if x != nil && x != keep {
 					call.Put(x)
 				}
 			}
-			if replied != nil {
-				b.dropped.Add(1)
-				if replied == c2 {
-					b.won.Add(1)
-				}
-				return outcome(replied)
+			if keep == nil {
+				return nil, cancelled(ctx, p.name, fn, ep, start)
 			}
-			return nil, cancelled(ctx, p.name, fn, ep, start)
+			b.dropped.Add(1)
+			if keep == c2 && keep.Err == nil {
+				b.won.Add(1)
+			}
+			return outcome(keep)
 		}
 		if got.Err != nil && failed == nil {
 			failed = got // the other may still answer

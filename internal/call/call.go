@@ -250,7 +250,7 @@ func (c *Call) Complete(err error) bool {
 			// A dropped call is no call of its own; of a backup pair, one half counts (Pair).
 			counts := s&stateMask != stateDropped
 			if c.Pair != nil {
-				counts = c.Pair.counts(errAbandoned) && counts
+				counts = c.Pair.counts(c, errAbandoned) && counts
 			}
 			if counts {
 				c.Rec.RecordCall(c, errAbandoned)
@@ -259,7 +259,7 @@ func (c *Call) Complete(err error) bool {
 		Put(c)
 		return false
 	}
-	if c.Rec != nil && (c.Pair == nil || c.Pair.counts(err)) {
+	if c.Rec != nil && (c.Pair == nil || c.Pair.counts(c, err)) {
 		c.Rec.RecordCall(c, err)
 	}
 	if c.Notify != nil {

@@ -15,7 +15,12 @@ import "sync/atomic"
 type Pair struct {
 	open    atomic.Int32 // halves opened and not ended
 	counted bool         // a half's reply was counted (loop only)
+	half    *Call        // the half counted (written on the loop before that half is signalled)
 }
+
+// Counted returns the half whose outcome was counted (nil: none yet). A sync caller that has
+// seen both halves end reads it to return the outcome the Recorder counted.
+func (p *Pair) Counted() *Call { return p.half }
 
 // Open records that a half of the pair is being sent: call it before the half's Submit.
 func (p *Pair) Open() { p.open.Add(1) }
@@ -25,14 +30,17 @@ func (p *Pair) Close() { p.open.Add(-1) }
 
 // counts reports whether the half ending now with err (nil: a reply) is the pair's count. Called
 // once per half, from Complete on the loop, however the half ends.
-func (p *Pair) counts(err error) bool {
+func (p *Pair) counts(c *Call, err error) bool {
 	last := p.open.Add(-1) == 0
 	switch {
 	case p.counted:
 		return false
 	case err == nil:
-		p.counted = true
+		p.counted, p.half = true, c
+		return true
+	case last:
+		p.half = c
 		return true
 	}
-	return last
+	return false
 }
