@@ -203,7 +203,11 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 		call.Put(c2)
 		return c, p.waitSubmitted(ctx, c)
 	}
-	p.prepareBackup(c, c2, h, now)
+	if !p.prepareBackup(c, c2, h, now) {
+		b.refund()
+		call.Put(c2)
+		return c, p.waitSubmitted(ctx, c)
+	}
 	if err := t.Submit(c2); err != nil {
 		h.Pair().Close()
 		b.refund()
@@ -217,13 +221,17 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 // Dest h. It differs on the wire in two fields written over the copied ones: its timeout, the
 // time left now (codec.SetRequestTimeout), and its request id, which the AdapterProxy that sends
 // it gives it (adapterproxy/pending.go). Its Start is now, so that its endpoint's latency is its
-// own; race and asyncBackup.end give the outcome c's Start.
-func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64) {
+// own; race and asyncBackup.end give the outcome c's Start. It reports false, preparing
+// nothing, when c has ended and been counted meanwhile (call.Pair.Join): no backup then.
+func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64) bool {
+	if !h.Pair().Join() {
+		return false
+	}
 	c2.Deadline, c2.Dest, c2.Pair = c.Deadline, h, h.Pair()
-	c2.Pair.Open()
 	c2.Servant, c2.Func, c2.Start = c.Servant, c.Func, now
 	c2.Hashed, c2.Hash = c.Hashed, c.Hash
 	codec.SetRequestTimeout(c2.Frame, codec.RequestTimeout(time.Duration(c2.Deadline-now)))
+	return true
 }
 
 // race waits for the first useful outcome of c and its backup c2: a reply (a server error is a

@@ -108,7 +108,11 @@ func (a *asyncBackup) fire() {
 		call.Put(c2)
 		return
 	}
-	a.p.prepareBackup(c, c2, a.h, now)
+	if !a.p.prepareBackup(c, c2, a.h, now) {
+		a.b.refund()
+		call.Put(c2)
+		return
+	}
 	c2.Rsp, c2.Callback, c2.RawCallback = c.Rsp, c.Callback, c.RawCallback
 	c2.CtxDst, c2.StDst = c.CtxDst, c.StDst
 	c2.Finish, c2.OnEnd, c2.StopCancel = c.Finish, c.OnEnd, c.StopCancel

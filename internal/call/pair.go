@@ -10,8 +10,9 @@ import "sync/atomic"
 // Pair (Call.Pair), opening each before it submits it; both end on the same loop (the backup
 // goes to the first call's net thread), which alone reads counted.
 //
-// One race is left: a first call that ends on the loop just as its backup is opened (the backup
-// timer firing at that instant) is counted as the last half, and its backup is counted too.
+// The backup is opened with Join, which refuses once the first call has been counted as the
+// last half (it ended on the loop just as the backup timer fired): that backup is not sent, and
+// the pair is not counted twice.
 type Pair struct {
 	open    atomic.Int32 // halves opened and not ended
 	counted bool         // a half's reply was counted (loop only)
@@ -24,6 +25,21 @@ func (p *Pair) Counted() *Call { return p.half }
 
 // Open records that a half of the pair is being sent: call it before the half's Submit.
 func (p *Pair) Open() { p.open.Add(1) }
+
+// Join is Open for the second half (the backup): it opens it only while the first is open, and
+// reports whether it did. False means the first half has ended and been counted (as the last
+// half: its error is the pair's); the backup must not be sent.
+func (p *Pair) Join() bool {
+	for {
+		n := p.open.Load()
+		if n == 0 {
+			return false
+		}
+		if p.open.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
 
 // Close takes back an Open whose half was not submitted after all (Submit refused it).
 func (p *Pair) Close() { p.open.Add(-1) }
