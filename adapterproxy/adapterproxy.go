@@ -294,7 +294,7 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 			a.guard.picked(now, c.ID)
 		}
 	}
-	c.Owner = a
+	c.Owner, c.SentAt = a, now
 	if a.recOn {
 		c.Rec = a
 	}

@@ -13,10 +13,11 @@ import (
 // decayTime * ln(its latency / the others' cost)) and can show it has recovered.
 const decayTime = 500 * time.Millisecond
 
-// latency is an endpoint's peak-EWMA reply latency (Finagle's PeakEwma): a sample above the
-// current value replaces it at once, one below it is blended in with a weight that grows with the
-// time since the last sample. Slowness shows at the first slow reply; speed has to be proven over
-// time. Owned by the loop goroutine.
+// latency is an endpoint's peak-EWMA reply latency (Finagle's PeakEwma): the value decays toward
+// 0 while no sample comes (value); a sample above the decayed value replaces it at once, one below
+// it is blended in with a weight that grows with the sample's own duration (the time the reply
+// was watched for). Slowness shows at the first slow reply; speed has to be proven over time, and
+// a reply faster than the value never raises it. Owned by the loop goroutine.
 type latency struct {
 	ewma float64 // nanoseconds
 	last int64   // call.Now of the last update
@@ -35,16 +36,12 @@ func (l *latency) observe(now, rtt int64) {
 	if rtt < 0 {
 		rtt = 0
 	}
-	s := float64(rtt)
-	switch {
-	case s >= l.ewma:
+	s, cur := float64(rtt), l.value(now)
+	if s >= cur {
 		l.ewma = s
-	default:
-		w := 1.0
-		if now > l.last {
-			w = math.Exp(-float64(now-l.last) / float64(decayTime))
-		}
-		l.ewma = l.ewma*w + s*(1-w)
+	} else {
+		w := math.Exp(-s / float64(decayTime))
+		l.ewma = cur*w + s*(1-w)
 	}
 	l.last = now
 }
@@ -64,7 +61,7 @@ func (a *AdapterProxy) replied(c *call.Call, ret int32) {
 		return
 	}
 	now := a.loop.Now()
-	a.lat.observe(now, now-c.Start)
+	a.lat.observe(now, now-c.SentAt) // its time here, not on an endpoint it was retried from
 	a.guard.replied(&a.opts.Breaker, now, ret, c.ID)
 }
 
@@ -75,6 +72,6 @@ func (a *AdapterProxy) timedOut(c *call.Call) {
 		return
 	}
 	now := a.loop.Now()
-	a.lat.observe(now, now-c.Start)
+	a.lat.observe(now, now-c.SentAt)
 	a.guard.failed(&a.opts.Breaker, now, timeoutCost, c.ID)
 }

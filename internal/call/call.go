@@ -85,16 +85,17 @@ type Call struct {
 	Handler any
 
 	// Owned by the loop goroutine while the call is pending.
-	ID    int32 // the request id its AdapterProxy gave it (adapterproxy/pending.go); 0 before
-	Owner Owner
-	Rec   Recorder // counts the call when it ends; nil: not counted
-	next  *Call    // Stack link
-	tprev *Call    // Wheel links
-	tnext *Call
-	tslot int32
-	Tries int8   // endpoints tried so far
-	Hops  int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
-	Tried uint64 // bit i%64: an endpoint i of list TriedIn was tried (objectproxy's markTried)
+	ID     int32 // the request id its AdapterProxy gave it (adapterproxy/pending.go); 0 before
+	Owner  Owner
+	Rec    Recorder // counts the call when it ends; nil: not counted
+	next   *Call    // Stack link
+	tprev  *Call    // Wheel links
+	tnext  *Call
+	tslot  int32
+	SentAt int64  // when its AdapterProxy took it (Now clock): its endpoint's latency counts from here
+	Tries  int8   // endpoints tried so far
+	Hops   int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
+	Tried  uint64 // bit i%64: an endpoint i of list TriedIn was tried (objectproxy's markTried)
 	// Pair, for the two calls of a backup request, makes them count as one (pair.go); nil for
 	// any other call.
 	Pair *Pair
@@ -226,7 +227,7 @@ func Put(c *Call) {
 	c.ID, c.Oneway, c.Hashed, c.Hash, c.Deadline = 0, false, false, 0, 0
 	c.Frame, c.Dest, c.Servant, c.Func, c.Start = frame, nil, "", "", 0
 	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel, c.OnEnd = nil, nil, nil, nil, nil, nil, nil
-	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot = nil, nil, nil, nil, nil, 0
+	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot, c.SentAt = nil, nil, nil, nil, nil, 0, 0
 	c.Tries, c.Hops, c.Tried, c.TriedIn, c.Pair, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, nil, nil, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.CtxDst, c.StDst, c.Handler = nil, nil, nil

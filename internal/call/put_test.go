@@ -11,7 +11,7 @@ import (
 func TestPutResetsEveryField(t *testing.T) {
 	want := []string{"Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Servant", "Func", "Start", "Finish", "Notify",
 		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "Handler", "ID", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
-		"Tries", "Hops", "Tried", "Pair", "TriedIn", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
+		"SentAt", "Tries", "Hops", "Tried", "Pair", "TriedIn", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
 		"CtxDst", "StDst", "state", "done", "sentTo"}
 	typ := reflect.TypeFor[Call]()
 	var got []string
@@ -27,6 +27,7 @@ func TestPutResetsEveryField(t *testing.T) {
 	c.ID, c.Oneway, c.Hashed, c.Hash, c.Deadline = 7, true, true, 9, 11
 	c.Frame = append(c.Frame, 1, 2, 3)
 	c.Tries, c.Hops, c.Tried, c.TriedIn, c.Pair, c.Unsent, c.Ret, c.Desc, c.Err = 2, 1, 3, 4, new(Pair), true, -1, "x", errors.New("e")
+	c.SentAt = 5
 	c.Callback = func(error) {}
 	c.Body = append(c.Body, 4)
 	var m map[string]string
@@ -35,7 +36,7 @@ func TestPutResetsEveryField(t *testing.T) {
 	c.SetAddr(&addr)
 	Put(c)
 	if c.ID != 0 || c.Oneway || c.Hashed || c.Hash != 0 || c.Deadline != 0 || len(c.Frame) != 0 ||
-		c.Tries != 0 || c.Hops != 0 || c.Tried != 0 || c.TriedIn != nil || c.Pair != nil || c.Unsent || c.Ret != 0 || c.Desc != "" || c.Err != nil ||
+		c.SentAt != 0 || c.Tries != 0 || c.Hops != 0 || c.Tried != 0 || c.TriedIn != nil || c.Pair != nil || c.Unsent || c.Ret != 0 || c.Desc != "" || c.Err != nil ||
 		c.Callback != nil || len(c.Body) != 0 || c.CtxDst != nil || c.StDst != nil || c.Addr != "" || c.SentTo() != "" {
 		t.Fatalf("Put left fields set: %+v", c)
 	}
