@@ -13,7 +13,7 @@
 // Values follow TarsCpp: Sum and Count are integers; Avg is sum/count as a decimal ("0" when
 // nothing was reported); Max and Min start at 0 each interval, and Min keeps the least non-zero
 // value (a Min of "0" is not sent); Distr(b1, ..., bn) counts each value in the first bound
-// greater than it ("b1|n1,...,bn|nn"; a value at or above bn counts in none). Every interval
+// greater than it, and one at or above bn in "max" ("b1|n1,...,bn|nn,max|n"). Every interval
 // reads and resets them. The head is {moduleName, ip "", propertyName, iPropertyVer 2}; batches
 // are split by max-report-size.
 //

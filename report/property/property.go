@@ -45,8 +45,9 @@ func Min() Policy { return Policy{kind: kindMin} }
 // Count is the number of values.
 func Count() Policy { return Policy{kind: kindCount} }
 
-// Distr counts the values by bucket: a value counts in the first bound greater than it. The
-// bounds are sorted (and duplicates dropped) here.
+// Distr counts the values by bucket: a value counts in the first bound greater than it, one at
+// or above the last bound in "max" (TarsCpp's distr). The bounds are sorted (and duplicates
+// dropped) here.
 func Distr(bounds ...int64) Policy {
 	b := slices.Clone(bounds)
 	slices.Sort(b)
@@ -88,9 +89,7 @@ func (p *Property) Report(v int64) {
 		if found {
 			j++ // the first bound > v (v+1 would overflow at math.MaxInt64)
 		}
-		if j < len(pol.bounds) {
-			p.counts[i][j]++
-		}
+		p.counts[i][j]++ // j == len(bounds): at or past the last bound, TarsCpp's "max" bucket
 	}
 	p.mu.Unlock()
 }
@@ -147,6 +146,11 @@ func (p *Property) Take() []Info {
 				b.WriteByte('|')
 				b.WriteString(strconv.FormatInt(distr[i][j], 10))
 			}
+			if len(pol.bounds) > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("max|")
+			b.WriteString(strconv.FormatInt(distr[i][len(pol.bounds)], 10))
 			v = b.String()
 		}
 		out = append(out, Info{Policy: pol.Name(), Value: v})
@@ -181,7 +185,7 @@ func (r *Registry) New(name string, policies ...Policy) *Property {
 	p := &Property{name: name, policies: slices.Clone(policies), counts: make([][]int64, len(policies))}
 	for i, pol := range policies {
 		if pol.kind == kindDistr {
-			p.counts[i] = make([]int64, len(pol.bounds))
+			p.counts[i] = make([]int64, len(pol.bounds)+1) // and the values past the last bound
 		}
 	}
 	r.props[name] = p

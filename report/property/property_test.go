@@ -27,14 +27,15 @@ func TestPoliciesAsTarsCpp(t *testing.T) {
 		p.Report(v)
 	}
 	got := fmt.Sprint(p.Take())
-	// Distr: 0, 5, 7 < 10; 10 and 99 < 100; 250 < 1000; 1000 in none.
-	want := "[{Sum 1371} {Avg 195.857} {Distr 10|3,100|2,1000|1} {Max 1000} {Min 5} {Count 7}]"
+	// Distr: 0, 5, 7 < 10; 10 and 99 < 100; 250 < 1000; 1000 past the last bound ("max", as
+	// TarsCpp's distr::get).
+	want := "[{Sum 1371} {Avg 195.857} {Distr 10|3,100|2,1000|1,max|1} {Max 1000} {Min 5} {Count 7}]"
 	if got != want {
 		t.Errorf("values\n got %s\nwant %s", got, want)
 	}
 	// A new interval: Min of 0 left out, Avg "0".
 	got = fmt.Sprint(p.Take())
-	if want := "[{Sum 0} {Avg 0} {Distr 10|0,100|0,1000|0} {Max 0} {Count 0}]"; got != want {
+	if want := "[{Sum 0} {Avg 0} {Distr 10|0,100|0,1000|0,max|0} {Max 0} {Count 0}]"; got != want {
 		t.Errorf("empty interval\n got %s\nwant %s", got, want)
 	}
 	if n := len(reg.Properties()); n != 1 {
@@ -45,7 +46,7 @@ func TestPoliciesAsTarsCpp(t *testing.T) {
 	d := reg.New("extremes", property.Distr(10, 100))
 	d.Report(math.MaxInt64)
 	d.Report(math.MinInt64)
-	if got, want := fmt.Sprint(d.Take()), "[{Distr 10|1,100|0}]"; got != want {
+	if got, want := fmt.Sprint(d.Take()), "[{Distr 10|1,100|0,max|1}]"; got != want {
 		t.Errorf("Distr of MaxInt64 and MinInt64\n got %s\nwant %s", got, want)
 	}
 }
