@@ -10,9 +10,11 @@ import (
 
 // RecordCall implements call.Recorder: it counts c, which ends with err (nil: a reply, whose
 // return code is in c.Ret), under this endpoint, in the net thread's recorder. Called by
-// call.Complete on the loop goroutine. The adapter's own pings are not counted.
+// call.Complete on the loop goroutine. The adapter's own pings are not counted, nor a one-way
+// call that was sent (TarsCpp's AdapterProxy reports none to the stat service: it has no outcome;
+// the endpoint's Sent counts it); a one-way call that failed is.
 func (a *AdapterProxy) RecordCall(c *call.Call, err error) {
-	if c.Func == "" {
+	if c.Func == "" || c.Oneway && err == nil {
 		return
 	}
 	if a.rec == nil || a.rec.Forgotten() {

@@ -15,7 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/stats"
 )
 
-// TestReviewChurnBackupCancelOutcomeCounted: a call with a backup request whose two requests
+// TestBackupCancelOutcomeCounted: a call with a backup request whose two requests
 // have both failed (here both timed out at the call's own deadline, which the loop counts as
 // the pair's outcome: "timeout") while its caller's ctx is cancelled at about the same moment.
 // README: "Stats counts the pair as one call (its reply, or without one the outcome the caller

@@ -13,7 +13,7 @@ import (
 	"github.com/tarscomm/tarscomm/server"
 )
 
-// TestReviewChurnEmptyRawBodyNotShared: InvokeRaw hands the caller the reply body, "the caller
+// TestEmptyRawBodyNotShared: InvokeRaw hands the caller the reply body, "the caller
 // owns it". An empty reply body (an empty protobuf message, a void .tars function) must then be
 // a slice the caller owns like any other: appending to it must not write into memory that the
 // library hands to the next call's reply. A pooled Call keeps its body buffer across uses

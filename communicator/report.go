@@ -31,18 +31,19 @@ func (c *Communicator) startReports() error {
 	warn := func(what string) func(error) {
 		return func(err error) { c.log.Warn(what+" report failed", zap.Error(err)) }
 	}
+	set := ""
+	if c.cfg.EnableSet {
+		set = c.cfg.SetDivision // the heads carry it, as TarsCpp's client's do
+	}
 	if r.Stat != "" {
 		prx := new(statf.StatFProxy)
 		if err := c.bind(r.Stat, prx, true); err != nil {
 			return fmt.Errorf("communicator: stat = %q: %w", r.Stat, err)
 		}
-		set := ""
-		if c.cfg.EnableSet {
-			set = c.cfg.SetDivision // masterName carries it, as TarsCpp's client's does
-		}
 		c.reports.stat = stat.New(c.Stats, prx, stat.Options{
 			ModuleName: r.ModuleName, FromClient: true, Interval: r.ReportInterval,
 			MaxReportSize: r.MaxReportSize, OnError: warn("stat"), SetDivision: set,
+			Threads: len(c.threads),
 		})
 		c.reports.stat.Start()
 	}
@@ -53,7 +54,7 @@ func (c *Communicator) startReports() error {
 		}
 		c.reports.prop = property.NewReporter(property.Default, prx, property.Options{
 			ModuleName: r.ModuleName, Interval: r.ReportInterval,
-			MaxReportSize: r.MaxReportSize, OnError: warn("property"),
+			MaxReportSize: r.MaxReportSize, OnError: warn("property"), SetDivision: set,
 		})
 		c.reports.prop.Start()
 	}

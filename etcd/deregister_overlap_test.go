@@ -10,7 +10,7 @@ import (
 	"github.com/tarscomm/tarscomm/etcd"
 )
 
-// TestReviewDeregisterOldKeepsNewer: a server changes what it advertises for its address (here its
+// TestDeregisterOldKeepsNewer: a server changes what it advertises for its address (here its
 // weight; a new -t or -s is the same), make-before-break: it registers the new endpoint, then
 // deregisters the old registration. Both have the key <prefix>/<object>/<host:port>; the second
 // Register put the key under its own lease. The old registration's Deregister must take away only

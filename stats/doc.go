@@ -10,7 +10,9 @@
 // function is seen. Record counts the call under its Result (success, timeout, connection,
 // queue full, no endpoint, overload, closed, cancelled, server error with its TARS return code)
 // and, for a success, its latency in a Histogram of fixed bounds: Bounds, which hold TARS's stat
-// buckets (5, 10, 50, 100, 200, 500, 1000, 2000, 3000 ms) and finer ones below 5 ms.
+// buckets (5, 10, 50, 100, 200, 500, 1000, 2000, 3000 ms) and finer ones below 5 ms. A one-way
+// call that was sent is not recorded (it has no outcome; TarsCpp reports none either): the
+// endpoint's Sent counts it. One that failed is.
 //
 // Failures that happen before a call reaches a loop (a full net-thread queue seen by the caller,
 // a closed communicator) are counted in a Shared recorder, which takes a mutex: those paths are

@@ -8,7 +8,7 @@ import (
 	"github.com/tarscomm/tarscomm/report/property"
 )
 
-// TestReviewPropertyDistrMaxBucket: TarsCpp's Distr (PropertyReport::distr::set/get) counts a
+// TestPropertyDistrMaxBucket: TarsCpp's Distr (PropertyReport::distr::set/get) counts a
 // value at or above the last bound in a "max" bucket and sends it last: "b1|n1,...,bn|nn,max|m"
 // (PropertyF's "b1|n1,b2|n2,...,max|n"). Here 2 of 4 values reported are at or above the last
 // bound: the report sent to the property service carries them as "max|2". Before, they were

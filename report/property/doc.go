@@ -14,7 +14,8 @@
 // nothing was reported); Max and Min start at 0 each interval, and Min keeps the least non-zero
 // value (a Min of "0" is not sent); Distr(b1, ..., bn) counts each value in the first bound
 // greater than it, and one at or above bn in "max" ("b1|n1,...,bn|nn,max|n"). Every interval
-// reads and resets them. The head is {moduleName, ip "", propertyName, iPropertyVer 2}; batches
+// reads and resets them. The head is {moduleName, ip "", propertyName, iPropertyVer 2}, with the
+// set when Options.SetDivision gives one (moduleName "<module>.<name><area><group>"); batches
 // are split by max-report-size.
 //
 // A Property is safe for concurrent use: Report takes the property's own mutex, held for a few

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,10 @@ type Options struct {
 	MaxReportSize int           // TARS "max-report-size"; default DefaultMaxReportSize
 	Timeout       time.Duration // bounds one reportPropMsg; default DefaultTimeout
 	OnError       func(error)   // told of each report that failed, if set
+	// SetDivision is the process's set ("name.area.group") when set routing is on: a valid one
+	// (three parts, name and area not "*") goes into each head as TarsCpp's does: moduleName
+	// "<ModuleName>.<name><area><group>" and setName, setArea, setID.
+	SetDivision string
 }
 
 func (o *Options) defaults() {
@@ -46,6 +51,7 @@ type Reporter struct {
 	opts Options
 
 	mu     sync.Mutex
+	unsent []map[propertyf.StatPropMsgHead]propertyf.StatPropMsgBody // batches a report Close ended never sent
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
@@ -104,17 +110,23 @@ func (r *Reporter) Close() error {
 // Flush takes every property's values (starting a new interval) and sends them at once, one
 // reportPropMsg per batch, each within Timeout and ctx. The first batch that gets no answer
 // ends the report (the service is not answering: the next would wait as long), and what it and
-// the batches after it held is lost. It returns the errors of the batches that failed.
+// the batches after it held is lost; but when ctx was cancelled (Close ending a report under
+// way), the batches not sent yet are kept for the next Flush, Close's final one, which sends
+// them first. It returns the errors of the batches that failed.
 func (r *Reporter) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	batches := Messages(r.reg, r.opts)
+	batches := append(r.unsent, Messages(r.reg, r.opts)...)
+	r.unsent = nil
 	var errs []error
 	for i, batch := range batches {
 		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 		ret, err := r.prx.ReportPropMsg(cctx, batch)
 		cancel()
 		if err != nil {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				r.unsent = batches[i+1:] // (batch i may have arrived: not sent again)
+			}
 			errs = append(errs, fmt.Errorf("property: report of %d properties (batch %d of %d; the rest not sent): %w", len(batch), i+1, len(batches), err))
 			break
 		}
@@ -133,11 +145,17 @@ func Messages(reg *Registry, o Options) []map[propertyf.StatPropMsgHead]property
 	var out []map[propertyf.StatPropMsgHead]propertyf.StatPropMsgBody
 	var cur map[propertyf.StatPropMsgHead]propertyf.StatPropMsgBody
 	size := 0
+	base := propertyf.StatPropMsgHead{ModuleName: o.ModuleName, IPropertyVer: propertyVersion}
+	if p := strings.Split(o.SetDivision, "."); len(p) == 3 && p[0] != "*" && p[1] != "*" {
+		base.ModuleName += "." + p[0] + p[1] + p[2]
+		base.SetName, base.SetArea, base.SetID = p[0], p[1], p[2]
+	}
 	for _, p := range reg.Properties() {
 		infos := p.Take()
-		h := propertyf.StatPropMsgHead{ModuleName: o.ModuleName, PropertyName: p.name, IPropertyVer: propertyVersion}
+		h := base
+		h.PropertyName = p.name
 		b := propertyf.StatPropMsgBody{VInfo: make([]propertyf.StatPropInfo, len(infos))}
-		n := 100 + len(h.ModuleName) + len(h.PropertyName)
+		n := 100 + len(h.ModuleName) + len(h.PropertyName) + len(h.SetName) + len(h.SetArea) + len(h.SetID)
 		for i, in := range infos {
 			b.VInfo[i] = propertyf.StatPropInfo{Policy: in.Policy, Value: in.Value}
 			n += len(in.Policy) + len(in.Value)

@@ -8,7 +8,11 @@
 // every other failure (execCount: connection, queue full, no endpoint, server error, ...), the
 // successes' latencies in TARS's buckets (intervalCount, keys 5, 10, 50, 100, 200, 500, 1000,
 // 2000, 3000 ms, all present; a latency of 3 s or more counts in none), and their total, greatest
-// and least in milliseconds.
+// and least in milliseconds. The greatest and least are exact in the first report of a key and
+// whenever the interval held a new extreme of all its calls; otherwise they are the bounds of
+// the buckets that grew in the interval, clamped to those extremes (stats.Histogram.Sub):
+// TarsCpp's are exact, these are within one bucket (a source of cumulative counters keeps no
+// per-interval extremes).
 //
 // The head is filled as TarsCpp's client fills it: masterName "<modulename>@<version>"
 // (truncated to 127 bytes), slaveName the first two dot parts of the object name ("App.Server"),

@@ -53,6 +53,10 @@ type Options struct {
 	// OnError, if set, is told of each report that failed (the interval's counts are dropped, as
 	// TarsCpp drops them).
 	OnError func(error)
+	// Threads is the number of net threads a whole snapshot of the source holds (the
+	// Communicator's): a report whose snapshot lacks one waits for the next interval, the first
+	// report too. 0: a report waits only when its snapshot has fewer threads than the last.
+	Threads int
 }
 
 func (o *Options) defaults() {
@@ -77,9 +81,10 @@ type Reporter struct {
 	opts Options
 	self string // the stat servant's object name: its calls are not reported
 
-	mu   sync.Mutex // serialises Flush
-	prev stats.Snapshot
-	sets sets // the endpoints' sets, kept while their calls are counted
+	mu     sync.Mutex // serialises Flush
+	prev   stats.Snapshot
+	unsent []map[statf.StatMicMsgHead]statf.StatMicMsgBody // batches a report Close ended never sent
+	sets   sets                                            // the endpoints' sets, kept while their calls are counted
 
 	stop   chan struct{}
 	done   chan struct{}
@@ -149,27 +154,34 @@ func (r *Reporter) Close() error {
 // Flush reports at once what was counted since the last report: one reportMicMsg per batch, each
 // within Timeout and ctx. The first batch that gets no answer ends the report (the stat service
 // is not answering: the next would wait as long), and what it and the batches after it held is
-// lost. It returns the errors of the batches that failed.
+// lost, as TarsCpp loses it; but when ctx was cancelled (Close ending a report under way), the
+// batches not sent yet are kept for the next Flush, Close's final one, which sends them first.
+// It returns the errors of the batches that failed.
 func (r *Reporter) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur := r.src()
-	if len(cur.Threads) < len(r.prev.Threads) {
+	if want := max(r.opts.Threads, len(r.prev.Threads)); len(cur.Threads) < want {
 		// A net thread did not answer in time (Communicator.Stats leaves it out): its calls
-		// would read as counters gone back to 0, and the next report would send its whole
-		// history again. This report waits for the next interval.
-		return fmt.Errorf("stat: %d of %d net threads answered: report deferred to the next interval", len(cur.Threads), len(r.prev.Threads))
+		// would read as counters gone back to 0 (or, in the first report, be sent later with
+		// the others' again), and the next report would send them twice. This report waits
+		// for the next interval.
+		return fmt.Errorf("stat: %d of %d net threads answered: report deferred to the next interval", len(cur.Threads), want)
 	}
 	delta := cur.Delta(r.prev)
 	r.prev = cur
 	r.sets.learn(&cur)
-	batches := messages(delta, r.opts, r.self, r.sets.of)
+	batches := append(r.unsent, messages(delta, r.opts, r.self, r.sets.of)...)
+	r.unsent = nil
 	var errs []error
 	for i, batch := range batches {
 		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 		ret, err := r.prx.ReportMicMsg(cctx, batch, r.opts.FromClient)
 		cancel()
 		if err != nil {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				r.unsent = batches[i+1:] // (batch i may have arrived: not sent again)
+			}
 			errs = append(errs, fmt.Errorf("stat: report of %d entries (batch %d of %d; the rest not sent): %w", len(batch), i+1, len(batches), err))
 			break
 		}
@@ -300,7 +312,7 @@ func head(k *stats.Key, o *Options, masterName, endpointSet string) statf.StatMi
 	}
 	h := statf.StatMicMsgHead{
 		MasterName:    masterName,
-		SlaveName:     slaveName(k.Servant),
+		SlaveName:     limit(slaveName(k.Servant)), // as TarsCpp's initStatHead, set or not
 		InterfaceName: k.Function,
 		MasterIp:      o.NodeName,
 		SlaveIp:       host,
