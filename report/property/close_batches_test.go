@@ -20,7 +20,6 @@ import (
 // the first call until let (a slow service, not a dead one: it answers every call).
 type slowProp struct {
 	mu      sync.Mutex
-	counts  map[string]string // property -> last Count value received ("" never)
 	sum     map[string]int
 	calls   int
 	entered chan struct{}
