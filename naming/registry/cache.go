@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/naming"
@@ -28,6 +29,23 @@ type cache struct {
 
 	mu      sync.Mutex
 	entries map[string]cacheEntry // nil until read
+	seen    fileStamp             // the file's as entries were read or written
+}
+
+// fileStamp tells whether a file changed since it was read: another Registry or process sharing
+// it may have rewritten it.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+	ok   bool
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
 }
 
 type cacheEntry struct {
@@ -61,10 +79,11 @@ func (c *cache) key(q naming.Query) string {
 	return k
 }
 
-// read loads the file once; a missing or unreadable file is an empty cache.
+// read loads the file, again whenever it changed since (another Registry or process sharing it
+// wrote it); a missing or unreadable file is an empty cache.
 func (c *cache) read() {
-	if c.entries == nil {
-		c.entries = readEntries(c.path)
+	if st := stampOf(c.path); c.entries == nil || st != c.seen {
+		c.entries, c.seen = readEntries(c.path), st
 	}
 }
 
@@ -159,6 +178,6 @@ func (c *cache) store(q naming.Query, l naming.List) error {
 	}
 	// Only what is on disk counts as stored: after a failed write the next answer, the same
 	// or not, is written again.
-	c.entries = entries
+	c.entries, c.seen = entries, stampOf(c.path)
 	return nil
 }

@@ -18,6 +18,8 @@
 // endpoint.Endpoint.Check) is skipped, and the first is logged. A Registry is a naming.Reporter:
 // each failed query is reported to the watch, so that a call still waiting for its first list when
 // its deadline passes fails with naming.ErrNaming wrapping the failure. With a cache file, the
-// last good answer per object is written there when it changes, and read when the registry cannot
-// be reached and nothing is known yet.
+// last good answer per object is written there when it changes, and a watch starts from it, as
+// TarsCpp's does: its list is pushed before the first query, so that calls are not held by a
+// slow or dead registry, nor failed by an empty answer (the registry's first list with active
+// endpoints replaces it). The file is read again when another Registry or process rewrote it.
 package registry

@@ -118,6 +118,15 @@ func (o *Options) wait(outcome, fails int) time.Duration {
 // follow queries q on TarsCpp's schedule until ctx ends.
 func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.List), fail func(error)) {
 	fails, have := 0, false
+	// The cache first, as TarsCpp's QueryEpBase loads it when the proxy is made: calls go to the
+	// last good list while the registry is slow or down, and an empty answer does not replace it.
+	if r.cache != nil {
+		if cl, ok := r.cache.load(q); ok {
+			r.log.Info("using the endpoint cache until the registry answers", zap.String("servant", q.Object), zap.Int("active", len(cl.Active)))
+			push(cl)
+			have = true
+		}
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
