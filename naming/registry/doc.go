@@ -11,6 +11,11 @@
 //   - after a failure (an error, a non-zero return code, or no answer within 5s): the last good
 //     list stays, retry in 2s, and every 30s after more than 3 failures in a row.
 //
+// An object's queries are hashed by it, so they go through one net thread and one locator
+// endpoint; one that fails on a refused or lost connection is asked again at once, up to once per
+// other locator endpoint (the failed one is out of rotation then): a dead registry among live
+// ones costs a query no failure.
+//
 // Inactive endpoints are passed on with the active ones, for hash stability, as TarsCpp keeps
 // them. udp (istcp 0), tcp (istcp 1) and ssl (istcp 2) endpoints are used; one with another istcp,
 // no usable host and port, a host or set name that is not UTF-8, or fields its string form cannot

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -50,6 +51,7 @@ type Registry struct {
 	cache *cache
 
 	badOnce sync.Once // log a skipped endpoint once per Registry
+	others  int       // the locator's endpoints but one: a query's retries after lost connections
 }
 
 // New returns the source asking q (a proxy to tars.tarsregistry.QueryObj).
@@ -68,6 +70,9 @@ func New(q *queryf.QueryFProxy, o Options) *Registry {
 		o.Log = zap.NewNop()
 	}
 	r := &Registry{q: q, opts: o, log: o.Log.Named("registry")}
+	if t, err := endpoint.Parse(o.Locator); err == nil {
+		r.others = max(len(t.Endpoints)-1, 0)
+	}
 	if o.Cache != "" {
 		r.cache = newCache(o.Cache, o.Locator)
 	}
@@ -177,7 +182,11 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 	}
 }
 
-// Query asks the registry for q once, within the query timeout.
+// Query asks the registry for q, within the query timeout. A query is hashed by q (so the
+// queries of one object go through one net thread and one locator endpoint, as TarsCpp's go
+// through the servant's own net thread), and one that failed on a lost or refused connection is
+// asked again at once, up to once per other locator endpoint: the failed endpoint is then out
+// of rotation and the hash's fallback names another. (A query is a read: asking twice is safe.)
 func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	defer cancel()
@@ -186,13 +195,20 @@ func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, erro
 		active, inactive []endpointf.EndpointF
 		err              error
 	)
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(q.Object + "|" + q.Set))
 	// The query's own timeout, too: the proxy's sync-invoke-timeout (3s by default) would
 	// otherwise end it before QueryTimeout.
-	to := servantproxy.WithTimeout(r.opts.QueryTimeout)
-	if q.Set != "" {
-		ret, active, inactive, err = r.q.FindObjectByIdInSameSet(ctx, q.Object, q.Set, to)
-	} else {
-		ret, active, inactive, err = r.q.FindObjectByIdInSameGroup(ctx, q.Object, to)
+	opts := []servantproxy.CallOption{servantproxy.WithTimeout(r.opts.QueryTimeout), servantproxy.WithHash(h.Sum64())}
+	for try := 0; ; try++ {
+		if q.Set != "" {
+			ret, active, inactive, err = r.q.FindObjectByIdInSameSet(ctx, q.Object, q.Set, opts...)
+		} else {
+			ret, active, inactive, err = r.q.FindObjectByIdInSameGroup(ctx, q.Object, opts...)
+		}
+		if err == nil || try >= r.others || ctx.Err() != nil || !errors.Is(err, servantproxy.ErrConnection) {
+			break
+		}
 	}
 	if err != nil {
 		return naming.List{}, err
