@@ -42,7 +42,9 @@
 //     area's wildcard set "name.area.*"; with group "*", every set of the area. An object none of
 //     whose endpoints is in a set of that set name is not deployed in that set, and all of its
 //     endpoints are returned (naming.SelectSet, which the other sources follow too). A set id
-//     that is not three dot-separated parts answers -1.
+//     that is not three dot-separated parts, or whose name or area is "*", answers -1, and so
+//     does a set name the object is deployed in with no endpoint in the set nor in the area's
+//     wildcard set, as TARS's registry answers.
 //
 // Unknown objects answer 0 with empty lists (a client then keeps its last list and retries).
 //

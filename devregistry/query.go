@@ -13,7 +13,7 @@ import (
 	"github.com/tarscomm/tarscomm/server"
 )
 
-// retBadSet answers a set id that is not "name.area.group".
+// retBadSet answers a set id that is not "name.area.group", or a set with no endpoint.
 const retBadSet = -1
 
 // query serves QueryF from a Registry.
@@ -69,17 +69,22 @@ func (r *Registry) inGroup(l naming.List, g string) naming.List {
 
 // inSet keeps the endpoints of l for set id "name.area.group" by naming.SelectSet's rules (the
 // TARS registry's, which every other source follows too: a set name no endpoint is deployed in
-// selects every endpoint), over the active and inactive endpoints together; ok is false for a
-// malformed id.
+// selects every endpoint), over the active and inactive endpoints together. ok is false, to be
+// answered -1 as TARS's registry answers, for a malformed id (a name or area of "*" included)
+// and for a set name the object is deployed in with no endpoint in that set nor in its area's
+// "*" group (DbHandle's -2, which QueryImp answers -1).
 func inSet(l naming.List, id string) (naming.List, bool) {
 	parts := strings.Split(id, ".")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" || parts[0] == "*" || parts[1] == "*" {
 		return naming.List{}, false
 	}
 	all := append(l.Active[:len(l.Active):len(l.Active)], l.Inactive...)
 	sel := naming.SelectSet(all, id)
 	if len(sel) == len(all) {
 		return l, true
+	}
+	if len(sel) == 0 {
+		return naming.List{}, false
 	}
 	keep := make(map[string]bool, len(sel))
 	for _, ep := range sel {
