@@ -106,7 +106,9 @@ type Adapter struct {
 	// QueueTimeout bounds, in milliseconds, how long a request may wait for one of the
 	// adapter's handler goroutines (Threads > 0; server.WithQueueTimeout): one that waited longer,
 	// or longer than its client's timeout, is answered -6 (server queue timeout) without running.
-	// 0 means 10000, TarsCpp's default; -1 never times a request out. -1..86400000.
+	// 0 means 10000, TarsCpp's default; -1 never times a request out; a value below 3000 is
+	// raised to 3000, as TarsCpp raises it (server.WithQueueTimeout in code takes any value).
+	// -1..86400000.
 	QueueTimeout int `toml:"queuetimeout"`
 
 	// MaxConns bounds the adapter's open connections (server.WithMaxConns): one accepted beyond

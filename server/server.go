@@ -755,7 +755,7 @@ func tupRefusal(b []byte, req *codec.RequestPacket, ret int32, desc string) []by
 // fillResponse sets rp to the response answering req.
 func fillResponse(rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string, body []byte, cur *Current) {
 	rp.Version = req.Version
-	rp.PacketType = req.PacketType
+	rp.PacketType = codec.PacketNormal // whatever the request's, as TarsCpp's Current::sendResponse
 	rp.RequestID = req.RequestID
 	rp.MessageType = req.MessageType
 	rp.Ret = ret

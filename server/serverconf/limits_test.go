@@ -183,7 +183,7 @@ func TestQueueTimeoutKey(t *testing.T) {
 servant = "App.S.QueueObj"
 endpoint = "tcp -h 127.0.0.1 -p 0"
 threads = 1
-queuetimeout = 100
+queuetimeout = 3000
 `, func(s *serverconf.Servers) {
 		if err := s.Server("App.S.QueueObj").Handle("App.S.QueueObj", "block", func(_ context.Context, _ *server.Current, req []byte, _ []byte) ([]byte, error) {
 			entered <- string(req)
@@ -205,7 +205,7 @@ queuetimeout = 100
 	if got := <-entered; got != "first" {
 		t.Fatalf("handler entered with %q", got)
 	}
-	time.Sleep(300 * time.Millisecond) // the second waits at least this long: 3 × queuetimeout
+	time.Sleep(3300 * time.Millisecond) // the second waits at least this long: past queuetimeout (3 s, the least)
 	close(release)
 	for _, want := range []struct {
 		id  int32

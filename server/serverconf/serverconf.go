@@ -146,6 +146,7 @@ const (
 	defaultBackLimit    = 100 << 20 // <backpacketlimit>, TarsCpp's
 	defaultBackMin      = 1024      // <backpacketmin>, TarsCpp's
 	defaultQueueTimeout = 10000     // <queuetimeout>, ms, TarsCpp's
+	minQueueTimeout     = 3000      // TarsCpp's MIN_QUEUE_TIMEOUT: a smaller <queuetimeout> is raised to it
 )
 
 // limits returns the options of a's connection limits: maxconns, the -t of its endpoint ep,
@@ -162,12 +163,22 @@ func limits(a *conf.Adapter, ep endpoint.Endpoint) []server.Option {
 		backMin = defaultBackMin
 	}
 	return []server.Option{
-		server.WithQueueTimeout(time.Duration(orDefault(a.QueueTimeout, defaultQueueTimeout)) * time.Millisecond),
+		server.WithQueueTimeout(time.Duration(queueTimeout(a.QueueTimeout)) * time.Millisecond),
 		server.WithMaxConns(orDefault(a.MaxConns, defaultMaxConns)),
 		server.WithIdleTimeout(idle.Truncate(time.Second)),
 		server.WithBacklog(orDefault(a.BackPacketLimit, defaultBackLimit), backMin),
 		server.WithMaxBacklog(orDefault(a.MaxBacklog, server.DefaultMaxBacklog)),
 	}
+}
+
+// queueTimeout is the queue timeout of <queuetimeout> v, in milliseconds: the default for 0, no
+// limit for -1, and at least minQueueTimeout otherwise, as TarsCpp's BindAdapter::setQueueTimeout
+// raises it.
+func queueTimeout(v int) int {
+	if v > 0 {
+		return max(v, minQueueTimeout)
+	}
+	return orDefault(v, defaultQueueTimeout)
 }
 
 // orDefault returns the value of a limit key that is v: def for 0, the server's "no limit" (0)
