@@ -20,8 +20,8 @@ const (
 
 // Tick runs the connection's periodic chores: dropping queued calls whose callers gave up,
 // making an empty pending table small again after a burst, giving up on a connect that never
-// completed, probing an inactive endpoint, a keepalive ping when the connection has been idle
-// for the keepalive interval, or, without keepalive, closing a connection idle for longer than
+// completed, probing an inactive endpoint, a keepalive ping when the connection has made no
+// progress for the keepalive interval, or, without keepalive, closing a connection idle for longer than
 // the endpoint's -t timeout. The net thread calls it every few
 // check intervals. Must be called on the loop goroutine.
 func (a *AdapterProxy) Tick(now int64) {
@@ -60,8 +60,11 @@ func (a *AdapterProxy) Tick(now int64) {
 	idle := now - a.lastIO
 	if ka := int64(a.opts.KeepAlive); ka > 0 && !a.udp { // no keepalive on udp (udp.go)
 		a.sample(now) // progress is the keepalive's alone: without it, no syscall per tick
-		// A connection whose socket is taking waiting bytes is not idle: no ping is due.
-		if a.ping == nil && idle >= ka && now-a.lastMoved >= ka {
+		// A ping is due when the connection made no progress for the interval: nothing read,
+		// no waiting bytes taken. Writes the socket takes at once are no progress (the kernel
+		// takes them whether or not anyone is there): calls written every few milliseconds to
+		// a black-holed connection must not keep its ping from going.
+		if a.ping == nil && now-a.lastMoved >= ka {
 			a.sendPing(now, ka)
 		}
 		return
