@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tarscomm/tarscomm/adapterproxy"
+
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/tarscomm/tarscomm/stats"
@@ -51,6 +53,11 @@ func (t *Thread) ForgetStats(drop func(servant, endpoint string) bool, timeout t
 	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
 		entered := t.enter() // the direct path records too
 		t.rec.Forget(drop)
+		for k := range t.past {
+			if drop(k.servant, k.endpoint) {
+				delete(t.past, k)
+			}
+		}
 		t.exit(entered)
 		close(done)
 		return nil
@@ -84,6 +91,7 @@ func (t *Thread) snapshot() stats.Snapshot {
 	// and those of the ObjectProxies of one servant made from different proxy strings (a #tag,
 	// other endpoints) are summed, so that an endpoint's series is one.
 	at := make(map[endpointKey]int)
+	var retiring []*adapterproxy.AdapterProxy
 	for _, o := range t.objects() {
 		tr := o.Traffic()
 		nt.Writes += tr.Writes
@@ -102,6 +110,20 @@ func (t *Thread) snapshot() stats.Snapshot {
 			}
 			at[k] = len(s.Endpoints)
 			s.Endpoints = append(s.Endpoints, e)
+		}
+		retiring = append(retiring, o.RetiringAdapters()...)
+	}
+	// The counts of an endpoint's connections that are gone (keepPast), or still finishing their
+	// calls after it left (retiring), go on in its entry while it is listed.
+	for _, a := range retiring {
+		e := a.EndpointStats(t.opts.Index)
+		if i, ok := at[endpointKey{e.Servant, e.Endpoint}]; ok {
+			s.Endpoints[i].AddCounts(e)
+		}
+	}
+	for k, p := range t.past {
+		if i, ok := at[k]; ok {
+			s.Endpoints[i].AddCounts(p)
 		}
 	}
 	s.Threads = []stats.NetThread{nt}
@@ -127,15 +149,25 @@ func addConn(d *stats.Endpoint, e stats.Endpoint) {
 	d.WindowCalls += e.WindowCalls
 	d.WindowFailures += e.WindowFailures
 	d.ConsecutiveFailures = max(d.ConsecutiveFailures, e.ConsecutiveFailures)
-	d.Sent += e.Sent
-	d.Replies += e.Replies
-	d.Late += e.Late
-	d.Timeouts += e.Timeouts
-	d.ConnFails += e.ConnFails
-	d.ConnLosses += e.ConnLosses
-	d.Reconnects += e.Reconnects
-	d.Deactivated += e.Deactivated
-	d.BadDatagrams += e.BadDatagrams
-	d.Pushes += e.Pushes
-	d.PushesDropped += e.PushesDropped
+	d.AddCounts(e)
+}
+
+// keepPast records the counters of a, an AdapterProxy of an endpoint that left its servant's
+// list, forgotten once its calls were done (objectproxy.Options.Gone): when the endpoint is
+// listed again, its entry's counters go on from there instead of starting again from 0 (a
+// Prometheus counter must not go back while its series lives). They are kept as long as the
+// endpoint's call counts are, and dropped with them (ForgetStats): an endpoint no call was
+// counted for (stats off, or only pings) starts again from 0. Runs on the loop goroutine.
+func (t *Thread) keepPast(a *adapterproxy.AdapterProxy) {
+	e := a.EndpointStats(t.opts.Index)
+	k := endpointKey{e.Servant, e.Endpoint}
+	if t.rec == nil || !t.rec.Has(k.servant, k.endpoint) {
+		return
+	}
+	if t.past == nil {
+		t.past = make(map[endpointKey]stats.Endpoint)
+	}
+	p := t.past[k]
+	p.AddCounts(e)
+	t.past[k] = p
 }

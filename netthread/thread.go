@@ -63,8 +63,9 @@ type Thread struct {
 	apOptions adapterproxy.Options
 	ctx       context.Context // cancelled by Close: ends dials
 	cancel    context.CancelFunc
-	rec       *stats.Recorder // the calls that end on this loop; nil with NoStats (used on the loop)
-	batch     []byte          // the connections' Flushes gather frames here, one at a time (Batch)
+	rec       *stats.Recorder                // the calls that end on this loop; nil with NoStats (used on the loop)
+	past      map[endpointKey]stats.Endpoint // counters of endpoints' connections gone (keepPast; loop only)
+	batch     []byte                         // the connections' Flushes gather frames here, one at a time (Batch)
 
 	// Shared with callers; atomics only.
 	queue    call.Stack
@@ -206,6 +207,9 @@ type anchorCtx struct{}
 // ObjectProxy belongs to the loop afterwards and is reached only through calls submitted with
 // Dest set to it.
 func (t *Thread) NewObjectProxy(target endpoint.Target, opts objectproxy.Options) (*objectproxy.ObjectProxy, error) {
+	if opts.Gone == nil {
+		opts.Gone = t.keepPast
+	}
 	o, err := objectproxy.New(target, t.onLoop(), t.apOptions, opts)
 	if err != nil {
 		return nil, err

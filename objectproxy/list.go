@@ -310,8 +310,21 @@ func (o *ObjectProxy) retire(a *adapterproxy.AdapterProxy) {
 		o.retiring = append(o.retiring, a)
 		return
 	}
-	addTraffic(&o.gone, a.Stats())
+	o.forgotten(a)
 }
+
+// forgotten keeps the counts of a, an AdapterProxy of an endpoint that left, whose calls are
+// done: in Traffic, and with Options.Gone.
+func (o *ObjectProxy) forgotten(a *adapterproxy.AdapterProxy) {
+	addTraffic(&o.gone, a.Stats())
+	if o.onGone != nil {
+		o.onGone(a)
+	}
+}
+
+// RetiringAdapters returns the AdapterProxies of endpoints that left the list and still finish
+// calls. Read only; must be called on the loop goroutine.
+func (o *ObjectProxy) RetiringAdapters() []*adapterproxy.AdapterProxy { return o.retiring }
 
 // tickRetiring runs the chores of endpoints that left the list and forgets those done.
 func (o *ObjectProxy) tickRetiring(now int64) {
@@ -321,7 +334,7 @@ func (o *ObjectProxy) tickRetiring(now int64) {
 	keep := o.retiring[:0]
 	for _, a := range o.retiring {
 		if a.Retire() {
-			addTraffic(&o.gone, a.Stats()) // forgotten: its counts stay in Traffic
+			o.forgotten(a) // its counts stay in Traffic and with Options.Gone
 			continue
 		}
 		a.Tick(now)

@@ -49,6 +49,10 @@ type Options struct {
 	// (adapterproxy.Options.Push); nil: pushes are logged and dropped. It is given here, at
 	// construction, so that a connection never exists without it.
 	Push adapterproxy.PushSink
+	// Gone, if set, is told of each AdapterProxy of an endpoint that left the list once it is
+	// forgotten (its calls done), on the loop goroutine: its counters end there (netthread keeps
+	// them, so that an endpoint's counts do not start again from 0 when it comes back).
+	Gone func(a *adapterproxy.AdapterProxy)
 }
 
 // ObjectProxy routes the calls of one servant on one net thread.
@@ -72,13 +76,14 @@ type ObjectProxy struct {
 		adapters []*adapterproxy.AdapterProxy
 		pools    []pool
 	}
-	conns    int                          // connections per endpoint, at least 1
-	view     View                         // what the pickers pick from (select.go)
-	pickers  pickers                      // the servant's balancer (picker.go)
-	retiring []*adapterproxy.AdapterProxy // left the list, finishing their calls
-	gone     adapterproxy.Stats           // Traffic's counts of the AdapterProxies forgotten
-	parked   map[*call.Call]struct{}      // calls waiting for the first list
-	budget   retryBudget                  // budget.go
+	conns    int                                // connections per endpoint, at least 1
+	view     View                               // what the pickers pick from (select.go)
+	pickers  pickers                            // the servant's balancer (picker.go)
+	retiring []*adapterproxy.AdapterProxy       // left the list, finishing their calls
+	gone     adapterproxy.Stats                 // Traffic's counts of the AdapterProxies forgotten
+	onGone   func(a *adapterproxy.AdapterProxy) // Options.Gone
+	parked   map[*call.Call]struct{}            // calls waiting for the first list
+	budget   retryBudget                        // budget.go
 }
 
 // New returns the ObjectProxy of target's servant on loop, with one AdapterProxy per endpoint of
@@ -94,7 +99,7 @@ func New(target endpoint.Target, loop adapterproxy.Loop, ap adapterproxy.Options
 	ap.Short = o.Short
 	ap.Push = o.Push
 	op := &ObjectProxy{
-		name: target.Object, loop: loop, opts: ap, retries: o.Retries,
+		name: target.Object, loop: loop, opts: ap, retries: o.Retries, onGone: o.Gone,
 		why: o.WaitReason, noEndpoint: o.NoEndpoint,
 		awaiting: o.Await, demand: o.Demand,
 		pickers: p, budget: newRetryBudget(o.Guard), conns: max(o.Connections, 1),

@@ -1,6 +1,7 @@
 package tarsprom
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -110,16 +111,63 @@ func send(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueTyp
 // validLabels returns labels with every value valid UTF-8 (in place).
 func validLabels(labels []string) []string {
 	for i, l := range labels {
-		if !utf8.ValidString(l) {
-			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
-		}
+		labels[i] = mend(l)
 	}
 	return labels
+}
+
+// mendKeys makes the label values of s's calls and endpoints valid UTF-8 before they are sent,
+// so that two keys mended alike (two function names that differ only in their bad bytes) are
+// one series: their calls are counted together (stats.Merge), and of two endpoints the first is
+// kept. Sending both would make the scrape fail whole ("collected before with the same name and
+// label values").
+func mendKeys(s *stats.Snapshot) {
+	mended := false
+	for i := range s.Calls {
+		k := &s.Calls[i].Key
+		if !utf8.ValidString(k.Servant) || !utf8.ValidString(k.Function) || !utf8.ValidString(k.Endpoint) {
+			k.Servant, k.Function, k.Endpoint = mend(k.Servant), mend(k.Function), mend(k.Endpoint)
+			mended = true
+		}
+	}
+	if mended {
+		s.Calls = stats.Merge(stats.Snapshot{Calls: s.Calls}).Calls
+	}
+	mended = false
+	for i := range s.Endpoints {
+		e := &s.Endpoints[i]
+		if !utf8.ValidString(e.Servant) || !utf8.ValidString(e.Endpoint) {
+			e.Servant, e.Endpoint = mend(e.Servant), mend(e.Endpoint)
+			mended = true
+		}
+	}
+	if mended {
+		type key struct {
+			servant, endpoint string
+			thread            int
+		}
+		seen := make(map[key]bool, len(s.Endpoints))
+		s.Endpoints = slices.DeleteFunc(s.Endpoints, func(e stats.Endpoint) bool {
+			k := key{e.Servant, e.Endpoint, e.Thread}
+			dup := seen[k]
+			seen[k] = true
+			return dup
+		})
+	}
+}
+
+// mend returns l valid UTF-8: U+FFFD for each bad byte.
+func mend(l string) string {
+	if utf8.ValidString(l) {
+		return l
+	}
+	return strings.ToValidUTF8(l, "\uFFFD")
 }
 
 // Collect takes a snapshot and sends its metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.src()
+	mendKeys(&s)
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		send(ch, d, prometheus.CounterValue, float64(v), labels)
 	}

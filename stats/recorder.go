@@ -199,6 +199,12 @@ func (r *Recorder) Endpoint(servant, endpoint string) *EndpointRecorder {
 	return e
 }
 
+// Has reports whether the recorder keeps counts of calls from servant to endpoint.
+func (r *Recorder) Has(servant, endpoint string) bool {
+	_, ok := r.eps[epKey{servant, endpoint}]
+	return ok
+}
+
 // Forget drops the counts of the (servant, endpoint) pairs drop reports: an endpoint that left
 // its servant's list long ago must not hold memory (and a metric series, a row of the debug
 // page) for good. Counts recorded for a pair later start again from zero, as after a restart

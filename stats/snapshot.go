@@ -105,6 +105,23 @@ type Endpoint struct {
 	PushesDropped uint64 `json:"pushes_dropped"`
 }
 
+// AddCounts adds the cumulative counters of e (Sent ... PushesDropped) to d, not its gauges
+// (State, Pending, Active, the health window): e is another connection of d's endpoint, or one
+// that is gone.
+func (d *Endpoint) AddCounts(e Endpoint) {
+	d.Sent += e.Sent
+	d.Replies += e.Replies
+	d.Late += e.Late
+	d.Timeouts += e.Timeouts
+	d.ConnFails += e.ConnFails
+	d.ConnLosses += e.ConnLosses
+	d.Reconnects += e.Reconnects
+	d.Deactivated += e.Deactivated
+	d.BadDatagrams += e.BadDatagrams
+	d.Pushes += e.Pushes
+	d.PushesDropped += e.PushesDropped
+}
+
 // Snapshot is the state of the counters at one moment: what Communicator.Stats returns, and what
 // reporters read. It is a plain value that shares nothing with the recorders.
 type Snapshot struct {
