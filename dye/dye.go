@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/internal/carry"
 )
 
 // StatusKey is the status map key of the dyeing key.
@@ -12,17 +13,17 @@ const StatusKey = "STATUS_DYED_KEY"
 // MessageType is the iMessageType bit of a dyed request.
 const MessageType = codec.MessageDyed
 
-type ctxKey struct{}
-
 // WithKey returns a context whose calls are dyed with key (which may be empty: the bit alone).
 func WithKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, ctxKey{}, key)
+	return carry.With(ctx, func(v *carry.Values) { v.DyeKey, v.Dyed = key, true })
 }
 
 // FromContext returns the dyeing key of ctx, and whether it has one.
 func FromContext(ctx context.Context) (string, bool) {
-	k, ok := ctx.Value(ctxKey{}).(string)
-	return k, ok
+	if v := carry.From(ctx); v != nil && v.Dyed {
+		return v.DyeKey, true
+	}
+	return "", false
 }
 
 // FromRequest returns the dyeing key of a request with the given iMessageType and status map,

@@ -7,21 +7,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tarscomm/tarscomm/cookie"
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/carry"
 	"github.com/tarscomm/tarscomm/internal/handlerctx"
 )
 
 // hooked reports whether a call must take the hooked path: the Communicator has a client
-// interceptor, or the call is dyed (by option or by its context). Calls without either pay one
-// context lookup.
+// interceptor, the call is dyed (by option or by its context), or its context carries cookies
+// (a server handler's whose request had some). Calls without any pay one context lookup.
 func (p *proxy) hooked(ctx context.Context, o *callOptions) bool {
-	if p.icpt != nil || o.dyed {
-		return true
-	}
-	_, dyed := dye.FromContext(ctx)
-	return dyed
+	return p.icpt != nil || o.dyed || carry.From(ctx) != nil
 }
 
 // viaHooks runs one call through dyeing and the client interceptors (a call is dyed by its
@@ -40,12 +38,17 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 		// returned and the caller may reuse its maps (WithContext's promise): they see a copy.
 		info.Context, info.Status = maps.Clone(o.context), maps.Clone(o.status)
 	}
+	carried := carry.From(ctx)
 	key, dyed := o.dyeKey, o.dyed
-	if !dyed {
-		key, dyed = dye.FromContext(ctx)
+	if !dyed && carried != nil {
+		key, dyed = carried.DyeKey, carried.Dyed
 	}
 	if dyed {
 		info.MessageType, info.Status = dye.Apply(info.MessageType, info.Status, key)
+	}
+	if carried != nil {
+		// The cookies of the request the caller's handler serves, under the call's own entries.
+		info.Status = cookie.Apply(info.Status, carried.Cookies)
 	}
 	var state atomic.Int32 // nextOpen, then nextCalled or nextClosed: next runs at most once
 	next := func(ctx context.Context, info *interceptor.CallInfo) error {

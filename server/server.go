@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/cookie"
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/datagram"
@@ -597,6 +598,11 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	cur.DyeingKey, cur.Dyed = dye.FromRequest(cur.MessageType, cur.Status)
 	if cur.Dyed {
 		ctx = dye.WithKey(ctx, cur.DyeingKey)
+	}
+	if len(cur.Status) > 0 {
+		if c := cookie.FromRequest(cur.Status); c != nil {
+			ctx = cookie.WithCookies(ctx, c) // the handler's calls carry them on
+		}
 	}
 	due := int64(noDue)
 	if cur.Timeout > 0 {

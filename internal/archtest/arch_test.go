@@ -35,9 +35,9 @@ var allowed = map[string][]string{
 	"naming/registry":     {"endpoint", "naming", "protocol/endpointf", "protocol/queryf", "servantproxy"},
 	"naming/dns":          {"endpoint", "naming"},
 	"netthread":           {"adapterproxy", "objectproxy", "codec", "endpoint", "internal/call", "internal/gnetlog", "tlsconn", "auth", "stats"},
-	"servantproxy":        {"netthread", "objectproxy", "adapterproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future", "stats", "interceptor", "dye", "internal/handlerctx"},
+	"servantproxy":        {"netthread", "objectproxy", "adapterproxy", "asyncproc", "codec", "endpoint", "internal/call", "internal/bufpool", "future", "stats", "interceptor", "dye", "cookie", "internal/carry", "internal/handlerctx"},
 	"communicator":        {"servantproxy", "netthread", "adapterproxy", "asyncproc", "conf", "endpoint", "internal/call", "tlsconn", "auth", "stats", "debugpage", "interceptor", "report/stat", "report/property", "protocol/statf", "protocol/propertyf", "naming", "naming/file", "naming/registry", "naming/dns", "objectproxy", "logging"},
-	"server":              {"codec", "internal/gnetlog", "internal/inbound", "internal/bufpool", "internal/bigwrite", "internal/datagram", "tlsconn", "auth", "dye", "interceptor", "stats", "logging", "internal/handlerctx"},
+	"server":              {"codec", "internal/gnetlog", "internal/inbound", "internal/bufpool", "internal/bigwrite", "internal/datagram", "tlsconn", "auth", "dye", "cookie", "interceptor", "stats", "logging", "internal/handlerctx"},
 	"devregistry":         {"endpoint", "naming", "naming/file", "naming/registry", "protocol/endpointf", "protocol/queryf", "server"},
 	"server/serverconf":   {"server", "conf", "endpoint", "tlsconn"},
 	"tlsconn":             {},
@@ -58,7 +58,9 @@ var allowed = map[string][]string{
 	"report/stat":         {"stats", "protocol/statf"},
 	"report/property":     {"protocol/propertyf"},
 	"interceptor":         {},
-	"dye":                 {"codec"},
+	"dye":                 {"codec", "internal/carry"},
+	"cookie":              {"internal/carry"},
+	"internal/carry":      {},
 	"debugpage":           {"stats"},
 }
 
