@@ -73,9 +73,11 @@ type Options struct {
 	// written on the loop's next turns. 0 means 10ms.
 	FlushBudget time.Duration
 	Health      Health // when the endpoint is taken out of rotation
-	// KeepAlive, when positive, sends tars_ping on a connection idle that long, and closes a
-	// connection whose ping is not answered within KeepAlive: a peer that vanished silently is
-	// noticed. When 0, a connection idle for longer than the endpoint's -t is closed.
+	// KeepAlive, when positive, sends tars_ping on a connection that made no progress for that
+	// long (progress.go: writes the socket takes at once are none), and closes it when the ping
+	// is not answered within KeepAlive and the connection made no progress meanwhile: a peer that
+	// vanished silently is noticed. When 0, a connection idle for longer than the endpoint's -t
+	// is closed.
 	KeepAlive time.Duration
 	Log       *zap.Logger
 	Breaker   Breaker // the circuit breaker (breaker.go); zero: none

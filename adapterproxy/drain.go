@@ -17,10 +17,11 @@ import (
 // AdapterProxy moves off it at once (pushed notes the packet, OnTraffic moves when the read's
 // frames are done): the connection goes to a drainer, which reads the replies of the calls
 // written on it (they complete as any call, through the AdapterProxy's table), and the next call
-// dials a new connection, without a health penalty. The drainer closes the connection when the
-// server does, or once the latest deadline of the calls pending at the move has passed (Tick).
-// When the server closes it, the calls written on it that are still waiting end then with a
-// connection error: no reply can come for them.
+// dials a new connection, without a health penalty for the move. The drainer closes the
+// connection when the server does, or once the latest deadline of the calls pending at the move
+// has passed (Tick). When the server closes it, the calls written on it that are still waiting
+// end then with a connection error (no reply can come for them), and the endpoint's health
+// counts one failure; when Tick does, they end with ErrTimeout.
 
 // errReconnect is the close cause the AdapterProxy gives when it moves off a connection.
 var errReconnect = errors.New("the server asked to reconnect (_reconnect_)")

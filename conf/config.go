@@ -56,8 +56,10 @@ type Config struct {
 	// etcd and naming files are watched, not polled: none of them reads this key.
 	RefreshEndpointInterval time.Duration `toml:"refresh-endpoint-interval"`
 
-	// KeepAliveInterval is how often an idle connection sends a TARS ping; 0 turns keep-alive
-	// off. TARS "keep-alive-interval": default 0 (off).
+	// KeepAliveInterval is how long a connection may make no progress (nothing read, no waiting
+	// byte taken; writes do not count) before it sends a TARS ping, which closes it if it goes
+	// unanswered with no progress; 0 turns keep-alive off. TARS "keep-alive-interval": default 0
+	// (off).
 	KeepAliveInterval time.Duration `toml:"keep-alive-interval"`
 
 	// QueueCap bounds each net thread's queue of requests not yet handed to a connection; a call

@@ -32,8 +32,10 @@ type Naming struct {
 	// SetDivision is this client's set, "name.area.group" (TARS "setdivision"); required with
 	// EnableSet. As in TarsCpp the name and the area may not be "*"; the group may.
 	SetDivision string `toml:"setdivision"`
-	// EndpointCache is a file where the last good registry answer per object is kept, and read
-	// at start when the registry cannot be reached; "" for none. Not a TARS key (TarsCpp keeps
+	// EndpointCache is a file where the last good registry answer per object is kept; a servant
+	// starts from its entry at once, before the registry answers (a slow, dead or
+	// empty-answering registry does not hold its calls), until the registry's first list with
+	// active endpoints replaces it; "" for none. Not a TARS key (TarsCpp keeps
 	// it in <datapath><server>.tarsdat).
 	EndpointCache string `toml:"endpoint-cache"`
 	// NamingFile is a file of proxy strings ("Obj@tcp -h ... :tcp -h ...", one object per line,

@@ -52,7 +52,8 @@ type Servant struct {
 	Idempotent []string `toml:"idempotent"`
 
 	// RetryBudget caps retries at this fraction of the calls, 0..1, plus RetryBudgetMin retries
-	// a second on each net thread (a token bucket). 0: retries are not budgeted.
+	// a second on each net thread (a token bucket, which starts with RetryBudgetMin tokens: none
+	// when it is 0). 0: retries are not budgeted.
 	RetryBudget    float64 `toml:"retry-budget"`
 	RetryBudgetMin int     `toml:"retry-budget-min"`
 

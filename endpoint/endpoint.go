@@ -65,7 +65,7 @@ const (
 	// WeightLoop means the endpoint takes part in plain round robin (-v 0, the default).
 	WeightLoop = 0
 	// WeightStatic means the -w weight applies (-v 1). TarsCpp switches an object to static
-	// weighting only when all of its endpoints say -v 1.
+	// weighting only when all of its active endpoints say -v 1.
 	WeightStatic = 1
 )
 

@@ -47,8 +47,9 @@
 // # Registration
 //
 // Register puts a server's endpoint under a lease of the given TTL and keeps the lease alive
-// until Deregister (a graceful stop deletes the key, unless a newer registration of the same
-// endpoint holds it, and revokes the lease at once) or until
+// until Deregister (a graceful stop deletes the key, unless it no longer holds this
+// registration's lease: a newer registration of the same endpoint, or a put by hand, rewrote it;
+// and revokes the lease at once) or until
 // the etcd client is closed. A server that dies stops renewing its lease, and etcd deletes its
 // key when the lease expires: the endpoint leaves every client's list within the TTL. If the
 // lease is lost while the server lives (etcd unreachable for longer than the TTL, or the lease

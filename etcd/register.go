@@ -115,9 +115,10 @@ func (r *Registration) keep(ctx context.Context, lease clientv3.LeaseID) {
 	}
 }
 
-// Deregister stops renewing the lease, then deletes the key (unless another registration holds
-// it now) and revokes the lease, so that the endpoint leaves the lists at once (a graceful stop). It waits for the keeper to end. Calling
-// it again does nothing and returns nil.
+// Deregister stops renewing the lease, then deletes the key (unless it no longer holds this
+// registration's lease: a newer registration of the same endpoint, or a put by hand, rewrote it)
+// and revokes the lease, so that the endpoint leaves the lists at once (a graceful stop). It
+// waits for the keeper to end. Calling it again does nothing and returns nil.
 func (r *Registration) Deregister(ctx context.Context) error {
 	r.cancel()
 	<-r.done

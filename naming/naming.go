@@ -39,7 +39,8 @@ type Source interface {
 }
 
 // Reporter is implemented by a Source that can say why it has no list for a query: the
-// registry (a failed query) and the file source (an unreadable or unparsable file). A Manager
+// registry (a failed query), the file source (an unreadable or unparsable file), DNS (a failed
+// resolution) and etcd (an unreachable etcd). A Manager
 // uses it when its source has it, so that a call that ends waiting for its first list says why.
 type Reporter interface {
 	// WatchReporting is Watch that also calls fail with each failure to resolve q. A failure

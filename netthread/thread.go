@@ -33,7 +33,7 @@ type Options struct {
 	ConnectTimeout time.Duration // limit for one dial
 	MaxPacketSize  int           // largest reply frame accepted
 	Health         adapterproxy.Health
-	KeepAlive      time.Duration // tars_ping idle connections this often; 0: off
+	KeepAlive      time.Duration // tars_ping a connection that made no progress this long; 0: off
 	NoStats        bool          // count no calls (stats.Recorder off)
 	NoDirect       bool          // callers never route and write a call themselves (direct.go); every call goes through the loop
 	SendBuffer     int           // unsent bytes per connection before calls fail; 0: default

@@ -28,12 +28,12 @@
 //   - roundrobin (roundrobin.go, the default): the healthy endpoints in turn, TarsCpp's
 //     getNextValidProxy.
 //   - weighted (staticweight.go): TarsCpp's static-weight list by -w. It is also the pick of
-//     every call without a hash code when every endpoint says -v 1, whatever the balancer, as in
+//     every call without a hash code when every active endpoint says -v 1, whatever the balancer, as in
 //     TarsCpp.
 //   - random (random.go): uniform among the healthy endpoints.
 //   - hash (modhash.go): TarsCpp's mod hash, list[code % n] over every listed endpoint, active
 //     or not in the registry, so that indices survive an endpoint going inactive; when every
-//     endpoint says -v 1, TarsCpp's getHashProxyForWeight: the code indexes the weighted list
+//     active endpoint says -v 1, TarsCpp's getHashProxyForWeight: the code indexes the weighted list
 //     (router[code % len], five equal weights giving 50 entries).
 //   - consistenthash (ketama.go): TarsCpp's ketama ring over the active hosts, weighted by -w
 //     under -v 1.

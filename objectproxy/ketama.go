@@ -3,7 +3,7 @@ package objectproxy
 import "github.com/tarscomm/tarscomm/endpoint"
 
 // ketamaRing is TarsCpp's consistent hash: the ketama ring (endpoint.Ketama) over the active
-// hosts, one node per host, weighted by -w when every endpoint says -v 1
+// hosts, one node per host, weighted by -w when every active endpoint says -v 1
 // (getConHashProxyForWeight) and 100 each otherwise. When the host a code falls on is unhealthy,
 // the code goes to the next healthy host along the ring (where TarsCpp's lookup on the ring
 // rebuilt without that host lands); with none, to the mod hash without weights, as TarsCpp's

@@ -17,7 +17,7 @@ type endpoints struct {
 	given  [2][]endpoint.Endpoint // NewList's active and inactive, as given (not copied)
 	from   []int32                // endpoint i is given candidate from[i] (below)
 	inReg  []bool                 // endpoint i was in the active list
-	static bool                   // every endpoint says -v 1: TarsCpp's static weighting
+	static bool                   // every active endpoint says -v 1: TarsCpp's static weighting
 }
 
 // at returns endpoint i.

@@ -4,7 +4,7 @@ import "slices"
 
 // modHash is TarsCpp's mod hash (getHashProxy): a code goes to list[code % n] over every listed
 // endpoint, active and inactive, so that indices survive an endpoint going inactive. When every
-// endpoint says -v 1 it is getHashProxyForWeight instead: the code indexes TarsCpp's weighted
+// active endpoint says -v 1 it is getHashProxyForWeight instead: the code indexes TarsCpp's weighted
 // list over the listed endpoints (the same list as static weighting's, ratio clamped to at least
 // 10, so five equal weights give 50 entries), router[code % len(router)], and an endpoint gets
 // codes in proportion to its weight.

@@ -91,7 +91,7 @@ func lookup(name string) (balancer, error) {
 type pickers struct {
 	spread Picker       // calls without a hash code
 	hash   Picker       // calls with one
-	static staticWeight // calls without one when every endpoint says -v 1 (TarsCpp's rule)
+	static staticWeight // calls without one when every active endpoint says -v 1 (TarsCpp's rule)
 	backup backupPicker // spread's, if it chooses backups itself
 	up     chooser      // spread's, if it chooses among Up only: pick calls it without Pick's hop
 }

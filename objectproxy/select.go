@@ -37,7 +37,7 @@ func (v *View) Endpoint(i int32) endpoint.Endpoint { return v.o.list.at(i) }
 // Listed reports whether endpoint i is in the registry's active list (not only registered).
 func (v *View) Listed(i int32) bool { return v.o.list.inReg[i] }
 
-// Static reports whether every endpoint says -v 1: TarsCpp's static weighting.
+// Static reports whether every active endpoint says -v 1: TarsCpp's static weighting.
 func (v *View) Static() bool { return v.o.list.static }
 
 // Active returns the indices of the registry's active endpoints, in list order. Read only.

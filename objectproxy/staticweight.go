@@ -12,9 +12,9 @@ import (
 // list's second entry as in TarsCpp, skipping unhealthy endpoints as TarsCpp's
 // getWeightedForNormal does: through the whole list if need be (up to maxWeightedWalk entries), so
 // that the healthy endpoints keep their ratio when a heavy one is down; when none it met is
-// healthy it falls back to round robin. It is the pick of calls without a hash code whenever every endpoint says
-// -v 1, whatever the servant's balancer (TarsCpp's rule), and of every such call under
-// "weighted".
+// healthy it falls back to round robin. It is the pick of calls without a hash code whenever
+// every active endpoint says -v 1, whatever the servant's balancer (TarsCpp's rule), and of every
+// such call under "weighted".
 type staticWeight struct {
 	list  []int32 // list indices, in TarsCpp's order: the List's (List.weightedActive), read only
 	pos   uint32

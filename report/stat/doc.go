@@ -15,7 +15,8 @@
 // per-interval extremes).
 //
 // The head is filled as TarsCpp's client fills it: masterName "<modulename>@<version>"
-// (truncated to 127 bytes), slaveName the first two dot parts of the object name ("App.Server"),
+// (truncated to 127 bytes), slaveName the first two dot parts of the object name ("App.Server",
+// truncated to 127 bytes too),
 // interfaceName the function, masterIp the node name (empty for a standalone client: the stat
 // server fills it in), slaveIp and slavePort the endpoint, returnValue 0. A client in a set
 // (Options.SetDivision "app.sz.1") has masterName "<modulename>.appsz1@<version>"; an endpoint in
@@ -25,7 +26,11 @@
 // is the module name, slaveIp and slavePort the address served, and masterName the caller as
 // TarsGo's server names it ("stat_from_server"). Keys that map to the same head are merged.
 //
-// Calls to the stat servant itself are not reported. A Reporter's goroutine is started by Start
-// and stopped by Close, which sends what is left; Flush sends at once. Its methods are safe for
+// Calls to the stat servant itself are not reported, nor one-way calls that were sent (they have
+// no outcome; TarsCpp reports none). A report whose snapshot lacks a net thread (one that did not
+// answer in time) waits for the next interval, the first report too when Options.Threads says
+// how many there are. A Reporter's goroutine is started by Start and stopped by Close, which
+// first sends the batches of a report it cut short that were never sent, then what is left;
+// Flush sends at once. Its methods are safe for
 // concurrent use.
 package stat
