@@ -56,9 +56,18 @@ func (a *AdapterProxy) moveOff(c gnet.Conn) {
 	d := &drainer{a: a, conn: c, in: a.in}
 	a.in = inbound.Assembler{Max: d.in.Max, Budget: d.in.Budget} // d owns the old one's buffers
 	d.until = a.calls.latestDeadline()
+	var earlier map[written]bool // the calls earlier drainers hold: written on their connections
+	for _, o := range a.drains {
+		for _, w := range o.calls {
+			if earlier == nil {
+				earlier = make(map[written]bool)
+			}
+			earlier[w] = true
+		}
+	}
 	a.calls.each(func(c *call.Call) {
-		if !c.Unsent { // queued calls go on the new connection
-			d.calls = append(d.calls, written{c, c.ID})
+		if w := (written{c, c.ID}); !c.Unsent && !earlier[w] { // queued calls go on the new connection
+			d.calls = append(d.calls, w)
 		}
 	})
 	a.forget(errReconnect)

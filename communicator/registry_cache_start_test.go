@@ -27,7 +27,7 @@ func cachedClient(t *testing.T, reg *testRegistry, a *greeter, path string) func
 	return edit
 }
 
-// TestReviewRegistryEmptyAnswerAtStartKeepsCache: the cache file lists a (the last good answer);
+// TestRegistryEmptyAnswerAtStartKeepsCache: the cache file lists a (the last good answer);
 // a new client starts while the registry answers the object with an empty active list (e.g. its
 // servers' node agent stopped heartbeating, so they are all marked inactive). TarsCpp loads the
 // cache when the proxy is made (QueryEpBase::setObjName -> loadFromCache) and never replaces a
@@ -55,7 +55,7 @@ func TestRegistryEmptyAnswerAtStartKeepsCache(t *testing.T) {
 	}
 }
 
-// TestReviewRegistrySlowAtStartUsesCache: the cache file lists a; a new client starts while the
+// TestRegistrySlowAtStartUsesCache: the cache file lists a; a new client starts while the
 // registry accepts the query but does not answer (overloaded). TarsCpp has the cached list from
 // the moment the proxy is made, so a call with a 1s deadline goes to a, as it does here now.
 // Before, tarscomm waited for the query to fail (QueryTimeout, 5s) before it read the cache: the

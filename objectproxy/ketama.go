@@ -45,7 +45,8 @@ func (p *ketamaRing) Pick(v *View, code uint64) int {
 }
 
 // newKetama builds l's ring: one node per host among the active endpoints (the first in list
-// order).
+// order; under static weighting, the first of weight above 0: a proxy string's endpoints of
+// weight 0 are listed, but on no ring, as TarsCpp's).
 func newKetama(l *List) ketama {
 	var k ketama
 	var hosts []string
@@ -53,7 +54,7 @@ func newKetama(l *List) ketama {
 	seen := make(map[string]bool, len(l.active))
 	for _, i := range l.active {
 		e := l.l.at(i)
-		if seen[e.Host] {
+		if seen[e.Host] || l.l.static && weightOf(e) <= 0 {
 			continue
 		}
 		seen[e.Host] = true

@@ -191,12 +191,21 @@ func (a *asyncBackup) cancel() bool {
 		return false // c ended and its end is waiting for mu: it delivers
 	}
 	if c2 := a.c2; c2 != nil && a.failed != c2 && !c2.AbandonGen(a.gen2) {
-		// c2 ended and its end is waiting for mu: its outcome is the call's. c failed
-		// already (end recycles it), or is abandoned now: end must not wait for it.
-		if a.failed != c {
-			a.c = nil
+		// c2 ended and its end is waiting for mu (its Err is settled: it was written before
+		// c2 left the pending state). If c failed already, c2's outcome is the call's (it was
+		// counted, the pair's last half). If c is abandoned now, c ends last: a reply of c2 is
+		// the outcome (it was counted), but a failure of c2 was not, and c will be counted
+		// as cancelled: the caller gets the context's error, and end recycles c2.
+		if a.failed == c {
+			return false
 		}
-		return false
+		if c2.Err == nil {
+			a.c = nil // end must not wait for c
+			return false
+		}
+		a.done = true
+		a.dropSpare()
+		return true
 	}
 	a.done = true
 	a.dropSpare()

@@ -45,3 +45,39 @@ func TestAsyncBackupCancelAfterBackupAnswered(t *testing.T) {
 		t.Fatal("the first call was not abandoned: its completion would deliver a second outcome")
 	}
 }
+
+// TestAsyncBackupCancelAfterBackupFailed: the same moment, but the backup failed (a transport
+// error) while the first call is still pending. Its failure was not counted (the first call is
+// the pair's last half), and the first call, abandoned now, will be counted as cancelled: so
+// cancel claims the outcome, the caller gets the context's error, and the backup's end recycles
+// it without delivering. Before, the backup's failure was delivered while Stats counted a
+// cancellation.
+func TestAsyncBackupCancelAfterBackupFailed(t *testing.T) {
+	delivered := make(chan *call.Call, 2)
+	p := &proxy{notify: func(x *call.Call) { delivered <- x }}
+	c, c2 := call.Get(), call.Get()
+	a := &asyncBackup{p: p, b: &backup{}, c: c, c2: c2, gen: c.Gen(), gen2: c2.Gen()}
+	entered, release := make(chan struct{}), make(chan struct{})
+	c.Notify = a.end
+	c2.Notify = func(x *call.Call) { close(entered); <-release; a.end(x) }
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		c2.Complete(call.ErrConnection) // the backup's connection failed
+	}()
+	<-entered
+	claimed := a.cancel()
+	close(release)
+	<-ended
+	if !claimed {
+		t.Fatal("cancel left the outcome to a backup that failed; want the context's error, as Stats counts the pair (the first call, cancelled)")
+	}
+	select {
+	case x := <-delivered:
+		t.Fatalf("delivered %p (err %v) after cancel claimed the outcome", x, x.Err)
+	default:
+	}
+	if c.Complete(nil) {
+		t.Fatal("the first call was not abandoned")
+	}
+}

@@ -172,12 +172,13 @@ func (c *cache) store(q naming.Query, l naming.List) error {
 		_ = os.Remove(tmp.Name())
 		return err
 	}
+	st := stampOf(tmp.Name()) // the file's once renamed: a rewrite by another after it differs
 	if err := os.Rename(tmp.Name(), c.path); err != nil {
 		_ = os.Remove(tmp.Name())
 		return err
 	}
 	// Only what is on disk counts as stored: after a failed write the next answer, the same
 	// or not, is written again.
-	c.entries, c.seen = entries, stampOf(c.path)
+	c.entries, c.seen = entries, st
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/tarscomm/tarscomm/naming/registry"
 )
 
-// TestReviewCacheLoadSeesFileWrittenByAnother: two Registries of the same locator share the cache
+// TestCacheLoadSeesFileWrittenByAnother: two Registries of the same locator share the cache
 // file (two Communicators of one configuration, or two processes: the cache's doc says several
 // may share it). r1 has read the file once (when it cached A.B.One); r2 then caches A.B.Two in
 // the file. The registry goes down and r1 is asked for A.B.Two: the file holds its last good

@@ -120,6 +120,13 @@ func (r *Reporter) Flush(ctx context.Context) error {
 	r.unsent = nil
 	var errs []error
 	for i, batch := range batches {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			// Close cancelled this report before the batch went (a call on an ended ctx is not
+			// sent): it and the rest are kept for Close's final report.
+			r.unsent = batches[i:]
+			errs = append(errs, fmt.Errorf("property: report cancelled before batch %d of %d: %w", i+1, len(batches), ctx.Err()))
+			break
+		}
 		cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 		ret, err := r.prx.ReportPropMsg(cctx, batch)
 		cancel()
