@@ -406,7 +406,7 @@ func runSoak(t *testing.T, m soakMix) {
 	var syncStarted, syncReturned atomic.Int64
 	var asyncAccepted, asyncCallbacks, asyncDouble, asyncRefused atomic.Int64
 	var futStarted, futDone atomic.Int64
-	var onewayN atomic.Int64
+	var onewayN, onewayFailed atomic.Int64
 
 	// Sync callers.
 	for i := range m.sync {
@@ -493,6 +493,9 @@ func runSoak(t *testing.T, m soakMix) {
 				err := pick(r).InvokeOneway(ctx, "SayHello", &hellopb.HelloRequest{Name: "n", Seq: seq})
 				cancel()
 				onewayN.Add(1)
+				if err != nil {
+					onewayFailed.Add(1)
+				}
 				checkErr("oneway", err)
 				time.Sleep(200 * time.Microsecond)
 			}
@@ -695,8 +698,9 @@ func runSoak(t *testing.T, m soakMix) {
 			t.Fatalf("callers did not stop; goroutines:\n%s", allStacks())
 		}
 		waitFor(t, "every async callback", func() bool { return asyncCallbacks.Load() == asyncAccepted.Load() })
-		// Calls still pending on a net thread (a backup's loser) do not count.
-		want := uint64(syncReturned.Load() + asyncAccepted.Load() + asyncRefused.Load() + futStarted.Load() + onewayN.Load())
+		// Calls still pending on a net thread (a backup's loser) do not count, nor one-way calls
+		// that were sent (they have no outcome); those that failed do.
+		want := uint64(syncReturned.Load() + asyncAccepted.Load() + asyncRefused.Load() + futStarted.Load() + onewayFailed.Load())
 		var got uint64
 		byRes := map[stats.Result]uint64{}
 		time.Sleep(200 * time.Millisecond)
@@ -709,8 +713,8 @@ func runSoak(t *testing.T, m soakMix) {
 			}
 		}
 		if got != want {
-			t.Errorf("Stats counts %d calls of %s, the test made %d (sync %d, async %d+%d refused, future %d, oneway %d); by result %v",
-				got, soakServant, want, syncReturned.Load(), asyncAccepted.Load(), asyncRefused.Load(), futStarted.Load(), onewayN.Load(), byRes)
+			t.Errorf("Stats counts %d calls of %s, the test made %d (sync %d, async %d+%d refused, future %d, oneway %d failed of %d); by result %v",
+				got, soakServant, want, syncReturned.Load(), asyncAccepted.Load(), asyncRefused.Load(), futStarted.Load(), onewayFailed.Load(), onewayN.Load(), byRes)
 		}
 		_ = closeComm(t, comm)
 		closed = true
