@@ -21,9 +21,9 @@ const (
 // Tick runs the connection's periodic chores: dropping queued calls whose callers gave up,
 // making an empty pending table small again after a burst, giving up on a connect that never
 // completed, probing an inactive endpoint, a keepalive ping when the connection has made no
-// progress for the keepalive interval, or, without keepalive, closing a connection idle for longer than
-// the endpoint's -t timeout. The net thread calls it every few
-// check intervals. Must be called on the loop goroutine.
+// progress for the keepalive interval, or, without keepalive, closing a connection idle for
+// longer than the endpoint's -t timeout. The net thread calls it every few check intervals. Must
+// be called on the loop goroutine.
 func (a *AdapterProxy) Tick(now int64) {
 	a.sweepAbandoned()
 	a.calls.trim()

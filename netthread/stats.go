@@ -5,10 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tarscomm/tarscomm/adapterproxy"
-
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
 

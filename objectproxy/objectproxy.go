@@ -264,7 +264,8 @@ func (o *ObjectProxy) Expire(c *call.Call) {
 // is not a retry, and takes neither one of Options.Retries nor a token of the retry budget. Then
 // it goes to an endpoint it has not tried yet if retries remain and the retry budget
 // (Options.Guard) has a token (a hashed call to the one its code's fallback names, as the next
-// calls with the code go while the endpoint it failed on is down); otherwise it fails with err. Must be called on the loop goroutine.
+// calls with the code go while the endpoint it failed on is down); otherwise it fails with err.
+// Must be called on the loop goroutine.
 func (o *ObjectProxy) Retry(c *call.Call, err error) { o.retry(c, err) }
 
 // retry is Retry, returning the index of the endpoint it sent c to, or -1 (c ended, or moved to

@@ -100,7 +100,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // send sends the metric d with value v and labels. Label values come from outside the process
 // (a function name a caller passed on, an endpoint a registry gave): one that is not valid UTF-8
-// is mended (U+FFFD for each bad byte) rather than refused, which would panic the scrape (the
+// is mended (U+FFFD for each run of bad bytes) rather than refused, which would panic the scrape (the
 // Must forms) or fail it whole. A metric that still cannot be made is left out.
 func send(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labels []string) {
 	if m, err := prometheus.NewConstMetric(d, t, v, validLabels(labels)...); err == nil {
@@ -156,7 +156,7 @@ func mendKeys(s *stats.Snapshot) {
 	}
 }
 
-// mend returns l valid UTF-8: U+FFFD for each bad byte.
+// mend returns l valid UTF-8: U+FFFD for each run of bad bytes.
 func mend(l string) string {
 	if utf8.ValidString(l) {
 		return l

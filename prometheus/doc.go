@@ -28,7 +28,7 @@
 // first stats.MaxCodes of a (servant, function, endpoint) (a server chooses its codes). The histogram's buckets are stats.Bounds; a sample equal to a
 // bound counts in the next bucket (TARS's rule), which Prometheus's "le" does not distinguish at
 // the resolution of a clock. A label value that is not valid UTF-8 (a function name a caller
-// passed on) is mended, U+FFFD for each bad byte, and keys mended alike are one series (their
+// passed on) is mended, U+FFFD for each run of bad bytes, and keys mended alike are one series (their
 // calls counted together; of two endpoint rows the first is kept). The
 // counters of an endpoint go on across its leaving and coming back while its call counts are
 // kept (communicator.WithStatsRetention); once they are dropped, a series that comes back starts
