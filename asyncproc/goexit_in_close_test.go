@@ -16,13 +16,16 @@ func TestGoexitInsideCloseKeepsCloser(t *testing.T) {
 	closeReturned := make(chan struct{})
 	aEnded := make(chan struct{})
 	afterB := make(chan struct{})
+	queued := make(chan struct{}) // B and C are queued: A may close (before, A could close first)
 	deliver(t, p, func() { // A
 		defer close(aEnded)
+		<-queued
 		p.Close()
 		close(closeReturned)
 	})
 	deliver(t, p, func() { runtime.Goexit() }) // B: run by A's Close
 	deliver(t, p, func() { close(afterB) })    // C
+	close(queued)
 	select {
 	case <-aEnded:
 	case <-time.After(5 * time.Second):
