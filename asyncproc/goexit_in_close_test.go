@@ -16,7 +16,8 @@ func TestGoexitInsideCloseKeepsCloser(t *testing.T) {
 	closeReturned := make(chan struct{})
 	aEnded := make(chan struct{})
 	afterB := make(chan struct{})
-	queued := make(chan struct{}) // B and C are queued: A may close (before, A could close first)
+	// A closes once B and C are queued (before, A could close first, refusing C).
+	queued := make(chan struct{})
 	deliver(t, p, func() { // A
 		defer close(aEnded)
 		<-queued
