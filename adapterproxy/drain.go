@@ -2,6 +2,7 @@ package adapterproxy
 
 import (
 	"errors"
+	"math"
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
@@ -18,8 +19,8 @@ import (
 // frames are done): the connection goes to a drainer, which reads the replies of the calls
 // written on it (they complete as any call, through the AdapterProxy's table), and the next call
 // dials a new connection, without a health penalty for the move. The drainer closes the
-// connection when the server does, or once the latest deadline of the calls pending at the move
-// has passed (Tick). When the server closes it, the calls written on it that are still waiting
+// connection when the server does, or once the latest deadline of the calls written on it has
+// passed (Tick). When the server closes it, the calls written on it that are still waiting
 // end then with a connection error (no reply can come for them), and the endpoint's health
 // counts one failure; when Tick does, they end with ErrTimeout.
 
@@ -38,7 +39,7 @@ type drainer struct {
 	a     *AdapterProxy
 	conn  gnet.Conn
 	in    inbound.Assembler // the connection's, moved from the AdapterProxy with its state
-	until int64             // the latest deadline of the calls pending at the move
+	until int64             // the latest deadline of calls (0: none)
 	calls []written         // the calls written on the connection, waiting at the move
 	ended bool              // tickDrains closed it: the calls left are past their deadlines
 }
@@ -55,8 +56,7 @@ type written struct {
 func (a *AdapterProxy) moveOff(c gnet.Conn) {
 	d := &drainer{a: a, conn: c, in: a.in}
 	a.in = inbound.Assembler{Max: d.in.Max, Budget: d.in.Budget} // d owns the old one's buffers
-	d.until = a.calls.latestDeadline()
-	var earlier map[written]bool // the calls earlier drainers hold: written on their connections
+	var earlier map[written]bool                                 // the calls earlier drainers hold: written on their connections
 	for _, o := range a.drains {
 		for _, w := range o.calls {
 			if earlier == nil {
@@ -68,6 +68,11 @@ func (a *AdapterProxy) moveOff(c gnet.Conn) {
 	a.calls.each(func(c *call.Call) {
 		if w := (written{c, c.ID}); !c.Unsent && !earlier[w] { // queued calls go on the new connection
 			d.calls = append(d.calls, w)
+			if c.Deadline == 0 { // a call without one never ends by itself
+				d.until = math.MaxInt64
+			} else {
+				d.until = max(d.until, c.Deadline)
+			}
 		}
 	})
 	a.forget(errReconnect)

@@ -179,19 +179,3 @@ func (t *callTable) drain(dst []*call.Call) []*call.Call {
 
 // len returns the number of calls waiting.
 func (t *callTable) len() int { return t.n }
-
-// latestDeadline returns the latest deadline of the calls in the table (0: none; a call without
-// one counts as never ending).
-func (t *callTable) latestDeadline() int64 {
-	var d int64
-	for _, c := range t.slots {
-		if c == nil {
-			continue
-		}
-		if c.Deadline == 0 {
-			return math.MaxInt64
-		}
-		d = max(d, c.Deadline)
-	}
-	return d
-}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -171,62 +172,82 @@ endpoint = "tcp -h 127.0.0.1 -p 0"
 	}
 }
 
-// TestQueueTimeoutKey: an adapter's queuetimeout reaches its server: with its one handler
-// goroutine held longer than that, the request queued behind it is answered -6 (server queue
-// timeout) without running; the held one succeeds. Both requests go in one write, so the second
-// is queued as soon as the first is handed to the handler.
-func TestQueueTimeoutKey(t *testing.T) {
+// queueBehindHeld starts an adapter of obj with one handler goroutine and the given
+// queuetimeout, holds that goroutine with a first request for hold while a second waits behind
+// it (both go in one write, so the second is queued as soon as the first is handed to the
+// handler), and returns the two replies, in order, whether the second's handler ran, and the
+// servers.
+func queueBehindHeld(t *testing.T, obj string, queueTimeout int, hold time.Duration) ([2]codec.ResponsePacket, bool, *serverconf.Servers) {
+	t.Helper()
 	entered := make(chan string, 4)
 	release := make(chan struct{})
-	srvs := start(t, `
+	srvs := start(t, fmt.Sprintf(`
 [[server.adapter]]
-servant = "App.S.QueueObj"
+servant = %q
 endpoint = "tcp -h 127.0.0.1 -p 0"
 threads = 1
-queuetimeout = 3000
-`, func(s *serverconf.Servers) {
-		if err := s.Server("App.S.QueueObj").Handle("App.S.QueueObj", "block", func(_ context.Context, _ *server.Current, req []byte, _ []byte) ([]byte, error) {
+queuetimeout = %d
+`, obj, queueTimeout), func(s *serverconf.Servers) {
+		if err := s.Server(obj).Handle(obj, "block", func(_ context.Context, _ *server.Current, req []byte, _ []byte) ([]byte, error) {
 			entered <- string(req)
-			<-release
+			if string(req) == "first" {
+				<-release
+			}
 			return nil, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 	})
-	c := dialRaw(t, srvs, "App.S.QueueObj")
+	c := dialRaw(t, srvs, obj)
 	var frames []byte
 	for i, body := range []string{"first", "second"} {
 		frames = codec.AppendRequest(frames, &codec.RequestPacket{Version: codec.VersionTars, RequestID: int32(i + 1),
-			ServantName: "App.S.QueueObj", FuncName: "block", Buffer: []byte(body), Timeout: 60000})
+			ServantName: obj, FuncName: "block", Buffer: []byte(body), Timeout: 60000})
 	}
 	if _, err := c.c.Write(frames); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-entered; got != "first" {
-		t.Fatalf("handler entered with %q", got)
+	select {
+	case got := <-entered:
+		if got != "first" {
+			t.Fatalf("handler entered with %q", got)
+		}
+	case <-time.After(closeLimit):
+		t.Fatal("the first request's handler did not run")
 	}
-	time.Sleep(3300 * time.Millisecond) // the second waits at least this long: past queuetimeout (3 s, the least)
+	time.Sleep(hold)
 	close(release)
-	for _, want := range []struct {
-		id  int32
-		ret int32
-	}{{1, codec.RetOK}, {2, codec.RetQueueTimeout}} {
+	var rsps [2]codec.ResponsePacket
+	for i := range rsps {
 		f, err := c.next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rsp codec.ResponsePacket
-		if err := codec.DecodeResponse(f, &rsp); err != nil {
+		if err := codec.DecodeResponse(f, &rsps[i]); err != nil {
 			t.Fatal(err)
-		}
-		if rsp.RequestID != want.id || rsp.Ret != want.ret {
-			t.Fatalf("reply id %d ret %d (%q), want id %d ret %d", rsp.RequestID, rsp.Ret, rsp.ResultDesc, want.id, want.ret)
 		}
 	}
 	select {
-	case got := <-entered:
-		t.Fatalf("the handler ran for %q, which timed out in the queue", got)
+	case <-entered:
+		return rsps, true, srvs
 	default:
+		return rsps, false, srvs
+	}
+}
+
+// TestQueueTimeoutKey: an adapter's queuetimeout reaches its server: with its one handler
+// goroutine held longer than that, the request queued behind it is answered -6 (server queue
+// timeout) without running; the held one succeeds.
+func TestQueueTimeoutKey(t *testing.T) {
+	// The second waits past queuetimeout (3 s, the least).
+	rsps, ran, srvs := queueBehindHeld(t, "App.S.QueueObj", 3000, 3300*time.Millisecond)
+	for i, want := range []int32{codec.RetOK, codec.RetQueueTimeout} {
+		if rsps[i].RequestID != int32(i+1) || rsps[i].Ret != want {
+			t.Fatalf("reply id %d ret %d (%q), want id %d ret %d", rsps[i].RequestID, rsps[i].Ret, rsps[i].ResultDesc, i+1, want)
+		}
+	}
+	if ran {
+		t.Fatal("the handler ran for the second request, which timed out in the queue")
 	}
 	if got := srvs.Server("App.S.QueueObj").LimitStats().QueueTimeout; got != 1 {
 		t.Fatalf("LimitStats().QueueTimeout = %d, want 1", got)
