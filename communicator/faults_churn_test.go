@@ -123,8 +123,10 @@ func TestFaultsChurnStatsAddUp(t *testing.T) {
 	}
 	t.Logf("callers saw %v (%d calls); Stats counted ok %d, timeout %d, connection %d, all %d",
 		saw, seq.Load(), tot.Results[stats.OK], tot.Results[stats.Timeout], tot.Results[stats.Connection], tot.Calls())
-	if saw["ok"] == 0 || saw["connection"] == 0 {
-		t.Fatalf("the churn did not produce both successes and connection errors: %v", saw)
+	// The churn must have cut calls (on a busy machine it may leave no call a success: the
+	// accounting below holds either way).
+	if saw["connection"]+saw["timeout"] == 0 {
+		t.Fatalf("the churn ended no call with a connection error or a timeout: %v", saw)
 	}
 	for _, x := range []struct {
 		name string
