@@ -125,14 +125,23 @@ func (p *pool) ok(now int64) bool {
 	return false
 }
 
-// load is the pool's mean latency and its calls in flight.
+// load is the pool's latency, the mean over its connections that have one (a connection with no
+// reply yet says nothing about the endpoint: counting it as 0 showed a slow endpoint's first reply
+// at 1/N), and its calls in flight over all of them.
 func (p *pool) load(now int64) (latency float64, inflight int) {
+	sampled := 0
 	for _, a := range p.conns {
 		l, n := a.Load(now)
-		latency += l
+		if l > 0 {
+			latency += l
+			sampled++
+		}
 		inflight += n
 	}
-	return latency / float64(len(p.conns)), inflight
+	if sampled > 1 {
+		latency /= float64(sampled)
+	}
+	return latency, inflight
 }
 
 // poolPending is the calls in flight over endpoint i's connections (out of View.Inflight, which

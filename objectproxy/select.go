@@ -70,7 +70,7 @@ func (v *View) Ok(i int32) bool {
 func (v *View) Noticed() { v.stale = true }
 
 // Load returns endpoint i's peak-EWMA reply latency (nanoseconds) and its calls in flight (over
-// its connections: the mean latency and the sum of the calls).
+// its connections: the mean latency of those that have one, and the sum of the calls).
 func (v *View) Load(i int32) (latency float64, inflight int) {
 	if v.o.pools != nil {
 		return v.o.pools[v.o.ensure(i)].load(v.now)
