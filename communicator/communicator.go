@@ -82,7 +82,7 @@ type Communicator struct {
 	ownNaming func()        // closes a source the Communicator made from its config
 
 	mu       sync.Mutex
-	proxies  map[string]*servantproxy.ServantProxy // by identity (see Proxy); guarded by mu
+	proxies  map[string]servantproxy.ServantProxy // by identity (see Proxy), handed out as copies; guarded by mu
 	internal map[string]bool                       // servants of internal proxies (report.go); guarded by mu
 	limits   map[string]*servantproxy.Limit        // max-inflight by servant (limitOf); guarded by mu
 	managers []*naming.Manager                     // guarded by mu
@@ -95,6 +95,7 @@ type Communicator struct {
 // New validates cfg and starts a Communicator: cfg.NetThread net threads and cfg.AsyncThread
 // async workers.
 func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
+	cfg = cfg.Clone() // what is validated is what runs: the caller's maps stay the caller's
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 package conf
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Config configures a Communicator (the top-level keys, [health] and [servant."Obj"]) and the
 // project's own server ([server]). Every key is optional: Default holds the value of each, which
@@ -138,4 +142,20 @@ func Default() Config {
 		Report:                  DefaultReport(),
 		Server:                  defaultServer(),
 	}
+}
+
+// Clone returns a copy of c that shares no memory with it: its servant table, their idempotent
+// lists and the server's adapters are copied too. A Communicator keeps a clone of the
+// configuration it validated, so that a caller changing its own value afterwards changes
+// nothing it runs with.
+func (c Config) Clone() Config {
+	if c.Servants != nil {
+		c.Servants = maps.Clone(c.Servants)
+		for name, s := range c.Servants {
+			s.Idempotent = slices.Clone(s.Idempotent)
+			c.Servants[name] = s
+		}
+	}
+	c.Server.Adapters = slices.Clone(c.Server.Adapters)
+	return c
 }
