@@ -106,7 +106,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	if o.log == nil {
 		o.log = logging.Default(cfg.LogLevel)
 	}
-	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]*servantproxy.ServantProxy), internal: map[string]bool{},
+	c := &Communicator{cfg: cfg, log: o.log, proxies: make(map[string]servantproxy.ServantProxy), internal: map[string]bool{},
 		limits: map[string]*servantproxy.Limit{}}
 	if !o.noStats {
 		c.shared = new(stats.Shared)
@@ -208,8 +208,9 @@ func clientAuth(cfg *conf.Config) map[string]auth.Credentials {
 	return out
 }
 
-// Config returns the configuration the Communicator runs with.
-func (c *Communicator) Config() conf.Config { return c.cfg }
+// Config returns the configuration the Communicator runs with: a copy, which changes nothing
+// of it when changed (the configuration is fixed by New).
+func (c *Communicator) Config() conf.Config { return c.cfg.Clone() }
 
 // StringToProxy binds prx to the servant named by proxy, a TARS proxy string
 // ("Obj@tcp -h host -p port:tcp -h ..."), or a bare "Obj" whose endpoints the naming source finds
@@ -251,7 +252,8 @@ func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	return nil
 }
 
-// Proxy returns the ServantProxy for proxy, creating it on first use. With set routing on
+// Proxy returns the ServantProxy for proxy, creating it on first use: each call returns a handle
+// of its own to the same proxy (binding one with StringToProxy changes no other). With set routing on
 // (enableset), a bare "Obj" is looked up in the client's set and its calls carry it. A bare
 // "Obj" without a naming source (no naming, locator or naming-file key, no WithNaming) is
 // refused, as by StringToProxy, with an error matching ErrNoEndpoint that names those keys.
@@ -315,7 +317,7 @@ func (c *Communicator) proxy(proxy, set string, internal bool) (*servantproxy.Se
 		c.internal[target.Object] = true
 	}
 	if sp, ok := c.proxies[key]; ok {
-		return sp, nil
+		return &sp, nil // a handle of its own: rebinding it (StringToProxy into it) changes no other
 	}
 	s := c.cfg.ForServant(target.Object)
 	push := servantproxy.NewPushSink()
@@ -376,7 +378,7 @@ func (c *Communicator) proxy(proxy, set string, internal bool) (*servantproxy.Se
 	if m != nil {
 		c.managers = append(c.managers, m)
 	}
-	c.proxies[key] = sp
+	c.proxies[key] = *sp
 	return sp, nil
 }
 
