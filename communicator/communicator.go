@@ -83,10 +83,10 @@ type Communicator struct {
 
 	mu       sync.Mutex
 	proxies  map[string]servantproxy.ServantProxy // by identity (see Proxy), handed out as copies; guarded by mu
-	internal map[string]bool                       // servants of internal proxies (report.go); guarded by mu
-	limits   map[string]*servantproxy.Limit        // max-inflight by servant (limitOf); guarded by mu
-	managers []*naming.Manager                     // guarded by mu
-	closed   bool                                  // guarded by mu
+	internal map[string]bool                      // servants of internal proxies (report.go); guarded by mu
+	limits   map[string]*servantproxy.Limit       // max-inflight by servant (limitOf); guarded by mu
+	managers []*naming.Manager                    // guarded by mu
+	closed   bool                                 // guarded by mu
 
 	statsMu sync.Mutex // one Stats at a time: its snapshot and what it forgets (forget.go)
 	forget  forgetting // guarded by statsMu, but for its timer

@@ -12,7 +12,9 @@
 // refuse the call): a second call, or one after it returned, makes no call and returns an error.
 // For an async call (info.Async) the ctx handed to next gives the call its values and deadline,
 // but only the caller's ctx cancels it: the call outlives the interceptor, and a cancel it defers
-// (ctx, cancel := context.WithTimeout(ctx, d); defer cancel()) must not end it.
+// (ctx, cancel := context.WithTimeout(ctx, d); defer cancel()) must not end it. An async call's
+// interceptor that returns while the next it started on another goroutine still runs makes
+// AsyncInvoke wait for that next: the call then has one outcome.
 //
 // What the interceptor returns is what a sync or one-way caller gets: one that returns nil after
 // next failed makes the call succeed for its caller (a fail-open policy), the reply left empty.
@@ -24,7 +26,9 @@
 // End, which runs the OnEnd functions in the reverse order of their registration. For a sync call
 // End runs before next returns; for an async call, before the callback, on the async worker;
 // for a one-way call, once the request is written; for a call that fails before it is sent,
-// before next returns its error. The functions must not block.
+// before next returns its error. The functions must not block. An interceptor that panics
+// before calling next ends the call for the interceptors outside it (End, with an error), and
+// the panic goes on to the caller: the library recovers none on the caller's goroutine.
 //
 // # Server
 //
@@ -33,7 +37,9 @@
 // interceptor put in it) and sets info.Ret to the reply's TARS return code before returning the
 // handler's error. In a chain (ChainServer, or several given to the server), the next of each
 // interceptor sets info.Ret from what the interceptors inside it return (RetOf): an outer one
-// sees the code the client gets, even when an inner one refused, replaced or swallowed the error.
+// sees the code the client gets, even when an inner one refused, replaced or swallowed the error,
+// or panicked (-99, as the server answers a panic).
 //
-// Chain composes interceptors: the first given is the outermost.
+// ChainClient and ChainServer compose interceptors: the first given is the outermost; a nil one
+// is skipped.
 package interceptor

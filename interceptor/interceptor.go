@@ -3,6 +3,7 @@ package interceptor
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // CallInfo describes one outgoing call to the interceptors of a client.
@@ -70,17 +71,20 @@ type ClientInvoker func(ctx context.Context, info *CallInfo) error
 // Client intercepts outgoing calls.
 type Client func(ctx context.Context, info *CallInfo, next ClientInvoker) error
 
-// ChainClient returns the interceptor running cs in order, the first outermost; nil for none.
+// ChainClient returns the interceptor running cs in order, the first outermost; nil entries are
+// skipped (an instrument switched off), nil for none.
 func ChainClient(cs ...Client) Client {
+	cs = slices.DeleteFunc(slices.Clone(cs), func(c Client) bool { return c == nil })
 	switch len(cs) {
 	case 0:
 		return nil
 	case 1:
 		return cs[0]
 	}
+	outer, inner := cs[0], ChainClient(cs[1:]...)
 	return func(ctx context.Context, info *CallInfo, next ClientInvoker) error {
-		return cs[0](ctx, info, func(ctx context.Context, info *CallInfo) error {
-			return ChainClient(cs[1:]...)(ctx, info, next)
+		return outer(ctx, info, func(ctx context.Context, info *CallInfo) error {
+			return inner(ctx, info, next)
 		})
 	}
 }
@@ -111,21 +115,31 @@ type ServerHandler func(ctx context.Context, info *ServerInfo) error
 // Server intercepts requests served.
 type Server func(ctx context.Context, info *ServerInfo, next ServerHandler) error
 
-// ChainServer returns the interceptor running ss in order, the first outermost; nil for none.
-// The next each interceptor gets sets info.Ret from the error the interceptors inside it return
-// (RetOf), so that an outer one (tracing, metrics) sees the code the client gets even when an
-// inner one refused the request, replaced the handler's error or swallowed it.
+// ChainServer returns the interceptor running ss in order, the first outermost; nil entries are
+// skipped, nil for none. The next each interceptor gets sets info.Ret from the error the
+// interceptors inside it return (RetOf), so that an outer one (tracing, metrics) sees the code
+// the client gets even when an inner one refused the request, replaced the handler's error or
+// swallowed it; when an inner one panics (or the handler does, or calls runtime.Goexit), it sets
+// -99, what the server answers then.
 func ChainServer(ss ...Server) Server {
+	ss = slices.DeleteFunc(slices.Clone(ss), func(s Server) bool { return s == nil })
 	switch len(ss) {
 	case 0:
 		return nil
 	case 1:
 		return ss[0]
 	}
-	inner := ChainServer(ss[1:]...)
+	outer, inner := ss[0], ChainServer(ss[1:]...)
 	return func(ctx context.Context, info *ServerInfo, next ServerHandler) error {
-		return ss[0](ctx, info, func(ctx context.Context, info *ServerInfo) error {
-			err := inner(ctx, info, next)
+		return outer(ctx, info, func(ctx context.Context, info *ServerInfo) (err error) {
+			returned := false
+			defer func() {
+				if !returned { // a panic or a Goexit on its way out: the server answers -99
+					info.Ret = retUnknown
+				}
+			}()
+			err = inner(ctx, info, next)
+			returned = true
 			info.Ret = RetOf(err)
 			return err
 		})
@@ -147,5 +161,8 @@ func RetOf(err error) int32 {
 			return code
 		}
 	}
-	return -99
+	return retUnknown
 }
+
+// retUnknown is TARS's TARSSERVERUNKNOWNERR, codec.RetUnknown (this package imports no codec).
+const retUnknown = -99

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/cookie"
 	"github.com/tarscomm/tarscomm/dye"
 	"github.com/tarscomm/tarscomm/interceptor"
@@ -50,9 +52,30 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 		// The cookies of the request the caller's handler serves, under the call's own entries.
 		info.Status = cookie.Apply(info.Status, carried.Cookies)
 	}
-	var state atomic.Int32 // nextOpen, then nextCalled or nextClosed: next runs at most once
+	if p.icpt != nil {
+		// The bits and the entry the request will carry, as the interceptors are promised
+		// (prepare adds them again to what they settled).
+		if o.hashed {
+			info.MessageType |= codec.MessageHash
+		}
+		if p.setName != "" {
+			info.MessageType |= codec.MessageSetName
+			info.Status = p.setStatus(info.Status)
+		}
+	}
+	// g.state: nextOpen, then nextCalled or nextClosed: next runs at most once. g.running is held
+	// by an async call's next while it runs: an interceptor that returns while next still runs on
+	// another goroutine (a timeout interceptor) waits for it, so that asyncCall reads one outcome.
+	var g struct {
+		state   atomic.Int32
+		running sync.Mutex
+	}
 	next := func(ctx context.Context, info *interceptor.CallInfo) error {
-		if !state.CompareAndSwap(nextOpen, nextCalled) {
+		if async {
+			g.running.Lock()
+			defer g.running.Unlock()
+		}
+		if !g.state.CompareAndSwap(nextOpen, nextCalled) {
 			return &call.CallError{Servant: p.name, Func: fn, Err: errNextAgain}
 		}
 		if !dyed && p.icpt != nil && info.MessageType&dye.MessageType == 0 {
@@ -78,12 +101,29 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 	if p.icpt == nil {
 		return next(ctx, info)
 	}
+	returned := false
+	defer func() {
+		if !returned && g.state.CompareAndSwap(nextOpen, nextClosed) {
+			// An interceptor panicked (or called runtime.Goexit) before the call was made: the
+			// ones outside it see it end, and the panic goes on to the caller.
+			info.End(errInterceptorPanicked)
+		}
+	}()
 	err := p.icpt(ctx, info, next)
-	if state.CompareAndSwap(nextOpen, nextClosed) {
+	returned = true
+	if async {
+		g.running.Lock() // a next still running finishes first
+		defer g.running.Unlock()
+	}
+	if g.state.CompareAndSwap(nextOpen, nextClosed) {
 		info.End(err) // an interceptor refused the call: the ones outside it see it end
 	}
 	return err
 }
+
+// errInterceptorPanicked is the error the interceptors' End gets for a call whose interceptor
+// panicked before it was made (the panic itself goes on to the caller).
+var errInterceptorPanicked = errors.New("servantproxy: an interceptor panicked before the call was made")
 
 // The states of a call's next (viaHooks).
 const (
