@@ -198,6 +198,7 @@ func (o *ObjectProxy) Install(l *List) {
 			c.Dest.Route(c) // o, or a Backup whose first call this is
 		}
 	}
+	o.parked = nil // a map keeps its size: a burst parked before the first list lets it go
 }
 
 // Route picks the AdapterProxy for c and hands c to it. A servant without endpoints fails c with
@@ -248,6 +249,9 @@ func (o *ObjectProxy) park(c *call.Call) {
 // fails with call.ErrTimeout, wrapping the reason Options.WaitReason gives.
 func (o *ObjectProxy) Expire(c *call.Call) {
 	delete(o.parked, c)
+	if len(o.parked) == 0 {
+		o.parked = nil
+	}
 	c.Owner = nil
 	err := call.ErrTimeout
 	if o.why != nil {
@@ -330,6 +334,9 @@ func (o *ObjectProxy) Tick(now int64) {
 			c.Complete(nil)
 		}
 	}
+	if o.parked != nil && len(o.parked) == 0 {
+		o.parked = nil
+	}
 }
 
 // FailAll ends every call of every endpoint with err, and every parked call. Must be called on
@@ -346,4 +353,5 @@ func (o *ObjectProxy) FailAll(err error) {
 		c.Owner = nil
 		c.Complete(err)
 	}
+	o.parked = nil
 }
