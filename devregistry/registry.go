@@ -60,6 +60,7 @@ type Registry struct {
 	last       []byte                             // File's content applied
 	pending    []byte                             // a content read once, not applied yet
 	hasPending bool                               // pending holds one (it may be empty: a truncated file)
+	sweepAt    int                                // len(regs) at which Register purges every object
 	now        func() time.Time                   // the clock; tests keep time.Now
 
 	stop      chan struct{}
@@ -162,11 +163,21 @@ func (r *Registry) Register(obj string, ep endpoint.Endpoint, ttl time.Duration)
 	}
 	m := r.regs[obj]
 	if m == nil {
+		if len(r.regs) >= r.sweepAt { // names that expired and were never looked at again go
+			for name := range r.regs {
+				r.purge(name, now)
+			}
+			r.sweepAt = max(minSweep, 2*len(r.regs))
+		}
 		m = make(map[string]registration)
 		r.regs[obj] = m
 	}
 	m[key(ep)] = reg
 }
+
+// minSweep is the number of registered objects at which Register first looks for expired ones;
+// it looks again each time their number doubles since.
+const minSweep = 256
 
 // Deregister removes the registration of ep's address from obj, and reports whether there was
 // one.
@@ -175,7 +186,27 @@ func (r *Registry) Deregister(obj string, ep endpoint.Endpoint) bool {
 	defer r.mu.Unlock()
 	reg, ok := r.regs[obj][key(ep)]
 	delete(r.regs[obj], key(ep))
+	r.purge(obj, r.now())
 	return ok && !r.expired(reg, r.now()) // one that expired was gone already
+}
+
+// purge drops obj's expired registrations, and obj's entry once it holds none: what the registry
+// holds follows what is registered now, not every name ever registered (servers restarted on
+// new ports all day, or names registered by anyone reaching the HTTP interface). Called with mu
+// held.
+func (r *Registry) purge(obj string, now time.Time) {
+	m, ok := r.regs[obj]
+	if !ok {
+		return
+	}
+	for k, reg := range m {
+		if r.expired(reg, now) {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		delete(r.regs, obj)
+	}
 }
 
 // expired reports whether reg's ttl has passed at now.
@@ -198,12 +229,8 @@ func (r *Registry) lookup(obj string) naming.List {
 	st := r.static[obj]
 	l := naming.List{Active: slices.Clone(st.Active), Inactive: slices.Clone(st.Inactive)}
 	var regs []registration
-	now := r.now()
-	for k, reg := range r.regs[obj] {
-		if r.expired(reg, now) {
-			delete(r.regs[obj], k)
-			continue
-		}
+	r.purge(obj, r.now())
+	for _, reg := range r.regs[obj] {
 		regs = append(regs, reg)
 	}
 	slices.SortFunc(regs, func(a, b registration) int {
@@ -227,12 +254,10 @@ func (r *Registry) objects() []string {
 		names = append(names, name)
 	}
 	now := r.now()
-	for name, m := range r.regs {
-		for _, reg := range m {
-			if !r.expired(reg, now) {
-				names = append(names, name)
-				break
-			}
+	for name := range r.regs {
+		r.purge(name, now) // deleting the entry being visited is safe in a range
+		if len(r.regs[name]) > 0 {
+			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
