@@ -253,12 +253,22 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 // connection.
 func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 	if e.s.udp {
-		return e.s.loopOf(c.EventLoop()).datagram(c)
+		l := e.s.loopOf(c.EventLoop())
+		a := l.datagram(c)
+		l.rsp.park() // the loop waits for the next read: it holds no large buffer meanwhile
+		return a
 	}
 	cs, ok := c.Context().(*conn)
 	if !ok {
 		return gnet.Close
 	}
+	a := e.stream(c, cs)
+	cs.loop.rsp.park()
+	return a
+}
+
+// stream is OnTraffic on a stream connection.
+func (e *events) stream(c gnet.Conn, cs *conn) gnet.Action {
 	cs.lim.active = true // not idle (limits.go)
 	cs.loop.stamp = 0
 	var tlsErr error

@@ -30,7 +30,7 @@ func (l *loop) invokeInline(c gnet.Conn, cs *conn, h HandlerFunc, cur *Current) 
 			l.lose(c, cs)
 		}
 	}()
-	body, ret, desc = l.s.invoke(&l.ctxs, h, cur, l.req.Buffer, l.rsp.b[:0])
+	body, ret, desc = l.s.invoke(&l.ctxs, h, cur, l.req.Buffer, l.rsp.buf())
 	returned = true
 	return body, ret, desc
 }

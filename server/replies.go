@@ -48,6 +48,7 @@ func (r *replies) add(rp *codec.ResponsePacket, req *codec.RequestPacket, ret in
 	fillResponse(rp, req, ret, desc, body, cur)
 	var at int
 	r.b, at = codec.AppendResponseAround(r.b, rp)
+	rp.Buffer, rp.Context, rp.Status = nil, nil, nil // rp is scratch: it keeps nothing alive
 	if n := len(r.b) - start + len(body); n > maxPacket {
 		r.b = appendReply(r.b[:start], rp, req, codec.RetServerEncode, tooLarge(n, maxPacket), nil, nil)
 		return false
@@ -105,27 +106,52 @@ func (r *replies) free() {
 const shrinkAfter = 16
 
 // scratch is the buffer handed to handlers for their reply bodies: one per event loop, one per
-// worker.
+// worker. A large one is not held while its owner waits for work (park): it goes back to bufpool,
+// which gives back what is not taken again, and the next handler gets one as large from there.
 type scratch struct {
-	b     []byte
-	small int // replies in a row that used less than an eighth of a large b
+	b     []byte // nil while parked (want says how large the next one is)
+	want  int    // the capacity to take from bufpool at the next use, while b is nil
+	small int    // replies in a row that used less than an eighth of a large b
 }
 
 func newScratch() scratch { return scratch{b: make([]byte, 0, initialScratch)} }
 
+// buf returns the empty buffer to hand the next handler.
+func (s *scratch) buf() []byte {
+	if s.b == nil {
+		if s.want > maxKeptBuffer {
+			s.b = bufpool.Get(s.want)
+		} else {
+			s.b = make([]byte, 0, initialScratch)
+		}
+		s.want = 0
+	}
+	return s.b[:0]
+}
+
+// park gives a large buffer back to bufpool while the owner waits for work: an owner that stays
+// idle after a huge reply holds none of it (bufpool trims what nobody takes, and keeps nothing
+// beyond its budget), and one that goes on with large replies takes it back at the next use.
+func (s *scratch) park() {
+	if cap(s.b) > maxKeptBuffer {
+		bufpool.Put(s.b)
+		s.want, s.b = cap(s.b), nil
+	}
+}
+
 // next makes s ready for the next handler after one made a reply body of used bytes, in s.b or
-// elsewhere: a new buffer of the same size if the reply took s.b over (replies.add); a larger
-// one if the body did not fit (a handler's returned slice is never kept, as it may alias memory
-// the server does not own); a small one again once large buffers went unused for a while.
+// elsewhere: one of the same size at the next use if the reply took s.b over (replies.add); a
+// larger one if the body did not fit (a handler's returned slice is never kept, as it may alias
+// memory the server does not own); a small one again once large buffers went unused for a while.
 // Buffers larger than maxKeptBuffer come from bufpool and go back to it.
 func (s *scratch) next(used int, taken bool) {
 	switch {
 	case taken:
-		s.b, s.small = bufpool.Get(cap(s.b)), 0
+		s.b, s.want, s.small = nil, cap(s.b), 0
 	case used > cap(s.b):
 		bufpool.Put(s.b)
 		if used > maxKeptBuffer {
-			s.b = bufpool.Get(used)
+			s.b, s.want = nil, used
 		} else {
 			s.b = make([]byte, 0, used+used/4)
 		}

@@ -715,15 +715,17 @@ func (l *loop) fillCurrent(cur *Current, req *codec.RequestPacket, remote net.Ad
 	cur.ResponseContext, cur.ResponseStatus = nil, nil
 }
 
-// appendReply appends the whole frame answering req to b, using rp as scratch (it keeps
-// references until its next use). A TUP request's refusal is a TUP reply (tupRefusal).
+// appendReply appends the whole frame answering req to b, using rp as scratch (left holding no
+// reference to the body or the maps). A TUP request's refusal is a TUP reply (tupRefusal).
 func appendReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
 	body []byte, cur *Current) []byte {
 	if req.Version == codec.VersionTup {
 		return tupRefusal(b, req, ret, desc)
 	}
 	fillResponse(rp, req, ret, desc, body, cur)
-	return codec.AppendResponse(b, rp)
+	b = codec.AppendResponse(b, rp)
+	rp.Buffer, rp.Context, rp.Status = nil, nil, nil
+	return b
 }
 
 // unserved is the description of the refusal of a request of iVersion v: the server reads TARS

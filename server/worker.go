@@ -86,7 +86,17 @@ func (s *Server) work() {
 			close(s.workersDone)
 		}
 	}()
-	for j := range s.jobs {
+	for {
+		var j *job
+		select {
+		case j = <-s.jobs:
+		default:
+			w.rsp.park() // nothing queued: hold no large buffer while waiting
+			j = <-s.jobs
+		}
+		if j == nil {
+			break // closed by Stop
+		}
 		if s.forced.Load() {
 			if s.opts.idle > 0 && j.cs != nil {
 				j.cs.handling.Add(-1)
@@ -102,7 +112,7 @@ func (s *Server) work() {
 		)
 		if !s.late(j) {
 			w.running = j
-			body, ret, desc = s.invoke(&w.ctxs, j.h, &j.cur, j.req.Buffer, w.rsp.b[:0])
+			body, ret, desc = s.invoke(&w.ctxs, j.h, &j.cur, j.req.Buffer, w.rsp.buf())
 			w.running = nil
 		} else if s.stats != nil {
 			s.record(&j.cur, ret, 0) // counted under its code, as a handler's failure is
