@@ -500,7 +500,10 @@ func (a *AdapterProxy) FailAll(err error) {
 }
 
 // drop ends every tracked call: calls never written are retried elsewhere when retry is set,
-// all others complete with err.
+// all others complete with err. With retry (the connection failed, or a dial did), the calls
+// written on a connection a drainer reads are left to it: they wait for their replies there
+// (drain.go), whatever happens to the new connection; without (the proxy or its thread is
+// closing), they end too.
 func (a *AdapterProxy) drop(err error, retry bool) {
 	a.ping = nil // completed below with the rest
 	w := a.loop.Wheel()
@@ -512,7 +515,19 @@ func (a *AdapterProxy) drop(err error, retry bool) {
 		w.Remove(c)
 	}
 	unsent := len(fail)
-	fail = a.calls.drain(fail)
+	if retry && len(a.drains) > 0 {
+		held := a.drainedCalls()
+		a.calls.each(func(c *call.Call) {
+			if !held[written{c, c.ID}] {
+				fail = append(fail, c)
+			}
+		})
+		for _, c := range fail[unsent:] {
+			a.calls.remove(c)
+		}
+	} else {
+		fail = a.calls.drain(fail)
+	}
 	for _, c := range fail[unsent:] {
 		w.Remove(c)
 	}

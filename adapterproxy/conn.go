@@ -146,16 +146,17 @@ func (a *AdapterProxy) closed(err error) {
 	a.stopBig()
 	a.in.Reset()
 	a.stats.ConnLosses++
-	if !a.heard && a.calls.len() > 0 && a.ep.Proto == endpoint.TCP && !isLocalClose(err) {
+	own := a.ownCalls() // the calls of a connection moved off (drain.go) are not this one's
+	if !a.heard && own > 0 && a.ep.Proto == endpoint.TCP && !isLocalClose(err) {
 		err = &silentPeerError{err: err}
 	}
 	switch {
-	case !a.proven && a.calls.len() > 0:
+	case !a.proven && own > 0:
 		a.dialFails++
 		a.lastErr = err
 		a.retryAt = now + int64(backoff(a.dialFails))
 		a.health.connectFailed(now)
-	case a.calls.len() > 0:
+	case own > 0:
 		a.dialFails, a.retryAt = 0, 0
 		a.health.fail(now)
 		// While half-open, the loss decides the breaker only if its probe was on it.

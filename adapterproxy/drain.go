@@ -140,6 +140,34 @@ func (d *drainer) OnClose(_ gnet.Conn, err error) {
 	}
 }
 
+// drainedCalls returns the calls the drainers hold that are still waiting (a rare path: a
+// connection failing while a drained one is read).
+func (a *AdapterProxy) drainedCalls() map[written]bool {
+	held := make(map[written]bool)
+	for _, d := range a.drains {
+		for _, w := range d.calls {
+			if a.calls.holds(w.c, w.id) {
+				held[w] = true
+			}
+		}
+	}
+	return held
+}
+
+// ownCalls returns the calls waiting for the current connection (queued or written on it): the
+// table's, without those written on connections the drainers read.
+func (a *AdapterProxy) ownCalls() int {
+	n := a.calls.len()
+	for _, d := range a.drains {
+		for _, w := range d.calls {
+			if a.calls.holds(w.c, w.id) {
+				n--
+			}
+		}
+	}
+	return n
+}
+
 func deleteDrainer(ds []*drainer, d *drainer) []*drainer {
 	for i, x := range ds {
 		if x == d {

@@ -69,7 +69,7 @@ func (a *AdapterProxy) Tick(now int64) {
 		}
 		return
 	}
-	if t := int64(a.ep.Timeout); t > 0 && idle >= t && a.calls.len() == 0 && a.q.live == 0 && !a.sending(now, t) {
+	if t := int64(a.ep.Timeout); t > 0 && idle >= t && a.ownCalls() == 0 && a.q.live == 0 && !a.sending(now, t) {
 		a.detach(errIdle)
 	}
 }

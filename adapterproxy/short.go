@@ -17,7 +17,7 @@ var errShort = errors.New("short connection: no call left")
 // queued, no bytes of ended calls still moving to the socket (sending). It reports whether it
 // closed it.
 func (a *AdapterProxy) closeIfDone() bool {
-	if a.state != stateConnected || a.udp || a.calls.len() > 0 || a.q.live > 0 || a.sending(a.loop.Now(), sendStall) {
+	if a.state != stateConnected || a.udp || a.ownCalls() > 0 || a.q.live > 0 || a.sending(a.loop.Now(), sendStall) {
 		return false
 	}
 	a.detach(errShort)
