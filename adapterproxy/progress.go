@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/sockq"
 )
 
 // Progress, the keepalive's notion of a live connection: a connection is alive while it makes
@@ -32,8 +33,8 @@ func (a *AdapterProxy) sample(now int64) {
 	}
 	waiting := int64(a.conn.OutboundBuffered()) + a.bigLeft()
 	if fd := sockFd(a.conn); fd >= 0 {
-		waiting += unsent(fd)
-		if unread(fd) > 0 {
+		waiting += sockq.Unsent(fd)
+		if sockq.Unread(fd) > 0 {
 			a.lastMoved = now
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/internal/bufpool"
+	"github.com/tarscomm/tarscomm/internal/sockq"
 )
 
 // The limits that keep one client from exhausting the server (WithMaxConns, WithIdleTimeout,
@@ -238,13 +239,21 @@ func (l *loop) check(cs *conn, now time.Time) bool {
 
 // backlog returns the reply bytes the server holds for cs (gnet's outbound buffer, what a
 // large-reply writer has left, replies held behind it, worker replies not yet written) and the
-// bytes it has sent so far.
+// bytes it has sent so far. While the backlog is over WithBacklog's limit, sent counts what the
+// client took: the bytes that left the socket's send queue too, not only gnet's buffer. gnet
+// writes its buffer to the socket only when epoll says the socket is writable, once the
+// kernel's queue has drained to about half: a client reading steadily, but less than that in a
+// window, looked like one reading nothing, and was closed.
 func (l *loop) backlog(cs *conn) (unsent int, sent int64) {
 	buffered := outbound(cs, cs.c)
 	cs.mu.Lock()
 	pending := cs.out.size()
 	cs.mu.Unlock()
-	return buffered + cs.lim.held + pending, cs.lim.handed - int64(buffered)
+	unsent, sent = buffered+cs.lim.held+pending, cs.lim.handed-int64(buffered)
+	if limit := l.s.opts.backlogLimit; limit > 0 && unsent > limit {
+		sent -= sockq.Unsent(cs.c.Fd())
+	}
+	return unsent, sent
 }
 
 // outbound returns the reply bytes handed to cs's connection c and not yet in the socket: gnet's
