@@ -103,7 +103,8 @@
 //     whose unsent reply bytes (everything the server holds for it: gnet's outbound buffer, the
 //     large-reply writer's rest and the replies held behind it, worker replies the loop has not
 //     written yet) stay above the limit, and that sends at most the minimum in each of 3
-//     windows of 5 s in a row, is closed and logged at warn level with what it sent. On by
+//     windows of 5 s in a row (what the client took: bytes that left the socket's send queue,
+//     on Linux), is closed and logged at warn level with what it sent. On by
 //     default with TarsCpp's defaults: 100 MiB and 1024 bytes.
 //   - WithMaxBacklog: a connection whose unsent reply bytes pass the cap (256 MiB by default) is
 //     closed at once, before the replies of a read take more memory: a flood of requests for
