@@ -345,12 +345,16 @@ func (a *AdapterProxy) Flush() {
 		return
 	}
 	var start int64
+	now := a.loop.Now()
 	for batches := 0; a.state == stateConnected && a.q.live > 0 && a.big == nil; batches++ {
 		if batches&15 == 15 && a.overBudget(&start) {
 			return
 		}
-		if c := a.q.front(); c != nil && len(c.Frame) >= bigwrite.Min && !c.Abandoned() && a.writeBig(c) {
-			continue
+		if c := a.q.front(); c != nil && len(c.Frame) >= bigwrite.Min && !c.Abandoned() {
+			c.Delayed(now)
+			if a.writeBig(c) {
+				continue
+			}
 		}
 		// Gather a batch from the front of the queue, dropping abandoned calls. The calls stay
 		// queued until the write succeeds: a failed write closes the connection, and the close
@@ -368,6 +372,9 @@ func (a *AdapterProxy) Flush() {
 			if len(batch) > 0 && size+len(c.Frame) > maxBatch {
 				break
 			}
+			// A call that waited in the queue (behind a large frame, a flush over its budget, a
+			// direct write's tail) tells the server the time left now, not when it was encoded.
+			c.Delayed(now)
 			batch = append(batch, c)
 			size += len(c.Frame)
 			if size >= maxBatch {
