@@ -15,6 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/internal/carry"
 	"github.com/tarscomm/tarscomm/internal/handlerctx"
+	"github.com/tarscomm/tarscomm/tracekey"
 )
 
 // hooked reports whether a call must take the hooked path: the Communicator has a client
@@ -51,6 +52,10 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 	if carried != nil {
 		// The cookies of the request the caller's handler serves, under the call's own entries.
 		info.Status = cookie.Apply(info.Status, carried.Cookies)
+		if carried.Traced && info.MessageType&tracekey.MessageType == 0 {
+			// Its trace, under a new span (an interceptor that traces the call sets its own).
+			info.MessageType, info.Status = tracekey.Apply(info.MessageType, info.Status, carried.TraceID)
+		}
 	}
 	if p.icpt != nil {
 		// The bits and the entry the request will carry, as the interceptors are promised

@@ -23,6 +23,7 @@ import (
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
 	"github.com/tarscomm/tarscomm/internal/inbound"
 	"github.com/tarscomm/tarscomm/stats"
+	"github.com/tarscomm/tarscomm/tracekey"
 )
 
 var (
@@ -602,6 +603,9 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 	if len(cur.Status) > 0 {
 		if c := cookie.FromRequest(cur.Status); c != nil {
 			ctx = cookie.WithCookies(ctx, c) // the handler's calls carry them on
+		}
+		if id, ok := tracekey.FromRequest(cur.MessageType, cur.Status); ok {
+			ctx = tracekey.WithTraceID(ctx, id) // and the trace, under new spans
 		}
 	}
 	due := int64(noDue)

@@ -8,6 +8,8 @@ type Values struct {
 	DyeKey  string            // the dyeing key, when Dyed
 	Dyed    bool              // calls made with the context are dyed
 	Cookies map[string]string // read only; nil: none
+	TraceID string            // the trace id (package tracekey), when Traced
+	Traced  bool              // calls made with the context carry the trace
 }
 
 type ctxKey struct{}
