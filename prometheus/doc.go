@@ -25,7 +25,10 @@
 //
 // result is a stats.Result name: ok, timeout, connection, queue_full, no_endpoint, overload,
 // server_error, closed, cancelled. code is a TARS return code, or "other" for the codes past the
-// first stats.MaxCodes of a (servant, function, endpoint) (a server chooses its codes). The histogram's buckets are stats.Bounds; a sample equal to a
+// first stats.MaxCodes of a (servant, function, endpoint) (a server chooses its codes); function
+// is "(other)" (stats.OtherFunctions) for the functions past the first stats.MaxFunctions a net
+// thread counted for a (servant, endpoint) (a gateway passes on its callers' names). The
+// histogram's buckets are stats.Bounds; a sample equal to a
 // bound counts in the next bucket (TARS's rule), which Prometheus's "le" does not distinguish at
 // the resolution of a clock. A label value that is not valid UTF-8 (a function name a caller
 // passed on) is mended, U+FFFD for each run of bad bytes, and keys mended alike are one series (their

@@ -54,6 +54,17 @@ func Results() []Result {
 // under OtherCodes.
 const MaxCodes = 64
 
+// MaxFunctions bounds the functions counted apart for one (servant, endpoint) by one recorder (a
+// net thread's, or Shared): a gateway relays the function names its own callers choose, and each
+// new one would hold memory (and a metric series, a row of the debug page) while the endpoint is
+// listed. Calls of a function beyond the first MaxFunctions are counted together, under
+// OtherFunctions.
+const MaxFunctions = 1024
+
+// OtherFunctions is the function name under which the calls of functions that came after the
+// first MaxFunctions are counted (no TARS function is named so: it is no identifier).
+const OtherFunctions = "(other)"
+
 // OtherCodes is the code under which the replies whose codes came after the first MaxCodes are
 // counted (math.MinInt32: a code no TARS server sends).
 const OtherCodes int32 = math.MinInt32
@@ -267,14 +278,21 @@ func (e *EndpointRecorder) Addr() string { return e.endpoint }
 
 // Record counts one call of function that ended with res after d: the TARS return code for a
 // ServerError (ignored otherwise), and d's latency in the histogram for an OK. It allocates only
-// the first time function is seen (the name is kept: it must be an immutable string).
+// the first time function is seen (the name is kept, cloned); past MaxFunctions functions, a new
+// one is counted under OtherFunctions.
 func (e *EndpointRecorder) Record(function string, res Result, code int32, d time.Duration) {
 	c := e.last
 	if c == nil || function != e.lastName {
 		if c = e.funcs[function]; c == nil {
-			c = &Counters{Gen: gens.Add(1)}
-			function = strings.Clone(function)
-			e.funcs[function] = c
+			if len(e.funcs) >= MaxFunctions {
+				function = OtherFunctions
+				c = e.funcs[function]
+			}
+			if c == nil {
+				c = &Counters{Gen: gens.Add(1)}
+				function = strings.Clone(function)
+				e.funcs[function] = c
+			}
 		}
 		e.lastName, e.last = function, c
 	}
