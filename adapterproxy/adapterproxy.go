@@ -253,6 +253,9 @@ func (a *AdapterProxy) Send(c *call.Call) { a.send(c) }
 // already, and may have been recycled).
 func (a *AdapterProxy) send(c *call.Call) bool {
 	c.SetAddr(&a.addr)
+	if a.recOn {
+		c.Rec = a // a refusal below is counted under this endpoint, which its error names
+	}
 	if a.udp && len(c.Frame) > datagram.MaxSize {
 		return a.refuseDatagram(c)
 	}
@@ -297,9 +300,6 @@ func (a *AdapterProxy) send(c *call.Call) bool {
 		}
 	}
 	c.Owner, c.SentAt = a, now
-	if a.recOn {
-		c.Rec = a
-	}
 	a.stats.Sent++
 	if !c.Oneway {
 		a.calls.add(c)

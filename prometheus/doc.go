@@ -24,7 +24,7 @@
 //	tarscomm_endpoint_{bad_datagrams,pushes,pushes_dropped}_total{servant,endpoint,thread}
 //
 // result is a stats.Result name: ok, timeout, connection, queue_full, no_endpoint, overload,
-// server_error, closed, cancelled. code is a TARS return code, or "other" for the codes past the
+// server_error, closed, cancelled, refused. code is a TARS return code, or "other" for the codes past the
 // first stats.MaxCodes of a (servant, function, endpoint) (a server chooses its codes); function
 // is "(other)" (stats.OtherFunctions) for the functions past the first stats.MaxFunctions a net
 // thread counted for a (servant, endpoint) (a gateway passes on its callers' names). The

@@ -401,11 +401,7 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 		return err
 	}
 	if err := p.async.Reserve(); err != nil {
-		res := stats.Overload
-		if errors.Is(err, call.ErrClosed) {
-			res = stats.Closed
-		}
-		return p.unsent(fn, res, err)
+		return p.unsent(fn, resultOfUnsent(err), err) // ErrQueueFull (asyncqueuecap, async-inflight-limit) or ErrClosed
 	}
 	c, t, err := p.prepare(ctx, fn, o, p.asyncTO, codec.PacketNormal, req, body)
 	if err != nil {

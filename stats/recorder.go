@@ -17,19 +17,20 @@ const (
 	OK          Result = iota // a reply with TARS return code 0
 	Timeout                   // the deadline passed before a reply
 	Connection                // the connection could not be made or was lost before a reply
-	QueueFull                 // a net-thread queue or a connection's send buffer was full: not sent
+	QueueFull                 // a net-thread queue, a connection's send buffer or the async limits (asyncqueuecap, async-inflight-limit) were full: not sent
 	NoEndpoint                // the servant had no endpoint: not sent
-	Overload                  // a client-side bound on calls in flight (asyncqueuecap, async-inflight-limit): not sent
+	Overload                  // the servant's calls in flight reached max-inflight (ErrOverload): not sent
 	ServerError               // a reply with a non-zero TARS return code (counted by code too)
 	Closed                    // the communicator was closed before the call ended
 	Cancelled                 // the caller's context was cancelled before the call ended
+	Refused                   // the endpoint chosen could not take the request (above max-packet-size, or a UDP datagram's size): not sent
 	numResults
 )
 
 // NumResults is the number of Result values.
 const NumResults = int(numResults)
 
-var resultNames = [NumResults]string{"ok", "timeout", "connection", "queue_full", "no_endpoint", "overload", "server_error", "closed", "cancelled"}
+var resultNames = [NumResults]string{"ok", "timeout", "connection", "queue_full", "no_endpoint", "overload", "server_error", "closed", "cancelled", "refused"}
 
 // String returns the result's name as a metric label writes it: "ok", "timeout", "queue_full", ...
 func (r Result) String() string {
