@@ -21,11 +21,8 @@ type Setting struct {
 // nil for anything else, which the page then shows as JSON. Values of keys that look like
 // secrets are masked.
 func settings(cfg any) []Setting {
-	v := reflect.ValueOf(cfg)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
+	v := deref(reflect.ValueOf(cfg))
+	if v.Kind() != reflect.Struct && (v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.String) {
 		return nil
 	}
 	var out []Setting
@@ -35,7 +32,16 @@ func settings(cfg any) []Setting {
 
 var durationType = reflect.TypeFor[time.Duration]()
 
+// deref follows v's pointers and interfaces to what they hold (a nil one stays).
+func deref(v reflect.Value) reflect.Value {
+	for (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && !v.IsNil() {
+		v = v.Elem()
+	}
+	return v
+}
+
 func flatten(prefix string, v reflect.Value, out *[]Setting) {
+	v = deref(v) // a configuration held by pointer is shown, and masked, key by key too
 	switch {
 	case v.Type() == durationType:
 		*out = append(*out, Setting{prefix, time.Duration(v.Int()).String()})
@@ -65,7 +71,7 @@ func flatten(prefix string, v reflect.Value, out *[]Setting) {
 		for _, k := range keys {
 			flatten(join(prefix, k.String()), v.MapIndex(k), out)
 		}
-	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct:
+	case v.Kind() == reflect.Slice && v.Len() > 0 && deref(v.Index(0)).Kind() == reflect.Struct:
 		for i := range v.Len() {
 			flatten(fmt.Sprintf("%s[%d]", prefix, i), v.Index(i), out)
 		}
