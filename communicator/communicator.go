@@ -199,13 +199,18 @@ func clientTLSConfig(t conf.TLS) (*tls.Config, error) {
 // clientAuth returns the credentials for -e 1 endpoints from cfg: the communicator's (key "")
 // and each servant's that differ from it.
 func clientAuth(cfg *conf.Config) map[string]auth.Credentials {
-	out := map[string]auth.Credentials{"": auth.Credentials(cfg.Auth)}
+	out := map[string]auth.Credentials{"": credentials(cfg.Auth)}
 	for name := range cfg.Servants {
 		if a := cfg.ForServant(name).Auth; a != cfg.Auth {
-			out[name] = auth.Credentials(a)
+			out[name] = credentials(a)
 		}
 	}
 	return out
+}
+
+// credentials are the auth package's form of a.
+func credentials(a conf.Auth) auth.Credentials {
+	return auth.Credentials{AccessKey: a.AccessKey, SecretKey: string(a.SecretKey)}
 }
 
 // Config returns the configuration the Communicator runs with: a copy, which changes nothing

@@ -30,6 +30,12 @@ func Parse(data []byte) (Config, error) {
 	c := Default()
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) && IsSecretKey(pe.LastKey) {
+			// The parser's message quotes what it found: here, a credential.
+			return Config{}, fmt.Errorf("conf: line %d: %s: the value is not valid TOML (quote it); not shown: a secret",
+				pe.Position.Line, pe.LastKey)
+		}
 		return Config{}, fmt.Errorf("conf: %w", err)
 	}
 	if err := checkKeys(md); err != nil {
@@ -130,4 +136,11 @@ func quoteKey(name string) string {
 		return `""`
 	}
 	return name
+}
+
+// IsSecretKey reports whether key (a configuration key, dotted or not) names a credential, whose
+// value is never shown: it holds "secret" or "password", in any case.
+func IsSecretKey(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "secret") || strings.Contains(k, "password")
 }

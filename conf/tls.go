@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -162,8 +163,27 @@ func checkTLSFiles(prefix, ca, cert, key string, v TLSVersions) error {
 //	secretkey = "app-secret"
 type Auth struct {
 	AccessKey string `toml:"accesskey"`
-	SecretKey string `toml:"secretkey"`
+	SecretKey Secret `toml:"secretkey"`
 }
+
+// Secret is a credential. It prints as "(set, not shown)" (or "" when empty) however it is
+// formatted (%v, %+v, %#v, %s, %q), and so it goes into JSON and text too (zap's fields, a
+// printed or logged configuration): only string(s) gives its value.
+type Secret string
+
+// String returns "(set, not shown)", or "" for an empty secret.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "(set, not shown)"
+}
+
+// GoString is String, quoted.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// MarshalText is String: JSON and text encoders show no secret.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Or returns a with its credentials taken from base if it has none.
 func (a Auth) Or(base Auth) Auth {

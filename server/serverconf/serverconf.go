@@ -133,7 +133,7 @@ func AdapterOptions(c *conf.Server, i int) (endpoint.Endpoint, []server.Option, 
 	case ep.AuthType != endpoint.AuthLocal && a.AccessKey != "":
 		return ep, nil, bad("accesskey and secretkey are set but the endpoint has no -e 1: add it to require authentication")
 	case ep.AuthType == endpoint.AuthLocal:
-		opts = append(opts, server.WithAuth(keys(a.AccessKey, a.SecretKey)))
+		opts = append(opts, server.WithAuth(keys(a.AccessKey, string(a.SecretKey))))
 	}
 	return ep, opts, nil
 }
