@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -80,7 +81,10 @@ type Options struct {
 	// is closed.
 	KeepAlive time.Duration
 	Log       *zap.Logger
-	Breaker   Breaker // the circuit breaker (breaker.go); zero: none
+	// Warnings limits the warnings about an endpoint to one a second across every AdapterProxy
+	// given the same (a Communicator's net threads and connections); nil: each its own.
+	Warnings *Warnings
+	Breaker  Breaker // the circuit breaker (breaker.go); zero: none
 	// Push receives the server's pushes and the connection's open and close (push.go); nil:
 	// pushes are logged and dropped.
 	Push PushSink
@@ -133,7 +137,7 @@ type AdapterProxy struct {
 	heard      bool                 // the current connection has received a byte
 	retryAt    int64                // no dial before this (call.Now clock) after failures
 	lastErr    error                // why the last dial failed
-	lastWarn   int64                // rate limit of warnings
+	warnClock  *atomic.Int64        // call.Now of the last warning about the endpoint (warnings.go)
 	lastIO     int64                // last write or read on the connection
 	lastRead   int64                // last read on the connection
 	handed     int64                // bytes handed to the connection (gnet or the big writer)
@@ -191,19 +195,24 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		opts.Log = zap.NewNop()
 	}
 	addr := ep.Addr()
+	clock := new(atomic.Int64)
+	if opts.Warnings != nil {
+		clock = opts.Warnings.clock(addr, call.Now())
+	}
 	return &AdapterProxy{
-		ep:      ep,
-		addr:    addr,
-		servant: servant,
-		loop:    loop,
-		opts:    opts,
-		log:     opts.Log.With(zap.String("servant", servant), zap.String("endpoint", addr)),
-		calls:   newCallTable(),
-		in:      inbound.Assembler{Max: opts.MaxPacketSize},
-		health:  health{policy: opts.Health},
-		fd:      -1,
-		recOn:   loop.Recorder() != nil,
-		udp:     ep.Proto == endpoint.UDP,
+		warnClock: clock,
+		ep:        ep,
+		addr:      addr,
+		servant:   servant,
+		loop:      loop,
+		opts:      opts,
+		log:       opts.Log.With(zap.String("servant", servant), zap.String("endpoint", addr)),
+		calls:     newCallTable(),
+		in:        inbound.Assembler{Max: opts.MaxPacketSize},
+		health:    health{policy: opts.Health},
+		fd:        -1,
+		recOn:     loop.Recorder() != nil,
+		udp:       ep.Proto == endpoint.UDP,
 	}
 }
 
@@ -562,14 +571,13 @@ func (a *AdapterProxy) sweepAbandoned() {
 	})
 }
 
-// warn logs at warn level at most once a second per endpoint.
+// warn logs at warn level at most once a second per endpoint (Options.Warnings), at debug level
+// otherwise.
 func (a *AdapterProxy) warn(msg string, fields ...zap.Field) {
-	now := a.loop.Now()
-	if now-a.lastWarn < int64(time.Second) && a.lastWarn != 0 {
+	if !warnDue(a.warnClock, a.loop.Now()) {
 		a.log.Debug(msg, fields...)
 		return
 	}
-	a.lastWarn = now
 	a.log.Warn(msg, fields...)
 }
 

@@ -168,7 +168,12 @@ func (a *AdapterProxy) closed(err error) {
 	default:
 		a.dialFails, a.retryAt = 0, 0
 	}
-	a.log.Debug("connection closed", zap.Error(err))
+	if own > 0 && !isLocalClose(err) {
+		// Calls fail with it: an operator hears of it at the default level (once a second).
+		a.warn("connection lost", zap.Error(err), zap.Int("calls", own))
+	} else {
+		a.log.Debug("connection closed", zap.Error(err))
+	}
 	if a.opts.Push != nil {
 		a.opts.Push.Closed(a, err)
 	}

@@ -116,6 +116,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnings := adapterproxy.NewWarnings() // an endpoint's warnings, one a second over every thread
 	for i := range cfg.NetThread {
 		t, err := netthread.New(netthread.Options{
 			Index:          i,
@@ -130,6 +131,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 			TLS:            tlsConfigs,
 			Auth:           clientAuth(&cfg),
 			Log:            o.log,
+			Warnings:       warnings,
 		})
 		if err != nil {
 			for _, t := range c.threads {

@@ -47,6 +47,9 @@ type Options struct {
 	// answered within ConnectTimeout before any call is written. See package auth.
 	Auth map[string]auth.Credentials
 	Log  *zap.Logger
+	// Warnings limits the warnings about each endpoint across the threads given the same
+	// (adapterproxy.Options.Warnings); nil: each connection on its own.
+	Warnings *adapterproxy.Warnings
 }
 
 // closedBit marks a Thread as closed in its gate word; the low bits count Submits in progress.
@@ -142,6 +145,7 @@ func New(opts Options) (*Thread, error) {
 		SendBufferLimit: opts.SendBuffer,
 		FlushBudget:     opts.CheckInterval,
 		Log:             t.log,
+		Warnings:        opts.Warnings,
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.wheel = call.NewWheel(int64(opts.CheckInterval), call.Now())
