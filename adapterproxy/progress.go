@@ -32,7 +32,7 @@ func (a *AdapterProxy) sample(now int64) {
 		return
 	}
 	waiting := int64(a.conn.OutboundBuffered()) + a.bigLeft()
-	if fd := sockFd(a.conn); fd >= 0 {
+	if fd := sockq.Fd(a.conn); fd >= 0 {
 		waiting += sockq.Unsent(fd)
 		if sockq.Unread(fd) > 0 {
 			a.lastMoved = now
@@ -43,20 +43,6 @@ func (a *AdapterProxy) sample(now int64) {
 		a.lastMoved = now
 	}
 	a.taken, a.waiting = taken, waiting
-}
-
-// sockFd returns the socket of c for the kernel's counts, -1 without one: a TLS connection's is
-// the socket under its records (its Fd is -1: no one may write it directly), whose counts are
-// of ciphertext, a little more than the plaintext handed; a sample then sees progress later,
-// never sooner.
-func sockFd(c any) int {
-	if s, ok := c.(interface{ SockFd() int }); ok {
-		return s.SockFd()
-	}
-	if f, ok := c.(fder); ok {
-		return f.Fd()
-	}
-	return -1
 }
 
 // movedSince reports whether the connection made progress after t (sampling it first).

@@ -251,7 +251,7 @@ func (l *loop) backlog(cs *conn) (unsent int, sent int64) {
 	cs.mu.Unlock()
 	unsent, sent = buffered+cs.lim.held+pending, cs.lim.handed-int64(buffered)
 	if limit := l.s.opts.backlogLimit; limit > 0 && unsent > limit {
-		sent -= sockq.Unsent(cs.c.Fd())
+		sent -= sockq.Unsent(sockq.Fd(cs.c)) // a TLS connection's too: the socket under its records
 	}
 	return unsent, sent
 }

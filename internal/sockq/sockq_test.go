@@ -67,3 +67,26 @@ func TestQueues(t *testing.T) {
 		t.Errorf("queues of a bad descriptor: %d; want 0", got)
 	}
 }
+
+type plainConn struct{ fd int }
+
+func (c plainConn) Fd() int { return c.fd }
+
+type tlsConn struct{ plainConn }
+
+func (tlsConn) Fd() int       { return -1 }
+func (c tlsConn) SockFd() int { return c.fd }
+
+// TestFd: a connection's own descriptor, a TLS connection's socket under its records, and -1 for
+// anything else.
+func TestFd(t *testing.T) {
+	if got := Fd(plainConn{7}); got != 7 {
+		t.Errorf("Fd of a plain connection = %d; want 7", got)
+	}
+	if got := Fd(tlsConn{plainConn{9}}); got != 9 {
+		t.Errorf("Fd of a TLS connection = %d; want its socket's, 9", got)
+	}
+	if got := Fd(struct{}{}); got != -1 {
+		t.Errorf("Fd of something else = %d; want -1", got)
+	}
+}
