@@ -168,15 +168,30 @@ type Auth struct {
 
 // Secret is a credential. It prints as "(set, not shown)" (or "" when empty) however it is
 // formatted (%v, %+v, %#v, %s, %q), and so it goes into JSON and text too (zap's fields, a
-// printed or logged configuration): only string(s) gives its value.
+// printed or logged configuration): only string(s) gives its value. A Config written out with a
+// TOML or JSON encoder thus holds the mask in its place, and reading that back fails
+// (UnmarshalText) rather than take the mask for the secret: copy a Config with Clone.
 type Secret string
+
+// secretMask is what a set Secret shows.
+const secretMask = "(set, not shown)"
 
 // String returns "(set, not shown)", or "" for an empty secret.
 func (s Secret) String() string {
 	if s == "" {
 		return ""
 	}
-	return "(set, not shown)"
+	return secretMask
+}
+
+// UnmarshalText sets s to text, and refuses the mask a Secret is written out as: a
+// configuration that went through an encoder has lost its secret.
+func (s *Secret) UnmarshalText(text []byte) error {
+	if string(text) == secretMask {
+		return errors.New("conf: a secret written out masked cannot be read back: give the secret itself")
+	}
+	*s = Secret(text)
+	return nil
 }
 
 // GoString is String, quoted.
