@@ -127,9 +127,9 @@ func (p *Pool) Release() { p.reserved.Add(-1) }
 
 // Deliver queues a completed call whose slot was reserved; its Finish runs on a worker. It never
 // blocks and never drops: beyond the channel's buffer the call waits in an overflow list. The
-// calls one goroutine delivers reach the workers in that order (one worker runs them in it). Safe
-// for concurrent use. Every Deliver is for a slot Reserve gave, and Close stops the workers only once
-// no reserved call is left to deliver, so Deliver never meets a stopped pool.
+// calls one goroutine delivers reach the workers in that order (one worker runs them in it).
+// Safe for concurrent use. Every Deliver is for a slot Reserve gave, and Close stops the workers
+// only once no reserved call is left to deliver, so Deliver never meets a stopped pool.
 func (p *Pool) Deliver(c *call.Call) {
 	if p.spilled.Load() != 0 {
 		// Behind the calls waiting in the overflow: one deliverer's calls keep their order (a

@@ -93,7 +93,8 @@ type Communicator struct {
 }
 
 // New validates cfg and starts a Communicator: cfg.NetThread net threads and cfg.AsyncThread
-// async workers.
+// async workers. It keeps a copy of cfg (conf.Config.Clone): changing cfg or its servant table
+// afterwards changes nothing the Communicator runs with (Config returns a copy too).
 func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	cfg = cfg.Clone() // what is validated is what runs: the caller's maps stay the caller's
 	if err := cfg.Validate(); err != nil {
@@ -259,11 +260,12 @@ func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	return nil
 }
 
-// Proxy returns the ServantProxy for proxy, creating it on first use: each call returns a handle
-// of its own to the same proxy (binding one with StringToProxy changes no other). With set routing on
-// (enableset), a bare "Obj" is looked up in the client's set and its calls carry it. A bare
-// "Obj" without a naming source (no naming, locator or naming-file key, no WithNaming) is
-// refused, as by StringToProxy, with an error matching ErrNoEndpoint that names those keys.
+// Proxy returns the ServantProxy for proxy, creating it on first use: each call returns a
+// handle of its own to the same proxy (binding one with StringToProxy changes no other). With
+// set routing on (enableset), a bare "Obj" is looked up in the client's set and its calls carry
+// it. A bare "Obj" without a naming source (no naming, locator or naming-file key, no
+// WithNaming) is refused, as by StringToProxy, with an error matching ErrNoEndpoint that names
+// those keys.
 func (c *Communicator) Proxy(proxy string) (*servantproxy.ServantProxy, error) {
 	return c.proxy(proxy, c.clientSet(), false)
 }

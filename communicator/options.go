@@ -64,8 +64,8 @@ func WithStatsRetention(d time.Duration) Option {
 }
 
 // WithInterceptor adds client interceptors: each call of every proxy of the Communicator goes
-// through them, the first given outermost (tracing and metrics: see the otel module). Calls pay
-// nothing for this when there is none.
+// through them, the first given outermost (tracing and metrics: see the otel module); a nil one
+// is skipped. Calls pay nothing for this when there is none.
 func WithInterceptor(cs ...interceptor.Client) Option {
 	return func(o *options) { o.icpt = append(o.icpt, cs...) }
 }

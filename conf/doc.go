@@ -11,7 +11,9 @@
 //
 // A Config is a value: Load and Parse return a fresh one, and nothing in this package keeps or
 // shares state, so any goroutine may call anything here. A Config being read by several goroutines
-// must not be changed meanwhile.
+// must not be changed meanwhile. A plain copy shares its servant table, their idempotent lists
+// and the server's adapters with the original; Clone returns one that shares nothing (the
+// Communicator keeps such a copy of the Config it was made with).
 //
 // # Example
 //

@@ -119,8 +119,8 @@ type Adapter struct {
 
 	// BackPacketLimit and BackPacketMin are TarsCpp's rule against clients that do not read their
 	// replies (server.WithBacklog): a connection whose unsent reply bytes stay above
-	// BackPacketLimit and that sends at most BackPacketMin bytes in each of 3 windows of 5 s in a
-	// row is closed. 0 means TarsCpp's defaults, 104857600 (100 MiB) and 1024; a
+	// BackPacketLimit and whose client takes at most BackPacketMin bytes (gone from the socket's
+	// send queue) in each of 3 windows of 5 s in a row is closed. 0 means TarsCpp's defaults, 104857600 (100 MiB) and 1024; a
 	// BackPacketLimit of -1 turns the rule off. BackPacketLimit -1..2147483647, BackPacketMin
 	// 0..2147483647.
 	BackPacketLimit int `toml:"backpacketlimit"`

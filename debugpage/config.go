@@ -17,9 +17,9 @@ type Setting struct {
 	Value string `json:"value"`
 }
 
-// settings flattens cfg, a struct (or a pointer to one), into its settings in field order;
-// nil for anything else, which the page then shows as JSON. Values of keys that look like
-// secrets are masked.
+// settings flattens cfg, a struct or a map with string keys (or a pointer to one, or an
+// interface holding one), into its settings in field (or sorted key) order; nil for anything
+// else, which the page then shows as JSON. Values of keys that look like secrets are masked.
 func settings(cfg any) []Setting {
 	v := deref(reflect.ValueOf(cfg))
 	if v.Kind() != reflect.Struct && (v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.String) {

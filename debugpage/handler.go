@@ -15,8 +15,10 @@ import (
 type Options struct {
 	// Title heads the page. Default "tarscomm".
 	Title string
-	// Config, if set, is shown under "Configuration" (e.g. Communicator.Config()): a struct key by
-	// key as its file names them (toml tags), anything else as JSON.
+	// Config, if set, is shown under "Configuration" (e.g. Communicator.Config()): a struct, or a
+	// map with string keys, key by key as its file names them (toml tags), through pointers and
+	// interfaces, with the values of keys that look like secrets ("secret", "password") masked;
+	// anything else as JSON.
 	Config any
 	// Balancers, if set, lists the values load-balance accepts, each with what it does (Key:
 	// the name, Value: the description), under "Balancers".

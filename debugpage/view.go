@@ -17,9 +17,10 @@ type View struct {
 	Threads   []stats.NetThread `json:"threads"`
 	Endpoints []stats.Endpoint  `json:"endpoints"`
 	Calls     []Call            `json:"calls"`
-	// Config is the configuration: its Settings when it is a struct, else as given.
+	// Config is the configuration: its Settings when it is a struct or a map with string keys,
+	// else as given.
 	Config any `json:"config,omitempty"`
-	// Settings is Config line by line (nil when it is not a struct).
+	// Settings is Config line by line (nil when it is neither).
 	Settings []Setting `json:"-"`
 	// Balancers are the registered balancers: name and description.
 	Balancers []Setting `json:"balancers,omitempty"`

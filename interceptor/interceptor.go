@@ -12,11 +12,14 @@ type CallInfo struct {
 	Servant, Function string
 	// Oneway and Async tell the kind of call (neither: sync).
 	Oneway, Async bool
-	// MessageType holds the request's iMessageType bits; interceptors may set bits in it.
+	// MessageType holds the request's iMessageType bits. Those the call carries before the chain
+	// (hash, set, dyeing, a trace relayed from a server handler's ctx) are set already;
+	// interceptors may set more.
 	MessageType int32
-	// Context and Status are the request's context and status maps, nil while empty. Add to
-	// them with SetContext and SetStatus; the maps given by the caller are copied before the
-	// first change, never changed.
+	// Context and Status are the request's context and status maps, nil while empty; Status holds
+	// already the entries of the set, the dyeing, the cookies and the relayed trace. Add to them
+	// with SetContext and SetStatus; the maps given by the caller are copied before the first
+	// change, never changed.
 	Context, Status map[string]string
 
 	// Endpoint ("host:port"), Ret and Err are set by the communicator when the call ends, before

@@ -60,9 +60,9 @@
 // AdapterProxies, each with its own connection, pending table, health rules, breaker and
 // reconnect backoff (conns.go). The endpoint stays the unit of balancing: the picker chooses the
 // endpoint as above (an endpoint is healthy while one of its connections is; its load is the sum
-// of their calls in flight and the mean latency of those that have one), so the balancers, the hash pickers
-// and the retry and backup rules behave as with one connection; then the endpoint's connections
-// are taken in turn, skipping those that are not healthy (with none healthy, the next in turn, so
+// of their calls in flight and the mean latency of those that have one), so the balancers, the
+// hash pickers and the retry and backup rules behave as with one connection; then the
+// endpoint's connections are taken in turn, skipping those that are not healthy (with none healthy, the next in turn, so
 // that a blocked one gets its retry). A connection that fails is thus taken out like an endpoint
 // is, and the others keep serving. The calls that waited on it unsent (its dial failed, or it
 // closed before writing them) move to another of the endpoint's connections that is open or

@@ -24,13 +24,13 @@
 //	tarscomm_endpoint_{bad_datagrams,pushes,pushes_dropped}_total{servant,endpoint,thread}
 //
 // result is a stats.Result name: ok, timeout, connection, queue_full, no_endpoint, overload,
-// server_error, closed, cancelled, refused. code is a TARS return code, or "other" for the codes past the
-// first stats.MaxCodes of a (servant, function, endpoint) (a server chooses its codes); function
-// is "(other)" (stats.OtherFunctions) for the functions past the first stats.MaxFunctions a net
-// thread counted for a (servant, endpoint) (a gateway passes on its callers' names). The
-// histogram's buckets are stats.Bounds; a sample equal to a
-// bound counts in the next bucket (TARS's rule), which Prometheus's "le" does not distinguish at
-// the resolution of a clock. A label value that is not valid UTF-8 (a function name a caller
+// server_error, closed, cancelled, refused. code is a TARS return code, or "other" for the codes
+// past the first stats.MaxCodes of a (servant, function, endpoint) (a server chooses its codes);
+// function is "(other)" (stats.OtherFunctions) for the functions past the first
+// stats.MaxFunctions a net thread counted for a (servant, endpoint) (a gateway passes on its
+// callers' names). The histogram's buckets are stats.Bounds; a sample equal to a bound counts in
+// the next bucket (TARS's rule), which Prometheus's "le" does not distinguish at the resolution
+// of a clock. A label value that is not valid UTF-8 (a function name a caller
 // passed on) is mended, U+FFFD for each run of bad bytes, and keys mended alike are one series (their
 // calls counted together; of two endpoint rows the first is kept). The
 // counters of an endpoint go on across its leaving and coming back while its call counts are

@@ -20,7 +20,8 @@ import (
 
 // hooked reports whether a call must take the hooked path: the Communicator has a client
 // interceptor, the call is dyed (by option or by its context), or its context carries cookies
-// (a server handler's whose request had some). Calls without any pay one context lookup.
+// or a trace (a server handler's whose request had them). Calls without any pay one context
+// lookup.
 func (p *proxy) hooked(ctx context.Context, o *callOptions) bool {
 	return p.icpt != nil || o.dyed || carry.From(ctx) != nil
 }

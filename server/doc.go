@@ -66,6 +66,12 @@
 // cancel added to that is watched too). A request without a timeout gets a ctx without a
 // deadline, which ends when the handler returns or Stop gives up waiting.
 //
+// The ctx also carries on what TARS carries down a chain of calls: a dyed request's key
+// (package dye), its cookies (status entries not named STATUS_..., package cookie) and a traced
+// request's trace id (iMessageType 0x100 with STATUS_TRACE_KEY, package tracekey). The calls the
+// handler makes with it are dyed, carry the cookies under their own entries, and carry the trace
+// under a new span id each, as TarsCpp's servers do.
+//
 // The Current and the request body handed to a handler are valid only during the call.
 //
 // # UDP

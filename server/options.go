@@ -184,8 +184,8 @@ func WithAuth(keys func(accessKey string) (secretKey string, ok bool)) Option {
 }
 
 // WithInterceptor adds server interceptors: each runs around every handler call, the first
-// given outermost, on the goroutine that runs the handler (tracing: see the otel module). The
-// handler gets the ctx the innermost one passes on.
+// given outermost, on the goroutine that runs the handler (tracing: see the otel module); a nil
+// one is skipped. The handler gets the ctx the innermost one passes on.
 func WithInterceptor(ss ...interceptor.Server) Option {
 	return func(o *options) { o.icpt = append(o.icpt, ss...) }
 }
@@ -220,8 +220,10 @@ func WithIdleTimeout(d time.Duration) Option {
 // WithBacklog sets TarsCpp's rule against clients that do not read their replies
 // (BackPacketBuffLimit and BackPacketBuffMin of TC_EpollServer): while a connection's unsent reply
 // bytes (what gnet has buffered, what a large-reply writer has left, replies waiting behind it
-// or for the loop) stay above limit, the server measures every 5 s the bytes it managed to send;
-// a connection that sent minSent bytes or fewer in each of 3 windows in a row is closed, and logged
+// or for the loop) stay above limit, the server measures every 5 s the bytes the client took (on
+// Linux those that left the socket's send queue, not only gnet's buffer, which gnet refills only
+// once the kernel's queue has drained to half); a connection that took minSent bytes or fewer in
+// each of 3 windows in a row is closed, and logged
 // at warn level with what it sent. The rule is on by default with TarsCpp's defaults,
 // DefaultBacklogLimit (100 MiB) and DefaultBacklogMin (1024 bytes). limit <= 0 turns it off;
 // a negative minSent counts as 0. WithMaxBacklog bounds the backlog at once.

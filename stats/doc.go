@@ -7,16 +7,20 @@
 // so recording a finished call costs one map lookup and a few increments. Endpoint returns the
 // handle of one (servant, endpoint) pair, which the loop keeps beside its connection; the handle's
 // Record looks the function name up in a map of its own, and allocates only the first time a
-// function is seen. Record counts the call under its Result (success, timeout, connection,
-// queue full, no endpoint, overload, closed, cancelled, server error with its TARS return code)
+// function is seen (a pair counts at most MaxFunctions functions apart, later ones under
+// OtherFunctions, and at most MaxCodes codes per function, later ones under OtherCodes). Record
+// counts the call under its Result (success, timeout, connection, queue full, no endpoint,
+// overload, closed, cancelled, refused, server error with its TARS return code)
 // and, for a success, its latency in a Histogram of fixed bounds: Bounds, which hold TARS's stat
 // buckets (5, 10, 50, 100, 200, 500, 1000, 2000, 3000 ms) and finer ones below 5 ms. A one-way
 // call that was sent is not recorded (it has no outcome; TarsCpp reports none either): the
 // endpoint's Sent counts it. One that failed is.
 //
 // Failures that happen before a call reaches a loop (a full net-thread queue seen by the caller,
-// a closed communicator) are counted in a Shared recorder, which takes a mutex: those paths are
-// rare and already slow.
+// the async bounds, max-inflight, a closed communicator) are counted in a Shared recorder, which
+// takes a mutex: those paths are rare and already slow. They, and the calls that ended on a loop
+// before an endpoint was chosen, are counted under endpoint ""; a call an endpoint refused (its
+// reconnect backoff, a full send buffer, a request too large) is counted under that endpoint.
 //
 // # Reading
 //

@@ -298,9 +298,8 @@ func (c *Call) DropGen(gen uint64) bool {
 
 // Delayed is told that c's frame leaves now, later than it was encoded (at Start): after a
 // retry, a wait for its connection, for the servant's first endpoint list or in the connection's
-// send queue. Its iTimeout is
-// made the time left (codec.SetRequestTimeout), so that the server's deadline stays the
-// caller's. A delay under a millisecond changes nothing (the field counts milliseconds, rounded
+// send queue. Its iTimeout is made the time left (codec.SetRequestTimeout), so that the server's
+// deadline stays the caller's. A delay under a millisecond changes nothing (the field counts milliseconds, rounded
 // up). Must be called by the call's owner (the loop, while it is pending).
 func (c *Call) Delayed(now int64) {
 	if c.Deadline != 0 && now-c.Start >= int64(time.Millisecond) {
