@@ -44,7 +44,7 @@ func Result(c *call.Call, err error) (stats.Result, int32) {
 		return stats.NoEndpoint, 0
 	case errors.Is(err, call.ErrClosed):
 		return stats.Closed, 0
-	case errors.Is(err, call.ErrRequestTooLarge), errors.Is(err, ErrDatagramTooLarge), err == errNoIDRoom:
+	case errors.Is(err, call.ErrRequestTooLarge), errors.Is(err, ErrDatagramTooLarge), errors.Is(err, errNoIDRoom):
 		return stats.Refused, 0
 	}
 	return stats.Connection, 0
