@@ -394,6 +394,7 @@ func (l *loop) takePushes(cs *conn) {
 	if len(cs.out.large) == 0 { // inline mode: out holds pushes only
 		l.out.b = append(l.out.b, cs.out.b...)
 		cs.out.b = cs.out.b[:0]
+		cs.out.park()
 		cs.pushed.Store(false)
 	}
 	cs.mu.Unlock()
@@ -538,6 +539,7 @@ func (l *loop) flush(context.Context) error {
 			bufpool.Put(out.b)
 			cs.spare = replies{large: out.large}
 		}
+		cs.spare.park() // an idle connection holds no batch-sized buffer
 		n += k
 	}
 	clear(batch)

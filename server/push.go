@@ -60,6 +60,7 @@ func (p *Pusher) Push(fn string, body []byte) error {
 	}
 	o := &cs.loop.s.opts
 	cs.mu.Lock()
+	cs.out.ready()
 	start := len(cs.out.b)
 	if o.maxBacklog > 0 && start > o.maxBacklog {
 		cs.mu.Unlock()

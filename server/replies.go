@@ -20,6 +20,30 @@ type replies struct {
 	b      []byte
 	large  []largeBody // by increasing at
 	bodies int         // the bytes of large's bodies
+	want   int         // while b is nil: the capacity to take from bufpool at the next append (park)
+}
+
+// maxIdleReplies is the largest reply buffer a connection keeps between its batches: a larger
+// one goes back to bufpool once written (park), so that thousands of idle connections do not
+// each hold the size of their largest batch (TarsCpp frees a connection's send buffer once sent).
+const maxIdleReplies = 64 << 10
+
+// park gives r's buffer back to bufpool if it is larger than maxIdleReplies, remembering its
+// size: the next batch takes one as large from there (ready), a busy connection the same buffer
+// again, an idle one none. r holds no frame.
+func (r *replies) park() {
+	if c := cap(r.b); c > maxIdleReplies {
+		bufpool.Put(r.b)
+		r.b, r.want = nil, c
+	}
+}
+
+// ready gives r the buffer park remembered, before frames are appended to it.
+func (r *replies) ready() {
+	if r.b == nil && r.want > 0 {
+		r.b = bufpool.Get(r.want)
+		r.want = 0
+	}
 }
 
 // largeBody is the body of one large reply.
@@ -37,6 +61,7 @@ type largeBody struct {
 // every call on it (the push and datagram paths refuse theirs alike).
 func (r *replies) add(rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
 	body []byte, cur *Current, scratch []byte, maxPacket int) (taken bool) {
+	r.ready()
 	start := len(r.b)
 	if len(body) < bigwrite.Min || len(r.large) >= maxLarge || !within(body, scratch) {
 		r.b = appendReply(r.b, rp, req, ret, desc, body, cur)
