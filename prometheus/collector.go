@@ -57,7 +57,7 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 		codes:         d(o.Side, "server_errors_total", "Replies with a non-zero TARS return code, by code.", append(call, "code")...),
 		duration:      d(o.Side, "call_duration_seconds", "Latency of the calls that succeeded.", call...),
 		queue:         d("netthread", "queue_depth", "Requests waiting in the net thread's queue.", thread...),
-		wakeups:       d("netthread", "wakeups_total", "Times the net thread was woken to drain its queue.", thread...),
+		wakeups:       d("netthread", "wakeups_total", "Times the net thread was woken and drained calls from its queue (deadline ticks not counted).", thread...),
 		handBacks:     d("netthread", "hand_backs_total", "Drains after a turn of replies that found calls their callers queued without a wakeup.", thread...),
 		batches:       d("netthread", "batches_total", "Drains of the queue that found requests.", thread...),
 		requests:      d("netthread", "requests_total", "Requests taken from the queue, or routed directly.", thread...),

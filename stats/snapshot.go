@@ -35,7 +35,7 @@ type NetThread struct {
 	QueueDepth  int    `json:"queue_depth"`  // requests waiting in its submission queue when the snapshot was taken
 	QueueCap    int    `json:"queue_cap"`    // the bound of that queue (queue-cap)
 	Connections int    `json:"connections"`  // connections open
-	Wakeups     uint64 `json:"wakeups"`      // times the loop was woken to drain its queue
+	Wakeups     uint64 `json:"wakeups"`      // times the loop was woken and drained calls from its queue (the deadline ticker's turns are not counted)
 	HandBacks   uint64 `json:"hand_backs"`   // drains after a turn of replies that found calls their callers queued without a wakeup
 	Batches     uint64 `json:"batches"`      // drains of the queue that found requests
 	Requests    uint64 `json:"requests"`     // requests taken from the queue, or routed directly
