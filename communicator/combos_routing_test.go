@@ -113,12 +113,9 @@ func rvcDeadAddr(t *testing.T) string {
 // passed when written (a review of combined routing features).
 func TestCombosHashConnsRetryDown(t *testing.T) {
 	log := newRVCLog()
-	var srvs []*rvcServer
 	var strs []string
 	for _, id := range []string{"a", "b", "c"} {
-		g := startRVC(t, id, log)
-		srvs = append(srvs, g)
-		strs = append(strs, g.endpoint())
+		strs = append(strs, startRVC(t, id, log).endpoint())
 	}
 	dead := rvcDeadAddr(t)
 	strs = append(strs, tcpEndpoint(dead))
