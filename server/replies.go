@@ -144,8 +144,8 @@ func newScratch() scratch { return scratch{b: make([]byte, 0, initialScratch)} }
 // buf returns the empty buffer to hand the next handler.
 func (s *scratch) buf() []byte {
 	if s.b == nil {
-		if s.want > maxKeptBuffer {
-			s.b = bufpool.Get(s.want)
+		if s.want > 0 {
+			s.b = bufpool.Get(s.want) // as large as the one parked or taken over
 		} else {
 			s.b = make([]byte, 0, initialScratch)
 		}
