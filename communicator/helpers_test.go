@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +82,10 @@ type serverOpt struct {
 	block bool                 // SayHello blocks until release is closed or the server stops
 	hold  bool                 // with block: ignore the server's stop too, so only release ends it
 	seen  chan *server.Current // receives the Current of every call, if set
+	// handled, if set, counts the handler's runs for this test's calls; server adds options
+	// (interceptors, say) to the server's.
+	handled *atomic.Int32
+	server  []server.Option
 }
 
 // startGreeter starts a project server on loopback; t.Cleanup stops it.
@@ -92,8 +97,11 @@ func startGreeter(t *testing.T, id string, o serverOpt) *greeter {
 	if o.block {
 		opts = append(opts, server.WithWorkers(64))
 	}
-	s := server.New(opts...)
+	s := server.New(append(opts, o.server...)...)
 	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
+		if o.handled != nil && ownCaller(cur) {
+			o.handled.Add(1)
+		}
 		if o.seen != nil && ownCaller(cur) {
 			// The server reuses cur after the handler returns: send a copy.
 			cp := *cur

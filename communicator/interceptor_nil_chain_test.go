@@ -11,36 +11,10 @@ import (
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
-	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
-
-// greeterWithServerOpts starts a project server answering SayHello with the given server options
-// (interceptors); t.Cleanup stops it. handled counts the handler's runs.
-func greeterWithServerOpts(t *testing.T, handled *atomic.Int32, opts ...server.Option) *greeter {
-	t.Helper()
-	endToEnd(t)
-	g := &greeter{id: "r", release: make(chan struct{})}
-	s := server.New(append([]server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server")), server.WithNumEventLoop(1)}, opts...)...)
-	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
-		if handled != nil && ownCaller(cur) {
-			handled.Add(1)
-		}
-		return &hellopb.HelloReply{Message: req.GetName() + "@r", Seq: req.GetSeq()}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.srv, g.addr = s, a.String()
-	t.Cleanup(func() { g.stop(t) })
-	return g
-}
 
 // recovered runs f and returns what it panicked with (nil if it did not).
 func recovered(f func()) (p any) {
@@ -106,7 +80,7 @@ func TestNilInterceptorInServerChainIsSkipped(t *testing.T) {
 		return next(ctx, info)
 	}
 	var metrics interceptor.Server // turned off
-	g := greeterWithServerOpts(t, &handled, server.WithInterceptor(counting, metrics))
+	g := startGreeter(t, "r", serverOpt{handled: &handled, server: []server.Option{server.WithInterceptor(counting, metrics)}})
 	comm := newComm(t, nil)
 	sp := proxyTo(t, comm, g)
 	_, err := sayHello(testCtx(t), sp, "n", 1)

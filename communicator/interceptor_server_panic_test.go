@@ -39,7 +39,7 @@ func TestServerInnerPanicRetSeenByOuter(t *testing.T) {
 				_ = next(ctx, info)
 				panic("a bug in an inner server interceptor")
 			}
-			g := greeterWithServerOpts(t, nil, server.WithInterceptor(outer, inner))
+			g := startGreeter(t, "r", serverOpt{server: []server.Option{server.WithInterceptor(outer, inner)}})
 			comm := newComm(t, nil)
 			sp := proxyTo(t, comm, g)
 			_, err := sayHello(testCtx(t), sp, "p", 1)

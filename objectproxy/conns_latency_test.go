@@ -1,13 +1,9 @@
 package objectproxy_test
 
 import (
-	"net"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
@@ -19,13 +15,7 @@ import (
 // connections, the one that had no reply yet counted as 0: it read half of it (a first slow reply
 // showed at 1/N, and p2c kept sending to a slow endpoint with many connections).
 func TestConnectionsLatencyIsOfSampledConnections(t *testing.T) {
-	b := startRawPeer(t, func(s *rawPeer, c net.Conn, req *codec.RequestPacket) {
-		ms, _ := strconv.Atoi(strings.TrimPrefix(req.FuncName, "sleep"))
-		go func() {
-			time.Sleep(time.Duration(ms) * time.Millisecond)
-			s.reply(c, req, 0)
-		}()
-	})
+	b := startSleepyPeer(t)
 	th := rawThread(t, netthread.Options{})
 	o := rawObj(t, th, []endpoint.Endpoint{b.ep}, objectproxy.Options{Balancer: "p2c", Connections: 2})
 

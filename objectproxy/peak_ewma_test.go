@@ -2,13 +2,9 @@ package objectproxy_test
 
 import (
 	"math"
-	"net"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/netthread"
@@ -23,13 +19,7 @@ import (
 // blended the sample into the stored, undecayed peak (adapterproxy/latency.go), not into the
 // value the pickers read.
 func TestPeakEWMAFasterReplyLowersLatency(t *testing.T) {
-	b := startRawPeer(t, func(s *rawPeer, c net.Conn, req *codec.RequestPacket) {
-		ms, _ := strconv.Atoi(strings.TrimPrefix(req.FuncName, "sleep"))
-		go func() {
-			time.Sleep(time.Duration(ms) * time.Millisecond)
-			s.reply(c, req, 0)
-		}()
-	})
+	b := startSleepyPeer(t)
 	th := rawThread(t, netthread.Options{})
 	o := rawObj(t, th, []endpoint.Endpoint{b.ep}, objectproxy.Options{Balancer: "p2c"})
 	loadAt := func(now int64) (lat float64) {

@@ -3,6 +3,7 @@ package objectproxy_test
 import (
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -164,4 +165,17 @@ func codeFor(eps []endpoint.Endpoint, e endpoint.Endpoint) uint64 {
 		}
 	}
 	panic("endpoint not in list: " + e.Host + ":" + strconv.Itoa(e.Port))
+}
+
+// startSleepyPeer starts a raw peer that answers a call of function "sleepN" after N ms (0 for
+// any other name), without holding up the calls behind it.
+func startSleepyPeer(t *testing.T) *rawPeer {
+	t.Helper()
+	return startRawPeer(t, func(s *rawPeer, c net.Conn, req *codec.RequestPacket) {
+		ms, _ := strconv.Atoi(strings.TrimPrefix(req.FuncName, "sleep"))
+		go func() {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			s.reply(c, req, 0)
+		}()
+	})
 }
