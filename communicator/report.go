@@ -12,6 +12,7 @@ import (
 	"github.com/tarscomm/tarscomm/protocol/statf"
 	"github.com/tarscomm/tarscomm/report/property"
 	"github.com/tarscomm/tarscomm/report/stat"
+	"github.com/tarscomm/tarscomm/stats"
 )
 
 // reporters are the TARS stat and property reporters a Communicator runs when its configuration
@@ -40,7 +41,7 @@ func (c *Communicator) startReports() error {
 		if err := c.bind(r.Stat, prx, true); err != nil {
 			return fmt.Errorf("communicator: stat = %q: %w", r.Stat, err)
 		}
-		c.reports.stat = stat.New(c.Stats, prx, stat.Options{
+		c.reports.stat = stat.New(func() stats.Snapshot { return c.snapshot(true) }, prx, stat.Options{
 			ModuleName: r.ModuleName, FromClient: true, Interval: r.ReportInterval,
 			MaxReportSize: r.MaxReportSize, OnError: warn("stat"), SetDivision: set,
 			Threads: len(c.threads),

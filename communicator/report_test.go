@@ -24,6 +24,7 @@ type statSink struct {
 	reports int // ReportMicMsg calls received
 	got     map[string]statf.StatMicMsgBody
 	hd      map[string]statf.StatMicMsgHead
+	bodies  map[string][]statf.StatMicMsgBody // each report's body, by function, in order
 }
 
 func (s *statSink) ReportMicMsg(_ context.Context, cur *server.Current, msg map[statf.StatMicMsgHead]statf.StatMicMsgBody, fromClient bool) (int32, error) {
@@ -43,6 +44,7 @@ func (s *statSink) ReportMicMsg(_ context.Context, cur *server.Current, msg map[
 		sum.ExecCount += b.ExecCount
 		s.got[h.InterfaceName] = sum
 		s.hd[h.InterfaceName] = h
+		s.bodies[h.InterfaceName] = append(s.bodies[h.InterfaceName], b)
 	}
 	return 0, nil
 }
@@ -62,7 +64,7 @@ func startStatSink(t *testing.T) (*statSink, string) {
 // serveStatSink is startStatSink returning the server's host:port.
 func serveStatSink(t *testing.T) (*statSink, string) {
 	t.Helper()
-	sink := &statSink{got: map[string]statf.StatMicMsgBody{}, hd: map[string]statf.StatMicMsgHead{}}
+	sink := &statSink{got: map[string]statf.StatMicMsgBody{}, hd: map[string]statf.StatMicMsgHead{}, bodies: map[string][]statf.StatMicMsgBody{}}
 	srv := server.New()
 	if err := statf.RegisterStatF(srv, statServant, sink); err != nil {
 		t.Fatal(err)

@@ -24,7 +24,12 @@ const statsTimeout = time.Second
 // reports to) are left out, calls the user makes to those servants too; the net threads'
 // counters include their traffic.
 // Safe for concurrent use, also after Close (which leaves the threads out).
-func (c *Communicator) Stats() stats.Snapshot {
+func (c *Communicator) Stats() stats.Snapshot { return c.snapshot(false) }
+
+// snapshot is Stats; with endPeriod, each net thread also ends its recorder's period as it copies
+// its counters (netthread.Thread.SnapshotEndingPeriod): the stat reporter's source, whose Deltas
+// then carry each interval's exact greatest and least latency.
+func (c *Communicator) snapshot(endPeriod bool) stats.Snapshot {
 	// The threads are asked together: a thread that does not answer (busy, or its loop gone
 	// during Close) costs statsTimeout once, not once per thread.
 	c.statsMu.Lock()
@@ -34,7 +39,11 @@ func (c *Communicator) Stats() stats.Snapshot {
 	var wg sync.WaitGroup
 	for i, t := range c.threads {
 		wg.Go(func() {
-			s, err := t.Snapshot(statsTimeout)
+			snap := t.Snapshot
+			if endPeriod {
+				snap = t.SnapshotEndingPeriod
+			}
+			s, err := snap(statsTimeout)
 			got[i], ok[i] = s, err == nil
 		})
 	}

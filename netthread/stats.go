@@ -3,6 +3,7 @@ package netthread
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -19,10 +20,36 @@ var ErrStatsUnavailable = errors.New("netthread: stats unavailable: the net thre
 // counts and the state of every endpoint's connection on it. It runs on the loop, so it waits
 // for the loop's current work, at most for timeout. Safe for concurrent use.
 func (t *Thread) Snapshot(timeout time.Duration) (stats.Snapshot, error) {
+	return t.takeSnapshot(timeout, false)
+}
+
+// SnapshotEndingPeriod is Snapshot, and ends the recorder's period in the same turn of the loop
+// (stats.Recorder.EndPeriod), for a stat reporter. When the loop does not answer within
+// timeout, the period is not ended: the loop finds the snapshot abandoned when it gets to it,
+// and the next snapshot's periods still hold the calls since the last one taken.
+func (t *Thread) SnapshotEndingPeriod(timeout time.Duration) (stats.Snapshot, error) {
+	return t.takeSnapshot(timeout, true)
+}
+
+// Claims of a snapshot taken on the loop: the loop's task and the waiter's timeout race for it.
+const (
+	snapWaiting = iota
+	snapTaken   // the loop took it: the waiter gets it
+	snapAbandon // the waiter gave up first: the loop leaves the counters alone
+)
+
+func (t *Thread) takeSnapshot(timeout time.Duration, endPeriod bool) (stats.Snapshot, error) {
 	done := make(chan stats.Snapshot, 1)
+	var claim atomic.Int32
 	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		if !claim.CompareAndSwap(snapWaiting, snapTaken) {
+			return nil
+		}
 		entered := t.enter()
 		s := t.snapshot()
+		if endPeriod && t.rec != nil {
+			t.rec.EndPeriod()
+		}
 		t.exit(entered)
 		done <- s
 		return nil
@@ -36,7 +63,10 @@ func (t *Thread) Snapshot(timeout time.Duration) (stats.Snapshot, error) {
 	case s := <-done:
 		return s, nil
 	case <-tm.C:
-		return stats.Snapshot{}, ErrStatsUnavailable
+		if claim.CompareAndSwap(snapWaiting, snapAbandon) {
+			return stats.Snapshot{}, ErrStatsUnavailable
+		}
+		return <-done, nil // the loop is taking it: it sends at once
 	}
 }
 

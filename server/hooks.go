@@ -17,6 +17,18 @@ func (s *Server) Stats() stats.Snapshot {
 	return s.stats.Snapshot()
 }
 
+// StatsEndingPeriod is Stats for a stat reporter (stat.New(srv.StatsEndingPeriod, ...)): it
+// also ends the period of the counters (stats.Recorder.EndPeriod), so that each report's greatest
+// and least latency are the interval's own, as TarsCpp's are (with Stats they are estimated from
+// the latency buckets after a key's first report). Give it to one reporter only: each call
+// begins a new period. Safe for concurrent use.
+func (s *Server) StatsEndingPeriod() stats.Snapshot {
+	if s.stats == nil {
+		return stats.Snapshot{Taken: time.Now()}
+	}
+	return s.stats.SnapshotEndingPeriod()
+}
+
 // localAddr is the address served, as text ("" before Start bound it).
 func (s *Server) localAddr() string {
 	if p := s.addrStr.Load(); p != nil {

@@ -156,6 +156,38 @@ func (h Histogram) Sub(prev Histogram) Histogram {
 	return d
 }
 
+// Extremes are the least and the greatest of a run of samples, and how many there were. The
+// zero value holds none.
+type Extremes struct {
+	N        uint64
+	Min, Max time.Duration
+}
+
+// observe adds the sample d (not negative: Histogram.Observe's d).
+func (e *Extremes) observe(d time.Duration) {
+	if e.N == 0 {
+		e.Min, e.Max = d, d
+	} else if d < e.Min {
+		e.Min = d
+	} else if d > e.Max {
+		e.Max = d
+	}
+	e.N++
+}
+
+// Add merges o into e.
+func (e *Extremes) Add(o Extremes) {
+	switch {
+	case o.N == 0:
+	case e.N == 0:
+		*e = o
+	default:
+		e.N += o.N
+		e.Min = min(e.Min, o.Min)
+		e.Max = max(e.Max, o.Max)
+	}
+}
+
 // Mean returns Sum / Count, 0 for an empty histogram.
 func (h *Histogram) Mean() time.Duration {
 	n := h.Count()

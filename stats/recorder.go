@@ -84,6 +84,12 @@ type Counters struct {
 	Codes []CodeCount
 	// Latency holds the time from the call's start to its reply, of the calls that succeeded.
 	Latency Histogram
+	// Period holds the least and the greatest of those latencies since the recorder's period
+	// last ended (Recorder.EndPeriod): the interval's maxRspTime and minRspTime of a TARS stat
+	// report. Snapshot.Delta gives them to the delta's Latency when they hold exactly its
+	// samples, which is so when the earlier snapshot was taken as the period ended; otherwise
+	// the delta's Min and Max are Histogram.Sub's estimates.
+	Period Extremes `json:"-"`
 	// Gen numbers the counters' life: counters made anew (for a pair Recorder.Forget dropped,
 	// counted again) have a higher one, so that Snapshot.Delta takes them whole even when they
 	// have grown past the old ones. Merged counters have the lowest of their parts'; 0: unknown.
@@ -113,6 +119,7 @@ func (c *Counters) record(res Result, code int32, d time.Duration) {
 	switch res {
 	case OK:
 		c.Latency.Observe(d)
+		c.Period.observe(max(d, 0))
 	case ServerError:
 		c.addCode(code, 1)
 	}
@@ -145,6 +152,7 @@ func (c *Counters) add(o *Counters) {
 		c.addCode(cc.Code, cc.Count)
 	}
 	c.Latency.Add(&o.Latency)
+	c.Period.Add(o.Period)
 }
 
 // clone returns a copy of c that shares no memory with it.
@@ -181,6 +189,10 @@ func (c *Counters) sub(prev *Counters) Counters {
 		}
 	}
 	d.Latency = c.Latency.Sub(prev.Latency)
+	d.Period = c.Period
+	if n := d.Latency.Count(); n != 0 && c.Period.N == n {
+		d.Latency.Min, d.Latency.Max = c.Period.Min, c.Period.Max // exact: the period is the interval
+	}
 	return d
 }
 
@@ -243,6 +255,17 @@ func (r *Recorder) Record(servant, function, endpoint string, res Result, code i
 // now; Threads and Endpoints are left for the caller to fill.
 func (r *Recorder) Snapshot() Snapshot {
 	return Snapshot{Taken: time.Now(), Calls: r.AppendCalls(nil)}
+}
+
+// EndPeriod begins a new period: every Counters' Period is emptied. A snapshot taken just before
+// (on the same goroutine, with nothing recorded between) and the next one taken so have Deltas
+// whose Latency Min and Max are exact. One reader should end periods: a stat reporter.
+func (r *Recorder) EndPeriod() {
+	for _, e := range r.list {
+		for _, c := range e.funcs {
+			c.Period = Extremes{}
+		}
+	}
 }
 
 // AppendCalls appends a copy of every counter to dst, sorted by key, and returns it.
@@ -320,4 +343,14 @@ func (s *Shared) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.r.Snapshot()
+}
+
+// SnapshotEndingPeriod returns Snapshot and ends the period (Recorder.EndPeriod) at once, under
+// the mutex: nothing recorded falls between them.
+func (s *Shared) SnapshotEndingPeriod() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap := s.r.Snapshot()
+	s.r.EndPeriod()
+	return snap
 }

@@ -180,9 +180,27 @@ func Merge(parts ...Snapshot) Snapshot {
 	return out
 }
 
+// AddPeriods adds the Period extremes of o's Calls to those of s with the same key (o's other
+// keys are dropped). A stat reporter whose snapshot missed a net thread defers its report, but
+// the threads that answered have ended their periods: it keeps that snapshot and adds its
+// periods to the next one's, which then hold the whole interval again.
+func (s *Snapshot) AddPeriods(o *Snapshot) {
+	j := 0
+	for i := range s.Calls {
+		c := &s.Calls[i]
+		for j < len(o.Calls) && o.Calls[j].Key.compare(c.Key) < 0 {
+			j++
+		}
+		if j < len(o.Calls) && o.Calls[j].Key == c.Key {
+			c.Period.Add(o.Calls[j].Period)
+		}
+	}
+}
+
 // Delta returns what happened between prev, an earlier Snapshot of the same communicator, and s:
-// the Calls counters of s less those of prev, keeping only the keys that saw a call (see
-// Histogram.Sub for Min and Max); the cumulative counters of Threads and Endpoints less prev's
+// the Calls counters of s less those of prev, keeping only the keys that saw a call (Latency's
+// Min and Max from Counters.Period when it holds the interval's samples, else as Histogram.Sub
+// estimates them); the cumulative counters of Threads and Endpoints less prev's
 // (matched by Index, and by Thread, Servant and Endpoint), and their gauges (QueueDepth, State,
 // Pending, ...) as s has them. A counter lower than prev's (a restarted recorder) is taken whole.
 func (s Snapshot) Delta(prev Snapshot) Snapshot {

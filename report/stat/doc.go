@@ -8,11 +8,13 @@
 // every other failure (execCount: connection, queue full, no endpoint, server error, ...), the
 // successes' latencies in TARS's buckets (intervalCount, keys 5, 10, 50, 100, 200, 500, 1000,
 // 2000, 3000 ms, all present; a latency of 3 s or more counts in none), and their total, greatest
-// and least in milliseconds. The greatest and least are exact in the first report of a key and
-// whenever the interval held a new extreme of all its calls; otherwise they are the bounds of
-// the buckets that grew in the interval, clamped to those extremes (stats.Histogram.Sub):
-// TarsCpp's are exact, these are within one bucket (a source of cumulative counters keeps no
-// per-interval extremes).
+// and least in milliseconds. The greatest and least are the interval's own, as TarsCpp's are,
+// when the source ends a period as it copies its counters (stats.Counters.Period: the
+// Communicator's reporter does, and Server.StatsEndingPeriod for a server's); a report deferred
+// for a missing net thread carries the periods of those that answered to the next one. With a
+// source of cumulative counters alone (Communicator.Stats, Server.Stats) they are exact in the
+// first report of a key and whenever the interval held a new extreme of all its calls, and
+// otherwise the bounds of the buckets that grew, clamped to those extremes (stats.Histogram.Sub).
 //
 // The head is filled as TarsCpp's client fills it: masterName "<modulename>@<version>"
 // (truncated to 127 bytes), slaveName the first two dot parts of the object name ("App.Server",

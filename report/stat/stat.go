@@ -81,8 +81,10 @@ type Reporter struct {
 	opts Options
 	self string // the stat servant's object name: its calls are not reported
 
-	mu     sync.Mutex // serialises Flush
-	prev   stats.Snapshot
+	mu   sync.Mutex // serialises Flush
+	prev stats.Snapshot
+	// carry is a deferred report's snapshot: its periods go into the next (stats.Snapshot.AddPeriods).
+	carry  stats.Snapshot
 	unsent []map[statf.StatMicMsgHead]statf.StatMicMsgBody // batches a report Close ended never sent
 	sets   sets                                            // the endpoints' sets, kept while their calls are counted
 
@@ -165,9 +167,14 @@ func (r *Reporter) Flush(ctx context.Context) error {
 		// A net thread did not answer in time (Communicator.Stats leaves it out): its calls
 		// would read as counters gone back to 0 (or, in the first report, be sent later with
 		// the others' again), and the next report would send them twice. This report waits
-		// for the next interval.
+		// for the next interval. The net threads that answered have ended their periods (a
+		// source may end them, as the Communicator's does): what they held goes into the next.
+		cur.AddPeriods(&r.carry)
+		r.carry = cur
 		return fmt.Errorf("stat: %d of %d net threads answered: report deferred to the next interval", len(cur.Threads), want)
 	}
+	cur.AddPeriods(&r.carry)
+	r.carry = stats.Snapshot{}
 	delta := cur.Delta(r.prev)
 	r.prev = cur
 	r.sets.learn(&cur)
