@@ -17,7 +17,8 @@
 // ones costs a query no failure.
 //
 // Inactive endpoints are passed on with the active ones, for hash stability, as TarsCpp keeps
-// them. udp (istcp 0), tcp (istcp 1) and ssl (istcp 2) endpoints are used; one with another istcp,
+// them. Both lists are passed on in TarsCpp's order (endpoint.SortTars), whatever the registry's:
+// the same endpoints listed in another order are the same list. udp (istcp 0), tcp (istcp 1) and ssl (istcp 2) endpoints are used; one with another istcp,
 // no usable host and port, a host or set name that is not UTF-8, or fields its string form cannot
 // carry (a host with white space, a negative timeout, a set name with ':':
 // endpoint.Endpoint.Check) is skipped, and the first is logged. A Registry is a naming.Reporter:

@@ -216,7 +216,12 @@ func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, erro
 	if ret != 0 {
 		return naming.List{}, fmt.Errorf("%w: %s: return code %d", errRegistry, q.Object, ret)
 	}
-	return naming.List{Active: r.convert(q, active), Inactive: r.convert(q, inactive)}, nil
+	// In TarsCpp's order: a registry owes none (TarsCpp keeps them in sets), and the same
+	// endpoints listed in another order would be a new list to every proxy of the object.
+	l := naming.List{Active: r.convert(q, active), Inactive: r.convert(q, inactive)}
+	endpoint.SortTars(l.Active)
+	endpoint.SortTars(l.Inactive)
+	return l, nil
 }
 
 var errRegistry = errors.New("registry refused the query")

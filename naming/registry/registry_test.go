@@ -326,7 +326,7 @@ func TestKeepsSSLAndUDP(t *testing.T) {
 	got, _ := ev.waitFor(t, 3) // three answers
 	stop()
 	for _, e := range got {
-		if e != "push tcp:1,udp:3,ssl:2 / ssl:5" {
+		if e != "push udp:3,tcp:1,ssl:2 / ssl:5" { // in TarsCpp's order: istcp 0, 1, 2
 			t.Fatalf("pushed %q, want the tcp, udp and ssl endpoints", got)
 		}
 	}
