@@ -18,7 +18,8 @@
 //
 // # Panics and Close
 //
-// A callback that panics is recovered and logged; the worker goes on. One that ends its goroutine
+// A callback that panics is recovered and logged (one line a second at most, saying how many it
+// stands for; Pool.Panics counts them all); the worker goes on. One that ends its goroutine
 // (runtime.Goexit, t.FailNow) is logged and its worker replaced. Close refuses new reservations,
 // waits until every reserved call has been delivered and its callback has run, then stops the
 // workers; none runs a callback after Close returns. Close may be called from a callback (the

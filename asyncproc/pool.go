@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/lograte"
 )
 
 // maxChan is the largest buffer of the queue channel. Callbacks beyond it (only while the workers
@@ -51,6 +52,7 @@ type Pool struct {
 	closing  atomic.Bool  // Close has begun: Reserve refuses
 	stopped  atomic.Bool  // queue is closed
 	panics   atomic.Int64
+	panicLog lograte.Limiter // callbacks' panics are logged once a second at most
 
 	mu       sync.Mutex
 	overflow []*call.Call // callbacks that found queue full, oldest at head; guarded by mu
@@ -204,7 +206,11 @@ func (p *Pool) run(w *worker, c *call.Call) {
 		w.depth--
 		if r := recover(); r != nil {
 			p.panics.Add(1)
-			p.log.Error("async callback panicked", zap.Any("panic", r), zap.Stack("stack"))
+			// A callback that panics on every reply logs one line a second, with its stack and
+			// the count of those it stands for (Panics counts them all).
+			if ok, left := p.panicLog.Allow(""); ok {
+				p.log.Error("async callback panicked", zap.Any("panic", r), zap.Uint64("suppressed", left), zap.Stack("stack"))
+			}
 		} else if !returned && w.depth == 0 {
 			// runtime.Goexit (t.FailNow in a test's callback): no recover stops it, and the
 			// worker's goroutine ends with this callback. Another takes its place.

@@ -34,7 +34,9 @@
 //
 // A handler's error answers with its code (interceptor.RetOf): an *Error gives its Code and
 // Desc, another error with a TARSCode method its code and err.Error(), any other error
-// RetUnknown -99 with err.Error(); a code 0 is answered -99 too; a panic is recovered, logged, and answered with RetUnknown.
+// RetUnknown -99 with err.Error(); a code 0 is answered -99 too; a panic is recovered, logged
+// (with its stack, once a second at most per function, the line counting those it stands for),
+// and answered with RetUnknown.
 // A handler that ends its goroutine (runtime.Goexit, t.FailNow) is answered RetUnknown too;
 // with workers a new worker takes the place of the one it ended, but inline it ends the event
 // loop, whose connections are then shut down and which serves no more: handlers that may do so

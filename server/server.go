@@ -22,6 +22,7 @@ import (
 	"github.com/tarscomm/tarscomm/internal/datagram"
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
 	"github.com/tarscomm/tarscomm/internal/inbound"
+	"github.com/tarscomm/tarscomm/internal/lograte"
 	"github.com/tarscomm/tarscomm/stats"
 	"github.com/tarscomm/tarscomm/tracekey"
 )
@@ -60,10 +61,11 @@ type function struct {
 // Handle, Start, Addr and Stop are safe for concurrent use.
 type Server struct {
 	// Immutable after New.
-	opts  options
-	log   *zap.Logger
-	icpt  interceptor.Server // around every handler call; nil: none
-	stats *stats.Shared      // requests served, when WithStats; nil: not counted
+	opts   options
+	log    *zap.Logger
+	icpt   interceptor.Server // around every handler call; nil: none
+	stats  *stats.Shared      // requests served, when WithStats; nil: not counted
+	panics lograte.Limiter    // a handler's panics are logged once a second at most, per function
 
 	mu       sync.Mutex // guards the following
 	state    int
@@ -698,8 +700,12 @@ const goexitDesc = "handler ended its goroutine (runtime.Goexit)"
 // panicked logs the panic r of the handler (or an interceptor) serving cur, and returns the
 // error it is answered with: codec.RetUnknown.
 func (s *Server) panicked(cur *Current, r any) *Error {
-	s.log.Error("handler panicked", zap.String("servant", cur.Servant),
-		zap.String("func", cur.Func), zap.Any("panic", r), zap.StackSkip("stack", 3))
+	// A client can make a handler panic on every request: the log gets one line a second per
+	// function, with its stack, and the count of those it stands for.
+	if ok, left := s.panics.Allow(cur.Servant + "\x00" + cur.Func); ok {
+		s.log.Error("handler panicked", zap.String("servant", cur.Servant),
+			zap.String("func", cur.Func), zap.Any("panic", r), zap.Uint64("suppressed", left), zap.StackSkip("stack", 3))
+	}
 	return &Error{Code: codec.RetUnknown, Desc: fmt.Sprintf("handler panicked: %v", r)}
 }
 

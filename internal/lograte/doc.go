@@ -1,0 +1,7 @@
+// Package lograte limits how often a log line is written for one key: at most once per interval
+// (a second by default), the line that is written saying how many of its kind were left out since
+// the one before. It is for lines a peer or a caller can repeat at will: a handler that panics on
+// every request, a callback that panics on every reply. Each line left out costs a map lookup
+// under a mutex and no formatting (no stack is taken), so a storm of them costs little and
+// writes one line a second per key.
+package lograte
