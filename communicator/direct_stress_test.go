@@ -697,7 +697,7 @@ func outOfDescriptors(t *testing.T) (restore func()) {
 	}
 	_ = syscall.Close(free)
 	low := lim
-	low.Cur = uint64(free)
+	setRlimitCur(&low.Cur, free)
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
 		t.Skipf("cannot lower RLIMIT_NOFILE: %v", err)
 	}
@@ -719,3 +719,7 @@ func outOfDescriptors(t *testing.T) (restore func()) {
 		taken = append(taken, fd)
 	}
 }
+
+// setRlimitCur sets an Rlimit's Cur, whose type is the system's (uint64 on Linux and macOS,
+// int64 on FreeBSD).
+func setRlimitCur[T int64 | uint64](cur *T, n int) { *cur = T(n) }

@@ -287,7 +287,8 @@ func TestValidate(t *testing.T) {
 		{"server.frame-budget", func(c *Config) { c.Server.FrameBudget = -2 }, "conf: server.frame-budget = -2: must be between -1 and 1099511627776"},
 		{"adapter maxconns", func(c *Config) { c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", MaxConns: -2}} }, "conf: server.adapter[0].maxconns = -2: must be between -1 and 4194303"},
 		{"adapter backpacketlimit", func(c *Config) {
-			c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", BackPacketLimit: 1 << 31}}
+			big := int64(1) << 31 // a variable: the constant would not compile where int has 32 bits
+			c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", BackPacketLimit: int(big)}}
 		}, "conf: server.adapter[0].backpacketlimit = 2147483648: must be between -1 and 2147483647"},
 		{"adapter backpacketmin", func(c *Config) {
 			c.Server.Adapters = []Adapter{{Servant: "A", Endpoint: "tcp -h a", BackPacketMin: -1}}

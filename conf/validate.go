@@ -13,15 +13,15 @@ import (
 
 // Limits of the values Validate accepts.
 const (
-	maxNetThread       = 64        // TarsCpp's MAX_CLIENT_THREAD_NUM
-	maxAsyncThread     = 1024      // TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM
-	maxServerNetThread = 256       // gnet event loops of the server
-	maxServerThreads   = 1024      // handler goroutines of a server adapter
-	maxServerConns     = 1<<22 - 1 // an adapter's maxconns: TarsCpp's bound
-	maxBacklog         = 1 << 40   // an adapter's maxbacklog
-	maxQueueTimeout    = 86400000  // an adapter's queuetimeout, ms: a day
-	maxFrameBudget     = 1 << 40   // the server's frame-budget
-	maxQueueCap        = 1 << 24   // queue-cap, asyncqueuecap and async-inflight-limit
+	maxNetThread       = 64                      // TarsCpp's MAX_CLIENT_THREAD_NUM
+	maxAsyncThread     = 1024                    // TarsCpp's MAX_CLIENT_ASYNCTHREAD_NUM
+	maxServerNetThread = 256                     // gnet event loops of the server
+	maxServerThreads   = 1024                    // handler goroutines of a server adapter
+	maxServerConns     = 1<<22 - 1               // an adapter's maxconns: TarsCpp's bound
+	maxBacklog         = min(1<<40, math.MaxInt) // an adapter's maxbacklog (what int holds on 32-bit systems)
+	maxQueueTimeout    = 86400000                // an adapter's queuetimeout, ms: a day
+	maxFrameBudget     = min(1<<40, math.MaxInt) // the server's frame-budget
+	maxQueueCap        = 1 << 24                 // queue-cap, asyncqueuecap and async-inflight-limit
 	minPacketSize      = 64
 	maxPacketSize      = 1 << 30
 	maxRetries         = 5

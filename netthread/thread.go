@@ -188,7 +188,7 @@ func New(opts Options) (*Thread, error) {
 // returns EAGAIN (the loop has bytes to read, so it will run) instead of blocking its caller,
 // which may be the loop itself or a caller holding the loop side.
 func (t *Thread) enrollAnchor() error {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK, 0)
+	fds, err := socketPair()
 	if err != nil {
 		return fmt.Errorf("netthread: anchor socketpair: %w", err)
 	}

@@ -2,51 +2,32 @@ package objectproxy_test
 
 import (
 	"net"
-	"syscall"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/endpoint"
+	"github.com/tarscomm/tarscomm/internal/faultproxy"
 	"github.com/tarscomm/tarscomm/netthread"
 	"github.com/tarscomm/tarscomm/objectproxy"
 )
 
-// hangingEndpoint returns an endpoint on 127.0.0.1 whose dials hang until their timeout: a
-// listener with a backlog of 0 that never accepts, its one accept-queue slot taken by a
-// connection of the test, so that the kernel drops the SYNs of any further connect.
+// hangingEndpoint returns an endpoint on 127.0.0.1 whose dials hang until their timeout
+// (faultproxy.Stalled: a full accept queue nobody accepts from).
 func hangingEndpoint(t *testing.T) endpoint.Endpoint {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	s, err := faultproxy.ListenStalled()
+	if err != nil {
+		t.Skipf("cannot make a hanging endpoint: %v", err)
+	}
+	t.Cleanup(s.Close)
+	_, port := s.HostPort()
+	p, err := strconv.Atoi(port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := sa.(*syscall.SockaddrInet4).Port
-	ep := endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: port, Weight: -1}
-	filler, err := net.DialTimeout("tcp", ep.Addr(), 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = filler.Close()
-		_ = syscall.Close(fd)
-	})
-	// The queue is full now: a dial must hang.
-	if c, err := net.DialTimeout("tcp", ep.Addr(), 100*time.Millisecond); err == nil {
-		_ = c.Close()
-		t.Skip("this kernel accepted a connect beyond a full backlog: cannot make a hanging endpoint")
-	}
-	return ep
+	return endpoint.Endpoint{Proto: endpoint.TCP, Host: "127.0.0.1", Port: p, Weight: -1}
 }
 
 // TestRetryLatencyIsTheEndpoints: a call retried on endpoint B after its dial to

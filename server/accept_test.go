@@ -39,7 +39,7 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim := old
-	lim.Cur = uint64(len(ents) + 40)
+	setRlimitCur(&lim.Cur, len(ents)+40)
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}
@@ -125,3 +125,7 @@ func TestUnixStaleSocket(t *testing.T) {
 		t.Errorf("the regular file after a refused Start: %q, %v", b, err)
 	}
 }
+
+// setRlimitCur sets an Rlimit's Cur, whose type is the system's (uint64 on Linux and macOS,
+// int64 on FreeBSD).
+func setRlimitCur[T int64 | uint64](cur *T, n int) { *cur = T(n) }

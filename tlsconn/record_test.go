@@ -269,7 +269,7 @@ var versions = []struct {
 // pattern returns n bytes that differ from any shifted copy of themselves for a long stretch.
 func pattern(n, seed int) []byte {
 	b := make([]byte, n)
-	x := uint32(seed*2654435761 + 1)
+	x := uint32(seed)*2654435761 + 1
 	for i := range b {
 		x ^= x << 13
 		x ^= x >> 17

@@ -20,7 +20,7 @@ type Stalled struct {
 // ListenStalled returns a Stalled address on 127.0.0.1. It takes a few hundred milliseconds: it
 // fills the accept queue and checks that one more connect hangs. Close releases it.
 func ListenStalled() (*Stalled, error) {
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := socket()
 	if err != nil {
 		return nil, fmt.Errorf("faultproxy: stalled socket: %w", err)
 	}
