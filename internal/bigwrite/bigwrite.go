@@ -66,7 +66,7 @@ func Start(fd int, buf []byte, off int) (*Writer, error) {
 // duplicate of fd. The caller hands the slices' memory over until Run returned; bs itself is
 // not kept.
 func StartVec(fd int, bs [][]byte, off int) (*Writer, error) {
-	dup, err := syscall.Dup(fd)
+	dup, err := dupCloseOnExec(fd)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +78,20 @@ func StartVec(fd int, bs [][]byte, off int) (*Writer, error) {
 	}
 	w.left.Store(int64(left))
 	return w, nil
+}
+
+// dupCloseOnExec duplicates fd, closed on exec: a child process started meanwhile (os/exec)
+// must not hold the socket open after the connection is closed here. ForkLock keeps a fork from
+// coming between the dup and the flag.
+func dupCloseOnExec(fd int) (int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	dup, err := syscall.Dup(fd)
+	if err != nil {
+		return -1, err
+	}
+	syscall.CloseOnExec(dup)
+	return dup, nil
 }
 
 // Skip returns bs less its first n bytes, slicing bs's elements in place.
