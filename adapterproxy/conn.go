@@ -48,6 +48,7 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	a.proven = false
 	a.heard = a.ep.AuthType == endpoint.AuthLocal // the peer answered the authentication
 	a.handed, a.taken, a.waiting, a.lastMoved = 0, 0, 0, a.lastIO
+	a.lastRead = a.lastIO // the log's since_read counts from the connect until a first read
 	a.in.Reset()
 	a.log.Debug("connected")
 	if a.opts.Push != nil {
