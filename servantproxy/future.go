@@ -13,7 +13,7 @@ import (
 // async workers; no goroutine is started. A call that cannot be sent (ErrQueueFull, ErrClosed,
 // an unbound proxy...) completes the future at once with its error.
 func (s *ServantProxy) FutureInvoke(ctx context.Context, fn string, req, rsp proto.Message, opts ...CallOption) *future.Future[proto.Message] {
-	f := future.MakeHelped[proto.Message](s.helper())
+	f := NewFuture[proto.Message](s)
 	err := s.AsyncInvoke(ctx, fn, req, rsp, func(err error) {
 		if err != nil {
 			f.Complete(nil, err)
@@ -30,12 +30,18 @@ func (s *ServantProxy) FutureInvoke(ctx context.Context, fn string, req, rsp pro
 // FutureInvokeRaw is AsyncInvokeRaw returning a future of the reply body (the caller owns it:
 // the buffer the reply was read into, handed over without a copy), completed as FutureInvoke's.
 func (s *ServantProxy) FutureInvokeRaw(ctx context.Context, fn string, body []byte, opts ...CallOption) *future.Future[[]byte] {
-	f := future.MakeHelped[[]byte](s.helper())
+	f := NewFuture[[]byte](s)
 	if err := s.AsyncInvokeRaw(ctx, fn, body, func(b []byte, err error) { f.Complete(b, err) }, opts...); err != nil {
 		f.Complete(nil, err)
 	}
 	return f
 }
+
+// NewFuture returns a pending future for a call made through s, made as FutureInvoke's is
+// (future.MakeHelped with s's async pool): a Get of it in an async callback, or in an OnDone,
+// never waits for itself. The Future methods of generated proxies make their futures with it;
+// s may be nil (an unbound proxy: the future is then a plain one).
+func NewFuture[T any](s *ServantProxy) *future.Future[T] { return future.MakeHelped[T](s.helper()) }
 
 // helper is what a Get of s's futures waits through: the async pool (asyncproc.Pool.Wait: a Get
 // in a callback lends its worker a stand-in, which runs the callbacks waiting, the future's own

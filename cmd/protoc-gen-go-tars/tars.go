@@ -300,7 +300,7 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("// that cannot be sent completes the future at once with its error.")
 		deprecated(g, m)
 		g.P("func (p *", proxy, ") Future", m.GoName, "(ctx ", ctx, ", req *", in, ", opts ...", callOption, ") *", fut, "[*", out, "] {")
-		g.P("f := ", futurePkg.Ident("Make"), "[*", out, "]()")
+		g.P("f := ", servantproxyPkg.Ident("NewFuture"), "[*", out, "](p.sp)")
 		g.P("rsp := new(", out, ")")
 		g.P("err := p.sp.AsyncInvoke(ctx, ", fmt.Sprintf("%q", fn), ", req, rsp, func(err error) {")
 		g.P("if err != nil {")

@@ -1235,7 +1235,7 @@ func (p *QueryFProxy) OnewayFindObjectById(ctx context.Context, id string, opts 
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectById(ctx context.Context, id string, opts ...servantproxy.CallOption) *future.Future[[]endpointf.EndpointF] {
-	f := future.Make[[]endpointf.EndpointF]()
+	f := servantproxy.NewFuture[[]endpointf.EndpointF](p.sp)
 	a := _QueryF_findObjectById_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1303,7 +1303,7 @@ func (p *QueryFProxy) OnewayFindObjectById4Any(ctx context.Context, id string, o
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectById4Any(ctx context.Context, id string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectById4AnyResult] {
-	f := future.Make[QueryFFindObjectById4AnyResult]()
+	f := servantproxy.NewFuture[QueryFFindObjectById4AnyResult](p.sp)
 	a := _QueryF_findObjectById4Any_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1371,7 +1371,7 @@ func (p *QueryFProxy) OnewayFindObjectById4All(ctx context.Context, id string, o
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectById4All(ctx context.Context, id string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectById4AllResult] {
-	f := future.Make[QueryFFindObjectById4AllResult]()
+	f := servantproxy.NewFuture[QueryFFindObjectById4AllResult](p.sp)
 	a := _QueryF_findObjectById4All_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1439,7 +1439,7 @@ func (p *QueryFProxy) OnewayFindObjectByIdInSameGroup(ctx context.Context, id st
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectByIdInSameGroup(ctx context.Context, id string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectByIdInSameGroupResult] {
-	f := future.Make[QueryFFindObjectByIdInSameGroupResult]()
+	f := servantproxy.NewFuture[QueryFFindObjectByIdInSameGroupResult](p.sp)
 	a := _QueryF_findObjectByIdInSameGroup_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1507,7 +1507,7 @@ func (p *QueryFProxy) OnewayFindObjectByIdInSameStation(ctx context.Context, id 
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectByIdInSameStation(ctx context.Context, id string, sStation string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectByIdInSameStationResult] {
-	f := future.Make[QueryFFindObjectByIdInSameStationResult]()
+	f := servantproxy.NewFuture[QueryFFindObjectByIdInSameStationResult](p.sp)
 	a := _QueryF_findObjectByIdInSameStation_args{Id: id, SStation: sStation}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1576,7 +1576,7 @@ func (p *QueryFProxy) OnewayFindObjectByIdInSameSet(ctx context.Context, id stri
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectByIdInSameSet(ctx context.Context, id string, setId string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectByIdInSameSetResult] {
-	f := future.Make[QueryFFindObjectByIdInSameSetResult]()
+	f := servantproxy.NewFuture[QueryFFindObjectByIdInSameSetResult](p.sp)
 	a := _QueryF_findObjectByIdInSameSet_args{Id: id, SetId: setId}
 	var e codec.Encoder
 	a.Encode(&e)

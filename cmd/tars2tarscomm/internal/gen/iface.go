@@ -323,7 +323,7 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		g.p("// completed on one of the Communicator's async workers (no goroutine per call). A call that")
 		g.p("// cannot be sent completes the future at once with its error.")
 		g.p("func ", recv, "Future", fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") *", fut, ".Future[", ft, "] {")
-		g.p(l.f, " := ", fut, ".Make[", ft, "]()")
+		g.p(l.f, " := ", g.use(servantproxyPkg), ".NewFuture[", ft, "](", l.recv, ".sp)")
 		encode()
 		g.p("err := ", l.recv, ".sp.AsyncInvokeRaw(ctx, ", fn, ", ", l.e, ".Buf, func(", l.b, " []byte, err error) {")
 		decode()
