@@ -278,6 +278,7 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 			s.runErr = gnet.Run(ev, protoAddr, gopts...)
 		}()
 	} else if err = s.startStream(ev, protoAddr, gopts); err != nil {
+		s.runErr = err // before runDone closes: the select below may take either channel
 		close(s.runDone)
 		select {
 		case <-booted: // OnBoot ran before the loops failed to start
