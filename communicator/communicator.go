@@ -64,7 +64,8 @@ type CallError = call.CallError
 type ConnError = call.ConnError
 
 // Communicator owns net threads, async workers and servant proxies. Its methods are safe for
-// concurrent use.
+// concurrent use. Make it with New: a Communicator that New did not make (its zero value) makes
+// no proxy (errNotMade) and its Close does nothing.
 type Communicator struct {
 	// Immutable after New.
 	cfg     conf.Config
@@ -102,7 +103,9 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	}
 	var o options
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // an option chosen at run time and left unset
+			opt(&o)
+		}
 	}
 	if o.log == nil {
 		o.log = logging.Default(cfg.LogLevel)
@@ -235,6 +238,9 @@ func (c *Communicator) StringToProxy(proxy string, prx any) error {
 	return c.bind(proxy, prx, false)
 }
 
+// errNotMade is the error of a Communicator that New did not make.
+var errNotMade = errors.New("communicator: not made by New (the zero Communicator makes no proxy)")
+
 // bind is StringToProxy; an internal proxy is one of the library's own (report.go).
 func (c *Communicator) bind(proxy string, prx any, internal bool) error {
 	switch p := prx.(type) {
@@ -294,6 +300,9 @@ func (c *Communicator) ProxyWithSet(proxy, set string) (*servantproxy.ServantPro
 // interceptor, is kept apart from the user's proxies of the same string, and its servant is left
 // out of Stats.
 func (c *Communicator) proxy(proxy, set string, internal bool) (*servantproxy.ServantProxy, error) {
+	if c.async == nil {
+		return nil, errNotMade
+	}
 	target, err := endpoint.Parse(proxy)
 	if err != nil {
 		return nil, fmt.Errorf("communicator: %w", err)
@@ -417,6 +426,9 @@ func (c *Communicator) limitOf(obj string, max int, internal bool) *servantproxy
 // every other callback has run and none will; the worker running the calling callback exits
 // once the callback returns.
 func (c *Communicator) Close() error {
+	if c.async == nil {
+		return nil // not made by New: nothing runs
+	}
 	c.mu.Lock()
 	c.closed = true // Proxy refuses from now on
 	c.mu.Unlock()

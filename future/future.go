@@ -103,10 +103,14 @@ func (f *Future[T]) Result() (T, error, bool) {
 
 // Get waits until f completes or ctx ends, and returns f's value and error, or the zero value
 // and ctx's error if ctx ended first (f itself is unaffected: a later Get can still return
-// its result).
+// its result). A nil ctx is refused with ErrNilContext, unless f has completed.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if f.done.Load() {
 		return f.val, f.err
+	}
+	if ctx == nil {
+		var zero T
+		return zero, ErrNilContext
 	}
 	f.mu.Lock()
 	if f.done.Load() {
@@ -137,8 +141,12 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 // OnDone arranges for cb to run with f's value and error when f completes: on the goroutine
 // that completes it, or at once on the calling goroutine if f has already completed. cb should
 // not block for long: for a tarscomm call it runs on an async worker and holds it (a Get or Join
-// of a tarscomm call's future in cb does not deadlock: see the package doc).
+// of a tarscomm call's future in cb does not deadlock: see the package doc). A nil cb is
+// skipped.
 func (f *Future[T]) OnDone(cb func(v T, err error)) {
+	if cb == nil {
+		return
+	}
 	if !f.done.Load() {
 		f.mu.Lock()
 		if !f.done.Load() {
@@ -170,6 +178,9 @@ type Awaitable interface {
 	isNil() bool
 	helper() Helper
 }
+
+// ErrNilContext is the error of Get and Join given a nil context for a future not completed yet.
+var ErrNilContext = errors.New("future: nil context")
 
 // ErrNilFuture is the error of WhenAll and Join given a nil future (a nil Awaitable or a nil
 // *Future[T]); the error returned wraps it and names the argument.
@@ -238,8 +249,8 @@ func WhenAll(fs ...Awaitable) *Future[int] {
 
 // Join waits until every one of fs has completed, or ctx ends; it returns ctx's error in that
 // case, else the error of the first of fs (in argument order) that failed, or nil; one matching
-// ErrNilFuture at once if one of fs is nil. Each future's own result stays available from its
-// Get or Result.
+// ErrNilFuture at once if one of fs is nil (ErrNilContext for a nil ctx). Each future's own
+// result stays available from its Get or Result.
 func Join(ctx context.Context, fs ...Awaitable) error {
 	_, err := WhenAll(fs...).Get(ctx)
 	return err

@@ -34,6 +34,8 @@ var (
 	// ErrStopped is returned by Handle, HandleProto and Start after Stop (or after a failed
 	// Start): a Server runs once; create a new one with New.
 	ErrStopped = errors.New("tarscomm/server: server stopped")
+	// ErrNilContext is returned by Stop given a nil context: nothing is stopped.
+	ErrNilContext = errors.New("tarscomm/server: nil context")
 )
 
 // Server states, guarded by Server.mu.
@@ -143,7 +145,9 @@ type Server struct {
 func New(opts ...Option) *Server {
 	o := defaultOptions()
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // an option chosen at run time and left unset
+			opt(&o)
+		}
 	}
 	s := &Server{
 		opts:        o,
@@ -339,8 +343,12 @@ func (s *Server) Addr() net.Addr {
 // exited. If ctx ends first, Stop cancels the ctx handed to handlers, drops queued requests,
 // and returns ctx.Err() as soon as it can no longer wait; calling Stop again waits for the
 // rest. Stop on a Server that never started returns nil. A Stop called from a handler waits for
-// that handler too (until its ctx ends): call it from another goroutine.
+// that handler too (until its ctx ends): call it from another goroutine. A nil ctx is refused
+// (ErrNilContext) before anything stops.
 func (s *Server) Stop(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	s.mu.Lock()
 	started := s.started
 	s.state = stateStopped
