@@ -100,6 +100,7 @@ type Server struct {
 	// Completion of the goroutines Start starts.
 	runDone     chan struct{} // closed when the engine has stopped (gnet.Run returned, Client.Stop)
 	runErr      error         // the engine's result; read after runDone
+	tornDown    chan struct{} // closed when teardown has ended: the engine's end released what it held
 	workersDone chan struct{} // closed when the last worker has exited
 	workersLeft atomic.Int32
 	bigWriters  running      // goroutines finishing large replies (bigwrite.go)
@@ -138,6 +139,7 @@ type Server struct {
 	dropped    atomic.Int64 // datagrams dropped (DroppedDatagrams)
 
 	shutdownOnce  sync.Once
+	teardownOnce  sync.Once
 	closeJobsOnce sync.Once
 }
 
@@ -156,6 +158,7 @@ func New(opts ...Option) *Server {
 		servants:    make(map[string]*servant),
 		ready:       make(chan struct{}),
 		runDone:     make(chan struct{}),
+		tornDown:    make(chan struct{}),
 		workersDone: make(chan struct{}),
 		idle:        make(chan struct{}),
 		loops:       make(map[gnet.EventLoop]*loop),
@@ -341,7 +344,8 @@ func (s *Server) Addr() net.Addr {
 // answered with codec.RetOverload), waits for the handlers in flight and the writing of their
 // replies, then closes every connection and waits until every goroutine the Server started has
 // exited. If ctx ends first, Stop cancels the ctx handed to handlers, drops queued requests,
-// and returns ctx.Err() as soon as it can no longer wait; calling Stop again waits for the
+// and returns ctx.Err() as soon as it can no longer wait (the rest goes on without it: the workers
+// exit, and release what they held, as their handlers return); calling Stop again waits for the
 // rest. Stop on a Server that never started returns nil. A Stop called from a handler waits for
 // that handler too (until its ctx ends): call it from another goroutine. A nil ctx is refused
 // (ErrNilContext) before anything stops.
@@ -370,6 +374,7 @@ func (s *Server) Stop(ctx context.Context) error {
 				if s.booted {
 					s.force()
 					s.shutdownOnce.Do(s.shutdownEngine)
+					s.teardownOnce.Do(s.startTeardown)
 				}
 			}()
 			return ctx.Err()
@@ -392,20 +397,11 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 	}
 	s.shutdownOnce.Do(s.shutdownEngine)
-	if err := wait(ctx, s.runDone); err != nil {
+	s.teardownOnce.Do(s.startTeardown)
+	if err := wait(ctx, s.tornDown); err != nil {
 		s.force()
 		return err
 	}
-	// The engine closed every connection, which stopped their large-reply writers.
-	if err := s.bigWriters.wait(ctx); err != nil {
-		s.force()
-		return err
-	}
-	// The engine closed every connection, which ends their handshakes.
-	s.tlsCancel()
-	s.handshakes.Wait()
-	// The loops have exited: nothing sends on jobs any more.
-	s.closeJobsOnce.Do(s.closeJobs)
 	if err := wait(ctx, s.workersDone); err != nil {
 		s.force()
 		return err
@@ -540,6 +536,26 @@ func (s *Server) shutdownEngine() {
 	if err := s.eng.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		s.log.Debug("engine stop", zap.Error(err))
 	}
+}
+
+// startTeardown starts the goroutine that releases what the engine's end frees, once the
+// engine has been asked to stop: it runs to its end whether or not a Stop still waits, so that a
+// Stop that gave up at its deadline leaves nothing for a second Stop to finish (the workers
+// waited on a queue nobody closed, and a UDP server's reply socket, a duplicate of the one it
+// served, kept its port bound).
+func (s *Server) startTeardown() { go s.teardown() }
+
+// teardown waits for the engine to end, then for the large-reply writers (the engine closed
+// their connections, which stops them) and the TLS handshakes (cancelled here), and closes the
+// job queue: the loops have exited, nothing sends on it any more, and the workers exit once
+// their handlers return (the last one closes the reply socket).
+func (s *Server) teardown() {
+	defer close(s.tornDown)
+	<-s.runDone
+	_ = s.bigWriters.wait(context.Background())
+	s.tlsCancel()
+	s.handshakes.Wait()
+	s.closeJobsOnce.Do(s.closeJobs)
 }
 
 func (s *Server) closeJobs() {
