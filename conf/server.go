@@ -44,7 +44,7 @@ type Server struct {
 //	key = "/etc/tars/server.key"
 //	ca = "/etc/tars/ca.pem"       # the CAs of the clients' certificates, for verifyclient
 //	verifyclient = true           # mutual TLS: a client must present a certificate signed by ca
-//	tls-min-version = "1.3"       # "1.2" (default) or "1.3"
+//	tls-min-version = "1.2"       # "1.2" (default) or "1.3" (then no tls-ciphers)
 //	tls-ciphers = "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256" # TLS 1.2 suites; default Go's list
 type ServerTLS struct {
 	CA           string `toml:"ca"`

@@ -18,7 +18,7 @@ import (
 //	cert = "/etc/tars/client.pem" # this client's certificate chain, for servers that ask (mutual TLS)
 //	key = "/etc/tars/client.key"  # its private key; cert and key go together
 //	server-name = "hello.svc"     # the name verified in the server's certificate; default: the endpoint's -h
-//	tls-min-version = "1.3"       # the oldest TLS version spoken: "1.2" (default) or "1.3"
+//	tls-min-version = "1.2"       # the oldest TLS version spoken: "1.2" (default) or "1.3" (then no tls-ciphers)
 //	tls-ciphers = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256:TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
 type TLS struct {
 	CA         string `toml:"ca"`
