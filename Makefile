@@ -40,7 +40,7 @@ test:
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 ## test-short: the unit tests only (-short skips the end-to-end tests of communicator/, which
-## start servers and Communicators over loopback); well under 90 s.
+## start servers and Communicators over loopback); about a minute on an idle 2-core machine.
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
