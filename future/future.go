@@ -249,7 +249,8 @@ func WhenAll(fs ...Awaitable) *Future[int] {
 
 // Join waits until every one of fs has completed, or ctx ends; it returns ctx's error in that
 // case, else the error of the first of fs (in argument order) that failed, or nil; one matching
-// ErrNilFuture at once if one of fs is nil (ErrNilContext for a nil ctx). Each future's own
+// ErrNilFuture at once if one of fs is nil (ErrNilContext for a nil ctx, unless every one of fs
+// has completed). Each future's own
 // result stays available from its Get or Result.
 func Join(ctx context.Context, fs ...Awaitable) error {
 	_, err := WhenAll(fs...).Get(ctx)

@@ -18,7 +18,8 @@ var ErrStatsUnavailable = errors.New("netthread: stats unavailable: the net thre
 
 // Snapshot returns this thread's counters: its calls by (servant, function, endpoint), its own
 // counts and the state of every endpoint's connection on it. It runs on the loop, so it waits
-// for the loop's current work, at most for timeout. Safe for concurrent use.
+// for the loop's current work, at most for timeout (and then for the snapshot itself, if the
+// loop began it before the timeout). Safe for concurrent use.
 func (t *Thread) Snapshot(timeout time.Duration) (stats.Snapshot, error) {
 	return t.takeSnapshot(timeout, false)
 }

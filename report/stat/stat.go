@@ -169,8 +169,7 @@ func (r *Reporter) Flush(ctx context.Context) error {
 		// the others' again), and the next report would send them twice. This report waits
 		// for the next interval. The net threads that answered have ended their periods (a
 		// source may end them, as the Communicator's does): what they held goes into the next.
-		cur.AddPeriods(&r.carry)
-		r.carry = cur
+		r.carry = stats.Merge(r.carry, cur) // every key of both: one deferral may miss another's
 		return fmt.Errorf("stat: %d of %d net threads answered: report deferred to the next interval", len(cur.Threads), want)
 	}
 	cur.AddPeriods(&r.carry)
