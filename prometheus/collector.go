@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,10 @@ type Options struct {
 type Collector struct {
 	src    func() stats.Snapshot
 	client bool // Side "client": the net thread and endpoint metrics too
+
+	mu      sync.Mutex
+	threads int            // the most net threads a snapshot held
+	full    stats.Snapshot // the last snapshot that held that many
 
 	calls, codes, duration                                                      *prometheus.Desc
 	queue, wakeups, handBacks, batches, requests, direct, writes, out, in, late *prometheus.Desc
@@ -164,10 +169,20 @@ func mend(l string) string {
 	return strings.ToValidUTF8(l, "\uFFFD")
 }
 
-// Collect takes a snapshot and sends its metrics.
+// Collect takes a snapshot and sends its metrics. A snapshot that lacks a net thread
+// (Communicator.Stats leaves out one that did not answer in time, and all of them after Close)
+// is not sent: the last one that held every thread is sent again, so that no counter goes down
+// (Prometheus would read a reset).
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.src()
-	mendKeys(&s)
+	c.mu.Lock()
+	if len(s.Threads) >= c.threads {
+		mendKeys(&s) // before it is kept: a kept snapshot is only read
+		c.threads, c.full = len(s.Threads), s
+	} else {
+		s = c.full
+	}
+	c.mu.Unlock()
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		send(ch, d, prometheus.CounterValue, float64(v), labels)
 	}

@@ -1,6 +1,8 @@
 // Package tarsprom exposes tarscomm's stats to Prometheus: a prometheus.Collector over a
 // func() stats.Snapshot (Communicator.Stats), read at each scrape. It is a Go module of its own
-// so that client_golang never enters the library's go.mod.
+// so that client_golang never enters the library's go.mod. A snapshot that lacks a net thread
+// (one that did not answer within a second, or all of them after Close) is not exposed: a scrape
+// then shows the last snapshot that held every thread, so that no counter goes down.
 //
 //	reg := prometheus.NewRegistry()
 //	reg.MustRegister(tarsprom.NewCollector(comm.Stats, tarsprom.Options{}))
