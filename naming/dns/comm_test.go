@@ -189,7 +189,9 @@ func TestCommunicatorFollowsDNS(t *testing.T) {
 func TestCommunicatorDNSNoFirstList(t *testing.T) {
 	rs := startResponder(t)
 	cfg := conf.Default()
-	cfg.Naming.Source = "dns://nowhere.test:9000?interval=100ms&resolver=" + rs.addr()
+	// A short timeout: a lookup in flight when the test ends (Go's resolver finishes it on a
+	// goroutine of its own) meets the stopped responder and must end before goleak looks.
+	cfg.Naming.Source = "dns://nowhere.test:9000?interval=100ms&timeout=300ms&resolver=" + rs.addr()
 	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)))
 	if err != nil {
 		t.Fatal(err)
