@@ -17,21 +17,7 @@ import (
 // every byte once and in order.
 func TestVectorToSlowReader(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	src, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
+	src, dst := tcpPair(t)
 
 	var bs [][]byte
 	var want []byte
@@ -103,4 +89,25 @@ func TestSkip(t *testing.T) {
 	if got := Skip([][]byte{[]byte("ab")}, 2); len(got) != 0 && len(got[0]) != 0 {
 		t.Fatalf("Skip all: %q", got)
 	}
+}
+
+// tcpPair returns the two ends of a TCP connection on 127.0.0.1; t.Cleanup closes them.
+func tcpPair(t *testing.T) (src, dst net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	src, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = src.Close() })
+	dst, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dst.Close() })
+	return src, dst
 }

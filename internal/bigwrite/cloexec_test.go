@@ -15,21 +15,7 @@ import (
 // the connection close, for as long as the child lived.
 func TestWriterDescriptorClosedOnExec(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	src, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
+	src, _ := tcpPair(t)
 	raw, err := src.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)

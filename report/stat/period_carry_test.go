@@ -18,21 +18,8 @@ func TestReportExtremesAcrossTwoDeferredReports(t *testing.T) {
 	impl, prx := start(t)
 	var a, b stats.Shared // net threads 0 and 1
 	const obj, ep = "Hello.Server.GreeterObj", "127.0.0.1:18015"
-	part := func(p *stats.Shared, idx int) stats.Snapshot {
-		s := p.SnapshotEndingPeriod()
-		s.Threads = []stats.NetThread{{Index: idx}}
-		return s
-	}
 	missing := -1
-	src := func() stats.Snapshot {
-		switch missing {
-		case 0:
-			return stats.Merge(part(&b, 1))
-		case 1:
-			return stats.Merge(part(&a, 0))
-		}
-		return stats.Merge(part(&a, 0), part(&b, 1))
-	}
+	src := twoThreads(&a, &b, &missing)
 	a.Record(obj, "SayHello", ep, stats.OK, 0, ms(1))
 	b.Record(obj, "Other", ep, stats.OK, 0, ms(900))
 	r := stat.New(src, prx, stat.Options{ModuleName: "Test.Client", FromClient: true, Threads: 2})

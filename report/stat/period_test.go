@@ -67,18 +67,8 @@ func TestReportExtremesAcrossADeferredReport(t *testing.T) {
 	impl, prx := start(t)
 	var a, b stats.Shared // net threads 0 and 1
 	const obj, ep = "Hello.Server.GreeterObj", "127.0.0.1:18015"
-	part := func(p *stats.Shared, idx int) stats.Snapshot {
-		s := p.SnapshotEndingPeriod()
-		s.Threads = []stats.NetThread{{Index: idx}}
-		return s
-	}
-	missing := false
-	src := func() stats.Snapshot {
-		if missing {
-			return stats.Merge(part(&a, 0))
-		}
-		return stats.Merge(part(&a, 0), part(&b, 1))
-	}
+	missing := -1
+	src := twoThreads(&a, &b, &missing)
 	a.Record(obj, "SayHello", ep, stats.OK, 0, ms(1))
 	b.Record(obj, "SayHello", ep, stats.OK, 0, ms(900))
 	r := stat.New(src, prx, stat.Options{ModuleName: "Test.Client", FromClient: true, Threads: 2})
@@ -90,11 +80,11 @@ func TestReportExtremesAcrossADeferredReport(t *testing.T) {
 		t.Errorf("first report: max %d min %d ms, want 900 and 1", mx, mn)
 	}
 	a.Record(obj, "SayHello", ep, stats.OK, 0, ms(150))
-	missing = true
+	missing = 1
 	if err := r.Flush(context.Background()); err == nil {
 		t.Fatal("a report with net thread 1 missing was sent; want it deferred")
 	}
-	missing = false
+	missing = -1
 	a.Record(obj, "SayHello", ep, stats.OK, 0, ms(110))
 	b.Record(obj, "SayHello", ep, stats.OK, 0, ms(180))
 	if err := r.Flush(context.Background()); err != nil {
@@ -102,5 +92,25 @@ func TestReportExtremesAcrossADeferredReport(t *testing.T) {
 	}
 	if mx, mn := extremes(t, impl); mx != 180 || mn != 110 {
 		t.Errorf("report after the deferred one: max %d min %d ms, want 180 and 110 (150, 110 and 180 were made since the first)", mx, mn)
+	}
+}
+
+// twoThreads is the snapshot source of two net threads, recorded in a (index 0) and b (index 1),
+// each ending its period as it answers, as the Communicator's do; *missing names a thread that
+// does not answer (-1: none).
+func twoThreads(a, b *stats.Shared, missing *int) func() stats.Snapshot {
+	part := func(p *stats.Shared, idx int) stats.Snapshot {
+		s := p.SnapshotEndingPeriod()
+		s.Threads = []stats.NetThread{{Index: idx}}
+		return s
+	}
+	return func() stats.Snapshot {
+		switch *missing {
+		case 0:
+			return stats.Merge(part(b, 1))
+		case 1:
+			return stats.Merge(part(a, 0))
+		}
+		return stats.Merge(part(a, 0), part(b, 1))
 	}
 }
