@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -16,6 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/internal/datagram"
 	"github.com/tarscomm/tarscomm/internal/inbound"
+	"github.com/tarscomm/tarscomm/internal/lograte"
 	"github.com/tarscomm/tarscomm/stats"
 )
 
@@ -82,8 +82,9 @@ type Options struct {
 	KeepAlive time.Duration
 	Log       *zap.Logger
 	// Warnings limits the warnings about an endpoint to one a second across every AdapterProxy
-	// given the same (a Communicator's net threads and connections); nil: each its own.
-	Warnings *Warnings
+	// given the same (a Communicator's net threads and connections), keyed by address; nil: each
+	// its own.
+	Warnings *lograte.Limiter
 	Breaker  Breaker // the circuit breaker (breaker.go); zero: none
 	// Push receives the server's pushes and the connection's open and close (push.go); nil:
 	// pushes are logged and dropped.
@@ -137,7 +138,7 @@ type AdapterProxy struct {
 	heard      bool                 // the current connection has received a byte
 	retryAt    int64                // no dial before this (call.Now clock) after failures
 	lastErr    error                // why the last dial failed
-	warnClock  *atomic.Int64        // call.Now of the last warning about the endpoint (warnings.go)
+	warnClock  *lograte.Clock       // the endpoint's warnings (Options.Warnings)
 	lastIO     int64                // last write or read on the connection
 	lastRead   int64                // last read on the connection
 	handed     int64                // bytes handed to the connection (gnet or the big writer)
@@ -195,9 +196,9 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		opts.Log = zap.NewNop()
 	}
 	addr := ep.Addr()
-	clock := new(atomic.Int64)
+	clock := new(lograte.Clock)
 	if opts.Warnings != nil {
-		clock = opts.Warnings.clock(addr, call.Now())
+		clock = opts.Warnings.Clock(addr)
 	}
 	return &AdapterProxy{
 		warnClock: clock,
@@ -571,12 +572,16 @@ func (a *AdapterProxy) sweepAbandoned() {
 	})
 }
 
-// warn logs at warn level at most once a second per endpoint (Options.Warnings), at debug level
-// otherwise.
+// warn logs at warn level at most once a second per endpoint (Options.Warnings), saying how many
+// warnings about it were logged at debug level since the last.
 func (a *AdapterProxy) warn(msg string, fields ...zap.Field) {
-	if !warnDue(a.warnClock, a.loop.Now()) {
+	ok, left := a.warnClock.Allow()
+	if !ok {
 		a.log.Debug(msg, fields...)
 		return
+	}
+	if left > 0 {
+		fields = append(fields, zap.Uint64("suppressed", left))
 	}
 	a.log.Warn(msg, fields...)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/interceptor"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/lograte"
 	"github.com/tarscomm/tarscomm/logging"
 	"github.com/tarscomm/tarscomm/naming"
 	"github.com/tarscomm/tarscomm/netthread"
@@ -120,7 +121,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 	if err != nil {
 		return nil, err
 	}
-	warnings := adapterproxy.NewWarnings() // an endpoint's warnings, one a second over every thread
+	warnings := new(lograte.Limiter) // an endpoint's warnings, one a second over every thread
 	for i := range cfg.NetThread {
 		t, err := netthread.New(netthread.Options{
 			Index:          i,

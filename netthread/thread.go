@@ -21,6 +21,7 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
+	"github.com/tarscomm/tarscomm/internal/lograte"
 	"github.com/tarscomm/tarscomm/objectproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -49,7 +50,7 @@ type Options struct {
 	Log  *zap.Logger
 	// Warnings limits the warnings about each endpoint across the threads given the same
 	// (adapterproxy.Options.Warnings); nil: each connection on its own.
-	Warnings *adapterproxy.Warnings
+	Warnings *lograte.Limiter
 }
 
 // closedBit marks a Thread as closed in its gate word; the low bits count Submits in progress.
