@@ -338,7 +338,8 @@ const maxBatch = 256 << 10
 
 // Flush writes the queued calls, gathering them into as few writes as possible (one per batch
 // up to maxBatch bytes; a large frame is written from its own buffer, without a copy). Calls
-// whose caller gave up before they were written are dropped, not sent. One-way calls complete
+// whose caller gave up before they were written are dropped, not sent, and calls whose deadline
+// passed before they could be written end with ErrTimeout, unsent. One-way calls complete
 // once their bytes are handed to the connection. A Flush that runs longer than the flush budget
 // stops and continues on the loop's next turn. Must be called on the loop goroutine.
 func (a *AdapterProxy) Flush() {
@@ -360,7 +361,7 @@ func (a *AdapterProxy) Flush() {
 		if batches&15 == 15 && a.overBudget(&start) {
 			return
 		}
-		if c := a.q.front(); c != nil && len(c.Frame) >= bigwrite.Min && !c.Abandoned() {
+		if c := a.q.front(); c != nil && len(c.Frame) >= bigwrite.Min && !c.Abandoned() && !a.expiredUnsent(c, now) {
 			c.Delayed(now)
 			if a.writeBig(c) {
 				continue
@@ -377,6 +378,9 @@ func (a *AdapterProxy) Flush() {
 			}
 			if c.Abandoned() {
 				a.abandon(c)
+				continue
+			}
+			if a.expiredUnsent(c, now) {
 				continue
 			}
 			if len(batch) > 0 && size+len(c.Frame) > maxBatch {
@@ -454,6 +458,28 @@ func (a *AdapterProxy) overBudget(start *int64) bool {
 // abandon drops c, queued but not written, whose caller gave up on it: it is never sent.
 func (a *AdapterProxy) abandon(c *call.Call) {
 	a.unqueue(c, nil) // an abandoned call is recycled, not delivered
+}
+
+// expiredUnsent ends c, queued but not written, with ErrTimeout if its deadline passed by now
+// (in the connect backlog, in the net thread's queue, behind other frames), and reports whether
+// it did: a call is never written for a caller that stopped waiting (the server would be told
+// 1 ms left and run it all the same). It counts as a timeout, not against the endpoint's
+// health: the server was never asked.
+func (a *AdapterProxy) expiredUnsent(c *call.Call, now int64) bool {
+	if c.Deadline == 0 || c.Deadline > now {
+		return false
+	}
+	a.q.remove(c)
+	if !c.Oneway {
+		a.calls.remove(c)
+	}
+	a.loop.Wheel().Remove(c)
+	a.stats.Timeouts++
+	if a.isPing(c) {
+		a.ping = nil
+	}
+	c.Complete(call.ErrTimeout)
+	return true
 }
 
 // unqueue ends c, queued but not written, with err: it is taken out of the queue, the pending

@@ -48,11 +48,12 @@ func (a *AdapterProxy) flushDirect() {
 	a.written1(c)
 }
 
-// directOK reports whether c, the queue's first call, may be written on the direct path.
+// directOK reports whether c, the queue's first call, may be written on the direct path (a
+// call whose deadline has passed is left to the loop's Flush, which ends it unsent).
 func (a *AdapterProxy) directOK(c *call.Call) bool {
 	return a.state == stateConnected && a.fd >= 0 && !a.udp && a.big == nil &&
 		a.gnetQueued == 0 && len(a.tail) == 0 && a.q.live == 1 &&
-		len(c.Frame) <= directMax && !c.Abandoned()
+		len(c.Frame) <= directMax && !c.Abandoned() && (c.Deadline == 0 || c.Deadline > a.loop.Now())
 }
 
 // handOff leaves the Flush to the loop, on its next turn.

@@ -66,6 +66,11 @@ func (a *AdapterProxy) flushDatagrams() {
 			a.abandon(c)
 			continue
 		}
+		now := a.loop.Now()
+		if a.expiredUnsent(c, now) {
+			continue
+		}
+		c.Delayed(now) // it waited for the socket: the server is told the time left
 		conn := a.conn
 		a.lastIO = a.loop.Now()
 		a.stats.Writes++
