@@ -366,6 +366,9 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 		}
 		return true
 	}
+	// The read's stamp is taken before a handler runs (this request needs it or not): the later
+	// requests of the read count their timeouts from the read, not from this handler's end.
+	l.readAt()
 	cur := &l.cur
 	l.fillCurrent(cur, req, cs.remote)
 	cur.conn = cs
@@ -401,8 +404,9 @@ func (l *loop) takePushes(cs *conn) {
 }
 
 // readAt returns the server's clock when this OnTraffic read its bytes: taken once per read, by
-// the first request that needs it (a client's timeout to count, a queue wait to bound), and the
-// time every request of the read was received at.
+// the first request that needs it (a client's timeout to count, a queue wait to bound) or, in
+// inline mode, before the read's first handler runs; the time every request of the read was
+// received at.
 func (l *loop) readAt() int64 {
 	if l.stamp == 0 {
 		l.stamp = max(l.s.clock(), 1)
