@@ -48,7 +48,17 @@ func TestHugeReplyScratchNotKeptWhileIdle(t *testing.T) {
 			}
 			base := heapAfterGC()
 
-			rsp := c.call(request(2, tarsServant, "huge", nil))
+			// 80 MiB takes its time under the race detector (16 s on a quiet 2-core machine whose
+			// page faults are slow): two minutes bound the reply.
+			c.write(codec.AppendRequest(nil, request(2, tarsServant, "huge", nil)))
+			f, err := c.readFrame(2 * time.Minute)
+			if err != nil {
+				t.Fatalf("huge call: %v", err)
+			}
+			rsp := new(codec.ResponsePacket)
+			if err := codec.DecodeResponse(f, rsp); err != nil {
+				t.Fatal(err)
+			}
 			if rsp.Ret != 0 || len(rsp.Buffer) != size {
 				t.Fatalf("huge call: ret %d, %d bytes, want 0 and %d", rsp.Ret, len(rsp.Buffer), size)
 			}
