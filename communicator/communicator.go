@@ -38,6 +38,9 @@ var (
 	// ErrRequestTooLarge matches a call whose request frame is larger than max-packet-size: it
 	// was not sent.
 	ErrRequestTooLarge = call.ErrRequestTooLarge
+	// ErrDecode matches a call whose reply (return code 0) could not be decoded into its reply
+	// type: the server ran the call.
+	ErrDecode = call.ErrDecode
 	// ErrDatagramTooLarge matches a call to a udp endpoint whose request is larger than one
 	// datagram carries (65507 bytes): it was not sent.
 	ErrDatagramTooLarge = adapterproxy.ErrDatagramTooLarge

@@ -156,7 +156,7 @@ func TestMisusePanickingMessages(t *testing.T) {
 	}
 	select {
 	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "decode reply") || !strings.Contains(err.Error(), "panic: a broken message type") {
+		if !errors.Is(err, servantproxy.ErrDecode) || !strings.Contains(err.Error(), "panic: a broken message type") {
 			t.Fatalf("callback err = %v, want the decoding's panic as an error", err)
 		}
 	case <-time.After(10 * time.Second):

@@ -27,6 +27,9 @@ var (
 	// ErrRequestTooLarge: the request frame was larger than the client's max-packet-size; the
 	// call was not sent.
 	ErrRequestTooLarge = call.ErrRequestTooLarge
+	// ErrDecode: the reply (return code 0) could not be decoded into the call's reply type; the
+	// server ran the call. A *CallError wraps it with the decoder's error.
+	ErrDecode = call.ErrDecode
 	// ErrInvalidTimeout: WithTimeout was given 0 or a negative duration; the call was not
 	// sent. Leave the option out to use the configured timeout.
 	ErrInvalidTimeout = errors.New("tarscomm: invalid call timeout: it must be positive")

@@ -528,24 +528,13 @@ func finishAsync(c *call.Call) {
 		return
 	}
 	cb := c.Callback
-	err := decodeAsync(c)
+	err := result(c, c.Rsp)
 	p := ended(c, err)
 	call.Put(c)
 	cb(err)
 	if p != nil {
 		panic(p)
 	}
-}
-
-// decodeAsync is result for an async call: a panic while decoding the reply (a message type
-// whose unmarshalling panics) becomes the call's error, so that the callback still runs once.
-func decodeAsync(c *call.Call) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("tarscomm: decode reply into %T: panic: %v", c.Rsp, p)
-		}
-	}()
-	return result(c, c.Rsp)
 }
 
 // ended runs c's OnEnd, if any, and returns what it panicked with (nil if it did not).
@@ -748,18 +737,32 @@ func resultErr(c *call.Call) error {
 	return nil
 }
 
-// result is resultErr followed by unmarshalling the reply body into rsp.
-func result(c *call.Call, rsp proto.Message) error {
+// result is resultErr followed by unmarshalling the reply body into rsp. A body that does not
+// decode ends the call with a *CallError wrapping ErrDecode; so does a panic while decoding (a
+// message type whose unmarshalling panics), so that the call still ends once: its callback
+// runs, its interceptors see it end.
+func result(c *call.Call, rsp proto.Message) (err error) {
 	if err := resultErr(c); err != nil {
 		return err
 	}
 	if rsp == nil {
 		return nil
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = decodeError(c, rsp, fmt.Errorf("panic: %v", p))
+		}
+	}()
 	if err := proto.Unmarshal(c.Body, rsp); err != nil {
-		return fmt.Errorf("tarscomm: decode reply: %w", err)
+		return decodeError(c, rsp, err)
 	}
 	return nil
+}
+
+// decodeError is the error of call c whose reply body did not decode into rsp.
+func decodeError(c *call.Call, rsp proto.Message, err error) error {
+	return &call.CallError{Servant: c.Servant, Func: c.Func, Endpoint: c.Addr, Elapsed: time.Duration(call.Now() - c.Start),
+		Err: fmt.Errorf("%w into %T: %w", call.ErrDecode, rsp, err)}
 }
 
 func isServerError(err error) bool {

@@ -45,6 +45,11 @@ var ErrOverload = errors.New("tarscomm: servant overloaded, call not sent")
 // call on it).
 var ErrRequestTooLarge = errors.New("tarscomm: request larger than max-packet-size, call not sent")
 
+// ErrDecode means a reply came back (return code 0) but its body could not be decoded into the
+// call's reply type: a peer whose interface differs from the caller's, or a corrupt body. The
+// server ran the call.
+var ErrDecode = errors.New("tarscomm: could not decode the reply")
+
 type timeoutError struct{}
 
 func (timeoutError) Error() string   { return "tarscomm: call timed out" }
@@ -88,10 +93,11 @@ func (e *ServerError) Error() string {
 	return fmt.Sprintf("tarscomm: server returned %d (%s): %s", e.Code, codec.RetName(e.Code), e.Desc)
 }
 
-// CallError is how a call that got no reply ends: it names the call (servant and function),
-// the endpoint it was sent to (when one was chosen) and the time it took, and wraps the cause:
-// ErrTimeout, ErrQueueFull, ErrNoEndpoint, ErrClosed, a *ConnError, or the context's error for
-// a cancelled call, so that errors.Is and errors.As see through it.
+// CallError is how a call that got no reply ends, or one whose reply it could not decode: it
+// names the call (servant and function), the endpoint it was sent to (when one was chosen) and
+// the time it took, and wraps the cause: ErrTimeout, ErrQueueFull, ErrNoEndpoint, ErrClosed, a
+// *ConnError, ErrDecode, or the context's error for a cancelled call, so that errors.Is and
+// errors.As see through it.
 type CallError struct {
 	Servant  string
 	Func     string

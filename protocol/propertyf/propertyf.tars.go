@@ -489,7 +489,7 @@ func (st *_PropertyF_reportPropMsg_result) UnmarshalTars(b []byte) error {
 func (r *_PropertyF_reportPropMsg_result) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = _PropertyF_reportPropMsg_result{}
-		return fmt.Errorf("tarscomm: decode reply of PropertyF.reportPropMsg: %w", err)
+		return fmt.Errorf("%w of PropertyF.reportPropMsg: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }

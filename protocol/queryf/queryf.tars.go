@@ -173,7 +173,7 @@ func (st *_QueryF_findObjectById_result) UnmarshalTars(b []byte) error {
 func (r *_QueryF_findObjectById_result) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = _QueryF_findObjectById_result{}
-		return fmt.Errorf("tarscomm: decode reply of QueryF.findObjectById: %w", err)
+		return fmt.Errorf("%w of QueryF.findObjectById: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -368,7 +368,7 @@ func (st *QueryFFindObjectById4AnyResult) UnmarshalTars(b []byte) error {
 func (r *QueryFFindObjectById4AnyResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = QueryFFindObjectById4AnyResult{}
-		return fmt.Errorf("tarscomm: decode reply of QueryF.findObjectById4Any: %w", err)
+		return fmt.Errorf("%w of QueryF.findObjectById4Any: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -563,7 +563,7 @@ func (st *QueryFFindObjectById4AllResult) UnmarshalTars(b []byte) error {
 func (r *QueryFFindObjectById4AllResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = QueryFFindObjectById4AllResult{}
-		return fmt.Errorf("tarscomm: decode reply of QueryF.findObjectById4All: %w", err)
+		return fmt.Errorf("%w of QueryF.findObjectById4All: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -758,7 +758,7 @@ func (st *QueryFFindObjectByIdInSameGroupResult) UnmarshalTars(b []byte) error {
 func (r *QueryFFindObjectByIdInSameGroupResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = QueryFFindObjectByIdInSameGroupResult{}
-		return fmt.Errorf("tarscomm: decode reply of QueryF.findObjectByIdInSameGroup: %w", err)
+		return fmt.Errorf("%w of QueryF.findObjectByIdInSameGroup: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -958,7 +958,7 @@ func (st *QueryFFindObjectByIdInSameStationResult) UnmarshalTars(b []byte) error
 func (r *QueryFFindObjectByIdInSameStationResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = QueryFFindObjectByIdInSameStationResult{}
-		return fmt.Errorf("tarscomm: decode reply of QueryF.findObjectByIdInSameStation: %w", err)
+		return fmt.Errorf("%w of QueryF.findObjectByIdInSameStation: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -1158,7 +1158,7 @@ func (st *QueryFFindObjectByIdInSameSetResult) UnmarshalTars(b []byte) error {
 func (r *QueryFFindObjectByIdInSameSetResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = QueryFFindObjectByIdInSameSetResult{}
-		return fmt.Errorf("tarscomm: decode reply of QueryF.findObjectByIdInSameSet: %w", err)
+		return fmt.Errorf("%w of QueryF.findObjectByIdInSameSet: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }

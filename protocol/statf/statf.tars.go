@@ -649,7 +649,7 @@ func (st *_StatF_reportMicMsg_result) UnmarshalTars(b []byte) error {
 func (r *_StatF_reportMicMsg_result) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = _StatF_reportMicMsg_result{}
-		return fmt.Errorf("tarscomm: decode reply of StatF.reportMicMsg: %w", err)
+		return fmt.Errorf("%w of StatF.reportMicMsg: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -813,7 +813,7 @@ func (st *_StatF_reportSampleMsg_result) UnmarshalTars(b []byte) error {
 func (r *_StatF_reportSampleMsg_result) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = _StatF_reportSampleMsg_result{}
-		return fmt.Errorf("tarscomm: decode reply of StatF.reportSampleMsg: %w", err)
+		return fmt.Errorf("%w of StatF.reportSampleMsg: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }

@@ -324,7 +324,7 @@ func (st *GreeterGreetResult) UnmarshalTars(b []byte) error {
 func (r *GreeterGreetResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = GreeterGreetResult{}
-		return fmt.Errorf("tarscomm: decode reply of Greeter.greet: %w", err)
+		return fmt.Errorf("%w of Greeter.greet: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }

@@ -213,7 +213,7 @@ func (g *gen) genInterface(it *ast.Interface) error {
 		g.p("func (r *", fi.resultName, ") unmarshalReply(b []byte) error {")
 		g.p("if err := r.UnmarshalTars(b); err != nil {")
 		g.p("*r = ", fi.resultName, "{}")
-		g.p("return ", g.use("fmt"), ".Errorf(\"tarscomm: decode reply of ", it.Name, ".", fi.fn.Name, ": %w\", err)")
+		g.p("return ", g.use("fmt"), ".Errorf(\"%w of ", it.Name, ".", fi.fn.Name, ": %w\", ", g.use(servantproxyPkg), ".ErrDecode, err)")
 		g.p("}")
 		g.p("return nil")
 		g.p("}")

@@ -901,7 +901,7 @@ func (st *StorePutResult) UnmarshalTars(b []byte) error {
 func (r *StorePutResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = StorePutResult{}
-		return fmt.Errorf("tarscomm: decode reply of Store.put: %w", err)
+		return fmt.Errorf("%w of Store.put: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -1065,7 +1065,7 @@ func (st *_Store_get_result) UnmarshalTars(b []byte) error {
 func (r *_Store_get_result) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = _Store_get_result{}
-		return fmt.Errorf("tarscomm: decode reply of Store.get: %w", err)
+		return fmt.Errorf("%w of Store.get: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -1198,7 +1198,7 @@ func (st *_Store_ping_result) UnmarshalTars(b []byte) error {
 func (r *_Store_ping_result) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = _Store_ping_result{}
-		return fmt.Errorf("tarscomm: decode reply of Store.ping: %w", err)
+		return fmt.Errorf("%w of Store.ping: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -1408,7 +1408,7 @@ func (st *StoreFindResult) UnmarshalTars(b []byte) error {
 func (r *StoreFindResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = StoreFindResult{}
-		return fmt.Errorf("tarscomm: decode reply of Store.find: %w", err)
+		return fmt.Errorf("%w of Store.find: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -1606,7 +1606,7 @@ func (st *StoreTrickyResult) UnmarshalTars(b []byte) error {
 func (r *StoreTrickyResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = StoreTrickyResult{}
-		return fmt.Errorf("tarscomm: decode reply of Store.tricky: %w", err)
+		return fmt.Errorf("%w of Store.tricky: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
@@ -1756,7 +1756,7 @@ func (st *StoreEchoResult) UnmarshalTars(b []byte) error {
 func (r *StoreEchoResult) unmarshalReply(b []byte) error {
 	if err := r.UnmarshalTars(b); err != nil {
 		*r = StoreEchoResult{}
-		return fmt.Errorf("tarscomm: decode reply of Store.echo: %w", err)
+		return fmt.Errorf("%w of Store.echo: %w", servantproxy.ErrDecode, err)
 	}
 	return nil
 }
