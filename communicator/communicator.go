@@ -312,7 +312,7 @@ func (c *Communicator) proxy(proxy, set string, internal bool) (*servantproxy.Se
 		return nil, fmt.Errorf("communicator: %w", err)
 	}
 	if len(target.Endpoints) == 0 && c.naming == nil {
-		return nil, fmt.Errorf("communicator: %w", c.noNaming(target.Object))
+		return nil, c.noNaming(target.Object)
 	}
 	for _, ep := range target.Endpoints {
 		if p := ep.CallProblem(); p != "" {

@@ -180,6 +180,11 @@ func New(opts ...Option) *Server {
 // error. `tars_ping` is answered with RetOK and an empty body on every registered servant,
 // unless a handler is registered for it.
 func (s *Server) Handle(servantName, fn string, h HandlerFunc) error {
+	if s == nil {
+		// serverconf's Servers.Server returns nil for a servant no adapter serves: a name that
+		// differs from the configuration's by a letter gets here, and is told so.
+		return fmt.Errorf("tarscomm/server: Handle(%q, %q): nil *Server (no adapter serves %q?)", servantName, fn, servantName)
+	}
 	if servantName == "" || fn == "" {
 		return fmt.Errorf("tarscomm/server: Handle(%q, %q): empty servant or function name", servantName, fn)
 	}

@@ -87,10 +87,15 @@ func (e *ServerError) Is(target error) bool {
 }
 
 func (e *ServerError) Error() string {
-	if e.Desc == "" {
-		return fmt.Sprintf("tarscomm: server returned %d (%s)", e.Code, codec.RetName(e.Code))
+	var b strings.Builder
+	fmt.Fprintf(&b, "tarscomm: server returned %d", e.Code)
+	if name := codec.RetName(e.Code); !strings.HasPrefix(name, "return code ") {
+		b.WriteString(" (" + name + ")") // TARS's codes are named; an application's are its own
 	}
-	return fmt.Sprintf("tarscomm: server returned %d (%s): %s", e.Code, codec.RetName(e.Code), e.Desc)
+	if e.Desc != "" {
+		b.WriteString(": " + e.Desc)
+	}
+	return b.String()
 }
 
 // CallError is how a call that got no reply ends, or one whose reply it could not decode: it

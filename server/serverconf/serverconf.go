@@ -203,7 +203,8 @@ func keys(accessKey, secretKey string) func(string) (string, bool) {
 	}
 }
 
-// Server returns the server of the adapter serving servant, or nil if none does.
+// Server returns the server of the adapter serving servant, or nil if none does (a generated
+// Register, and server.Handle, given nil return an error naming the servant).
 func (s *Servers) Server(servant string) *server.Server {
 	for i := range s.adapters {
 		if s.adapters[i].Servant == servant {
