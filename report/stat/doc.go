@@ -16,11 +16,12 @@
 // first report of a key and whenever the interval held a new extreme of all its calls, and
 // otherwise the bounds of the buckets that grew, clamped to those extremes (stats.Histogram.Sub).
 //
-// The head is filled as TarsCpp's client fills it: masterName "<modulename>@<version>"
-// (truncated to 127 bytes), slaveName the first two dot parts of the object name ("App.Server",
-// truncated to 127 bytes too),
-// interfaceName the function, masterIp the node name (empty for a standalone client: the stat
-// server fills it in), slaveIp and slavePort the endpoint, returnValue 0. A client in a set
+// The head is filled as TarsCpp's client fills it: masterName "<modulename>@<version>",
+// slaveName the first two dot parts of the object name ("App.Server"), interfaceName the
+// function, masterIp the node name (empty for a standalone client: the stat server fills it
+// in), slaveIp and slavePort the endpoint, returnValue 0; as TarsCpp's trimAndLimitStr, names
+// lose leading and trailing CR and tab and are cut to 127 bytes, addresses to 50 (a host
+// from a registry, DNS or etcd may be a long name). A client in a set
 // (Options.SetDivision "app.sz.1") has masterName "<modulename>.appsz1@<version>"; an endpoint in
 // a set (its -s, stats.Endpoint.Set) gives slaveName ".appsz1" after the object's two parts and
 // its name, area and group in slaveSetName, slaveSetArea and slaveSetID. With FromClient false

@@ -22,7 +22,8 @@ const (
 	DefaultTimeout       = 5 * time.Second  // TarsCpp report-timeout
 	DefaultVersion       = "1.0.0"          // after '@' in masterName: this framework's version
 	ServerMasterName     = "stat_from_server"
-	maxMasterName        = 127
+	maxMasterName        = 127 // TarsCpp's MAX_MASTER_NAME_LEN: names and functions in a head
+	maxIP                = 50  // TarsCpp's MAX_MASTER_IP_LEN: addresses in a head
 )
 
 // Options configure a Reporter. Only ModuleName is required.
@@ -301,12 +302,20 @@ func setParts(set string) ([]string, bool) {
 	return p, true
 }
 
-// limit cuts a name to the length TarsCpp allows in a stat head.
-func limit(name string) string {
-	if len(name) > maxMasterName {
-		return name[:maxMasterName]
+// limit cuts a name to the length TarsCpp allows in a stat head (StatReport::trimAndLimitStr:
+// without leading and trailing CR and tab, at most maxMasterName bytes).
+func limit(name string) string { return limitTo(name, maxMasterName) }
+
+// limitIP is limit for an address (MAX_MASTER_IP_LEN): a host from a registry, DNS or etcd may
+// be a long name.
+func limitIP(host string) string { return limitTo(host, maxIP) }
+
+func limitTo(s string, n int) string {
+	s = strings.Trim(s, "\r\t")
+	if len(s) > n {
+		return s[:n]
 	}
-	return name
+	return s
 }
 
 func head(k *stats.Key, o *Options, masterName, endpointSet string) statf.StatMicMsgHead {
@@ -317,18 +326,18 @@ func head(k *stats.Key, o *Options, masterName, endpointSet string) statf.StatMi
 		}
 		return statf.StatMicMsgHead{
 			MasterName:    ServerMasterName,
-			SlaveName:     o.ModuleName,
-			InterfaceName: k.Function,
-			SlaveIp:       host,
+			SlaveName:     limit(o.ModuleName),
+			InterfaceName: limit(k.Function),
+			SlaveIp:       limitIP(host),
 			SlavePort:     port,
 		}
 	}
 	h := statf.StatMicMsgHead{
 		MasterName:    masterName,
 		SlaveName:     limit(slaveName(k.Servant)), // as TarsCpp's initStatHead, set or not
-		InterfaceName: k.Function,
-		MasterIp:      o.NodeName,
-		SlaveIp:       host,
+		InterfaceName: limit(k.Function),
+		MasterIp:      limitIP(o.NodeName),
+		SlaveIp:       limitIP(host),
 		SlavePort:     port,
 	}
 	if set, ok := setParts(endpointSet); ok {
