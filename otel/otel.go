@@ -76,7 +76,7 @@ func setEndpoint(span trace.Span, keys [2]attribute.Key, addr string) {
 		return
 	}
 	port, _ := strconv.Atoi(p)
-	span.SetAttributes(keys[0].String(host), keys[1].Int(port))
+	span.SetAttributes(keys[0].String(valid(host)), keys[1].Int(port))
 }
 
 // ClientInterceptor returns the client hook: a span per call, its context in the request.
@@ -96,10 +96,11 @@ func ClientInterceptor(o Options) interceptor.Client {
 				return
 			}
 			setEndpoint(span, serverKeys, i.Endpoint)
-			span.SetAttributes(attribute.String("tars.endpoint", i.Endpoint), attribute.Int("tars.return_code", int(i.Ret)))
+			span.SetAttributes(attribute.String("tars.endpoint", valid(i.Endpoint)), attribute.Int("tars.return_code", int(i.Ret)))
 			if i.Err != nil {
-				span.RecordError(i.Err)
-				span.SetStatus(codes.Error, i.Err.Error())
+				err := validErr(i.Err)
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
 			}
 			span.End()
 		})
@@ -132,7 +133,7 @@ func ServerInterceptor(o Options) interceptor.Server {
 			if recording {
 				span.SetAttributes(attribute.Int("tars.return_code", int(info.Ret)))
 				if err != nil {
-					span.RecordError(err)
+					span.RecordError(validErr(err))
 				}
 				if err != nil || info.Ret != 0 {
 					span.SetStatus(codes.Error, "TARS return code "+strconv.Itoa(int(info.Ret)))

@@ -1,8 +1,11 @@
 package tarsotel
 
 import (
+	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -42,6 +45,7 @@ func (s *starts) get(servant, function string) *spanStart {
 	if st, ok := (*s.m.Load())[k]; ok {
 		return st
 	}
+	servant, function = valid(servant), valid(function) // OTLP carries strings as UTF-8
 	st := &spanStart{name: servant + "/" + function, opts: []trace.SpanStartOption{
 		trace.WithSpanKind(s.kind), trace.WithAttributes(callAttrs(servant, function)...),
 	}}
@@ -61,6 +65,25 @@ func (s *starts) get(servant, function string) *spanStart {
 	m[k] = st
 	s.m.Store(&m)
 	return st
+}
+
+// valid returns s with each invalid UTF-8 sequence replaced by U+FFFD: names from outside the
+// program (a function a gateway relays, a servant from naming) reach span names, attributes and
+// error texts, which OTLP marshals as protobuf strings; one invalid string fails the export of
+// its whole batch.
+func valid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// validErr is err, or when its text is not valid UTF-8 an error of its text mended (valid).
+func validErr(err error) error {
+	if msg := err.Error(); !utf8.ValidString(msg) {
+		return errors.New(valid(msg))
+	}
+	return err
 }
 
 func callAttrs(servant, function string) []attribute.KeyValue {
