@@ -19,14 +19,17 @@ import (
 // its iTimeout rewritten in place to the time left then", so that "a chain of calls gives up
 // with its first caller". Here a call waits in its connection's send queue behind a large frame
 // the server is not reading yet (its only loop runs an inline handler for 1.5 s): the frame
-// leaves at least that long after it was encoded, so the server must be told at most 3000 ms
-// minus that wait. Before, it was told the 3000 ms encoded at call time: Flush wrote queued
+// leaves at least that long after it was encoded, so the server must be told at most its timeout
+// minus that wait. Before, it was told the timeout encoded at call time: Flush wrote queued
 // calls without rewriting their iTimeout (only retries, connects and first lists did).
 func TestQueuedCallSendsTimeLeft(t *testing.T) {
 	const (
 		obj   = "Test.Queued.Obj"
 		body  = 48 << 20
 		block = 1500 * time.Millisecond
+		// smallTimeout is Small's: long enough for the 48 MiB queued before it to pass on a busy
+		// machine under -race (3 s was not, on one whose page faults are slow).
+		smallTimeout = 20 * time.Second
 	)
 	started := make(chan struct{})
 	blockEnded := make(chan time.Time, 1)
@@ -80,7 +83,7 @@ func TestQueuedCallSendsTimeLeft(t *testing.T) {
 	if err := comm.StringToProxy(obj+"@tcp -h 127.0.0.1 -p "+port+" -t 60000", &sp); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	blockDone := make(chan error, 1)
@@ -95,12 +98,12 @@ func TestQueuedCallSendsTimeLeft(t *testing.T) {
 	}
 	bigDone := make(chan error, 1)
 	if err := sp.AsyncInvokeRaw(ctx, "Big", make([]byte, body), func(_ []byte, err error) { bigDone <- err },
-		servantproxy.WithTimeout(15*time.Second)); err != nil {
+		servantproxy.WithTimeout(40*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond) // Big is on the socket, in part: the connection waits for it
 	encoded := time.Now()
-	if _, err := sp.InvokeRaw(ctx, "Small", nil, servantproxy.WithTimeout(3*time.Second)); err != nil {
+	if _, err := sp.InvokeRaw(ctx, "Small", nil, servantproxy.WithTimeout(smallTimeout)); err != nil {
 		t.Fatalf("Small: %v", err)
 	}
 	for _, ch := range []chan error{blockDone, bigDone} {
@@ -109,18 +112,18 @@ func TestQueuedCallSendsTimeLeft(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Block/Big: %v", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(40 * time.Second):
 			t.Fatal("Block or Big never ended")
 		}
 	}
 	ended := <-blockEnded
 	s1 := <-got
 	waited := ended.Sub(encoded) // Small could not leave before the server read again
-	maxLeft := int32((3*time.Second-waited)/time.Millisecond) + 1
+	maxLeft := int32((smallTimeout-waited)/time.Millisecond) + 1
 	t.Logf("Small encoded, then the server read nothing for %v; it was received after %v, with iTimeout %d ms", waited, s1.at.Sub(encoded), s1.timeout)
 	if s1.timeout > maxLeft {
 		t.Errorf("the server was told iTimeout %d ms for a call that waited at least %v in its connection's send queue "+
-			"(3000 ms timeout): at most %d ms were left when its frame left, which is what it must be told "+
-			"(the iTimeout encoded at call time was sent unchanged)", s1.timeout, waited.Round(time.Millisecond), maxLeft)
+			"(%v timeout): at most %d ms were left when its frame left, which is what it must be told "+
+			"(the iTimeout encoded at call time was sent unchanged)", s1.timeout, waited.Round(time.Millisecond), smallTimeout, maxLeft)
 	}
 }

@@ -69,7 +69,7 @@ func TestLargeRepliesInOrderToSlowReader(t *testing.T) {
 // megabytes.
 func recvLarge(t *testing.T, c *client) *codec.ResponsePacket {
 	t.Helper()
-	f, err := c.readFrame(testTimeout)
+	f, err := c.readFrame(largeTimeout)
 	if err != nil {
 		t.Fatalf("read response: %v", err)
 	}

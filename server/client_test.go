@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 // testTimeout bounds every wait of a test.
 const testTimeout = 10 * time.Second
 
+// largeTimeout bounds what waits for megabytes to move (a large reply read, a backlog building):
+// under -race on a busy machine whose page faults are slow, tens of seconds.
+const largeTimeout = time.Minute
+
 // startServer starts a server on 127.0.0.1:0 with the handlers registered by setup and stops
 // it when the test ends.
 func startServer(t testing.TB, setup func(s *Server), opts ...Option) (*Server, string) {
@@ -108,7 +112,13 @@ func (c *client) readFrame(d time.Duration) ([]byte, error) {
 // recv reads and decodes the next response.
 func (c *client) recv() *codec.ResponsePacket {
 	c.t.Helper()
-	f, err := c.readFrame(testTimeout)
+	return c.recvWithin(testTimeout)
+}
+
+// recvWithin is recv with a bound of d.
+func (c *client) recvWithin(d time.Duration) *codec.ResponsePacket {
+	c.t.Helper()
+	f, err := c.readFrame(d)
 	if err != nil {
 		c.t.Fatalf("read response: %v", err)
 	}
