@@ -27,7 +27,7 @@ func TestParkedBurstMemoryGivenBack(t *testing.T) {
 	src := &pushSource{ready: make(chan struct{})}
 	cfg := conf.Default()
 	cfg.AsyncInvokeTimeout = 3 * time.Minute // a liveness bound: the burst takes its time under -race on a busy machine
-	cfg.AsyncQueueCap = 1 << 20 // every callback may be due at once
+	cfg.AsyncQueueCap = 1 << 20              // every callback may be due at once
 	c, err := communicator.New(cfg, communicator.WithNaming(src))
 	if err != nil {
 		t.Fatal(err)
