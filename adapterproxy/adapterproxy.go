@@ -469,15 +469,8 @@ func (a *AdapterProxy) expiredUnsent(c *call.Call, now int64) bool {
 	if c.Deadline == 0 || c.Deadline > now {
 		return false
 	}
-	a.q.remove(c)
-	if !c.Oneway {
-		a.calls.remove(c)
-	}
-	a.loop.Wheel().Remove(c)
+	a.untrack(c)
 	a.stats.Timeouts++
-	if a.isPing(c) {
-		a.ping = nil
-	}
 	c.Complete(call.ErrTimeout)
 	return true
 }
@@ -485,16 +478,22 @@ func (a *AdapterProxy) expiredUnsent(c *call.Call, now int64) bool {
 // unqueue ends c, queued but not written, with err: it is taken out of the queue, the pending
 // table and the timing wheel, and counted as dropped.
 func (a *AdapterProxy) unqueue(c *call.Call, err error) {
+	a.untrack(c)
+	a.stats.Dropped++
+	c.Complete(err)
+}
+
+// untrack takes c, queued but not written, out of the queue, the pending table and the timing
+// wheel (and the keepalive's ping, if it is that).
+func (a *AdapterProxy) untrack(c *call.Call) {
 	a.q.remove(c)
 	if !c.Oneway {
 		a.calls.remove(c)
 	}
 	a.loop.Wheel().Remove(c)
-	a.stats.Dropped++
 	if a.isPing(c) {
 		a.ping = nil
 	}
-	c.Complete(err)
 }
 
 // Expire ends c, whose deadline passed, with call.ErrTimeout. Called by the timing wheel on the

@@ -37,39 +37,23 @@ func TestExpiredInConnectBacklogNotSent(t *testing.T) {
 	}
 	var ran atomic.Int32
 	var sentTimeout atomic.Int32
-	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server")), server.WithNumEventLoop(1), server.WithAuth(keys))
-	if err := s.Handle(obj, "Echo", func(_ context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
-		ran.Add(1)
-		sentTimeout.Store(cur.Timeout)
-		return append(rsp, req...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopServer(t, "server", s) })
-
-	cfg := conf.Default()
-	cfg.NetThread = 1
-	cfg.TimeoutCheckInterval = time.Second
-	cfg.ConnectTimeout = 5 * time.Second
-	cfg.Auth.AccessKey = "app"
-	cfg.Auth.SecretKey = "s3cret"
-	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t).Named("comm")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closeComm(t, comm) })
-	_, port, _ := net.SplitHostPort(addr.String())
-	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(obj+"@tcp -h 127.0.0.1 -p "+port+" -e 1", &sp); err != nil {
-		t.Fatal(err)
-	}
+	sp := unsentRig(t, obj, " -e 1", []server.Option{server.WithAuth(keys)}, func(s *server.Server) {
+		if err := s.Handle(obj, "Echo", func(_ context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+			ran.Add(1)
+			sentTimeout.Store(cur.Timeout)
+			return append(rsp, req...), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}, func(cfg *conf.Config) {
+		cfg.TimeoutCheckInterval = time.Second
+		cfg.ConnectTimeout = 5 * time.Second
+		cfg.Auth.AccessKey = "app"
+		cfg.Auth.SecretKey = "s3cret"
+	})
 
 	start := time.Now()
-	_, err = sp.InvokeRaw(context.Background(), "Echo", []byte("x"), servantproxy.WithTimeout(callTO))
+	_, err := sp.InvokeRaw(context.Background(), "Echo", []byte("x"), servantproxy.WithTimeout(callTO))
 	elapsed := time.Since(start)
 	if !errors.Is(err, communicator.ErrTimeout) {
 		t.Fatalf("a call with %v whose connect takes %v: got %v after %v, want ErrTimeout", callTO, authWait, err, elapsed)
@@ -98,41 +82,24 @@ func TestExpiredInThreadQueueNotSent(t *testing.T) {
 	const obj = "Test.Deadline.TinyObj"
 	var ran atomic.Int32
 	release, started := make(chan struct{}), make(chan struct{}, 1)
-	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server")), server.WithNumEventLoop(1), server.WithWorkers(4))
-	if err := s.Handle(obj, "Echo", func(_ context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
-		ran.Add(1)
-		return append(rsp, req...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Handle(obj, "Slow", func(ctx context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
+	sp := unsentRig(t, obj, "", []server.Option{server.WithWorkers(4)}, func(s *server.Server) {
+		if err := s.Handle(obj, "Echo", func(_ context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+			ran.Add(1)
+			return append(rsp, req...), nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		return rsp, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopServer(t, "server", s) })
-
-	cfg := conf.Default()
-	cfg.NetThread = 1
-	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t).Named("comm")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closeComm(t, comm) })
-	_, port, _ := net.SplitHostPort(addr.String())
-	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(obj+"@tcp -h 127.0.0.1 -p "+port, &sp); err != nil {
-		t.Fatal(err)
-	}
+		if err := s.Handle(obj, "Slow", func(ctx context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return rsp, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}, nil)
 	if _, err := sp.InvokeRaw(context.Background(), "Echo", []byte("warm")); err != nil {
 		t.Fatal(err)
 	}
@@ -168,4 +135,34 @@ func TestExpiredInThreadQueueNotSent(t *testing.T) {
 	if err := <-slow; err != nil {
 		t.Fatalf("slow call: %v", err)
 	}
+}
+
+// unsentRig starts a server of one loop (sopts, its handlers set by setup) and a Communicator of
+// one net thread (its configuration changed by tune, if given), and returns a proxy of obj to the
+// server (epOpts after the endpoint's port).
+func unsentRig(t *testing.T, obj, epOpts string, sopts []server.Option, setup func(*server.Server), tune func(*conf.Config)) *servantproxy.ServantProxy {
+	t.Helper()
+	s := server.New(append([]server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server")), server.WithNumEventLoop(1)}, sopts...)...)
+	setup(s)
+	addr, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stopServer(t, "server", s) })
+	cfg := conf.Default()
+	cfg.NetThread = 1
+	if tune != nil {
+		tune(&cfg)
+	}
+	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t).Named("comm")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeComm(t, comm) })
+	_, port, _ := net.SplitHostPort(addr.String())
+	sp := new(servantproxy.ServantProxy)
+	if err := comm.StringToProxy(obj+"@tcp -h 127.0.0.1 -p "+port+epOpts, sp); err != nil {
+		t.Fatal(err)
+	}
+	return sp
 }
