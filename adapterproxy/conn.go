@@ -56,7 +56,7 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	}
 	a.q.each(func(c *call.Call) { c.Delayed(a.lastIO) }) // they waited for the connection
 	if a.health.inactive {
-		a.probeAt = a.lastIO + int64(probeInterval)
+		a.probeAt = a.lastIO + max(a.probeEvery, int64(probeInterval)) // the backoff so far (keepalive.go)
 		a.sendPing(a.lastIO, int64(probeTimeout))
 		a.pingProbe = true
 	}

@@ -2,21 +2,32 @@ package adapterproxy
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/call"
 )
 
-// Probing an inactive endpoint: every probeInterval the AdapterProxy itself connects (if it
-// has no connection) and sends tars_ping, answered within probeTimeout or counted as failed. A
-// reply makes the endpoint active again, so a recovered endpoint is back in rotation within
-// about probeInterval, without waiting for a user call to be risked on it (TarsCpp lets one
-// user call through every try-interval, which TryInterval still does too).
+// Probing an inactive endpoint: the AdapterProxy itself connects (if it has no connection) and
+// sends tars_ping, answered within probeTimeout or counted as failed. A reply makes the endpoint
+// active again, so an endpoint down for a moment is back in rotation within about probeInterval,
+// without waiting for a user call to be risked on it (TarsCpp lets one user call through every
+// try-interval, which TryInterval still does too). The probes of an endpoint that stays down
+// back off: each waits twice the one before, up to try-interval, less up to a quarter at random
+// (endpoints that went down together do not dial together), so that thousands of dead endpoints
+// cost one dial each per try-interval, not four a second.
 const (
 	probeInterval = 250 * time.Millisecond
 	probeTimeout  = 500 * time.Millisecond
 )
+
+// nextProbe schedules the next probe of the inactive endpoint from now, twice as far as the last
+// (the backoff above).
+func (a *AdapterProxy) nextProbe(now int64) {
+	a.probeEvery = min(max(2*a.probeEvery, int64(probeInterval)), max(a.health.tryInterval(), int64(probeInterval)))
+	a.probeAt = now + a.probeEvery - rand.Int64N(a.probeEvery/4+1)
+}
 
 // Tick runs the connection's periodic chores: dropping queued calls whose callers gave up,
 // making an empty pending table small again after a burst, giving up on a connect that never
@@ -40,10 +51,13 @@ func (a *AdapterProxy) Tick(now int64) {
 	if a.retired {
 		return // finishing its calls (Retire): no probe, no keepalive, no idle close
 	}
+	if !a.health.inactive {
+		a.probeEvery = 0 // the next time it is out, probes start again at probeInterval
+	}
 	switch a.state {
 	case stateIdle:
 		if a.health.inactive && now >= a.probeAt && now >= a.retryAt {
-			a.probeAt = now + int64(probeInterval)
+			a.nextProbe(now)
 			a.dial(now) // Opened sends the probe ping
 		}
 		return
@@ -52,7 +66,7 @@ func (a *AdapterProxy) Tick(now int64) {
 		return
 	}
 	if a.health.inactive && a.ping == nil && now >= a.probeAt {
-		a.probeAt = now + int64(probeInterval)
+		a.nextProbe(now)
 		a.sendPing(now, int64(probeTimeout))
 		a.pingProbe = true
 		return

@@ -35,8 +35,9 @@ type Health struct {
 	// minFrequenceFailTime: default 3s.
 	MinFrequentFailTime time.Duration `toml:"min-frequent-fail-time"`
 
-	// TryInterval is how long an inactive endpoint waits between probes. TarsCpp
-	// tryTimeInterval: default 5s.
+	// TryInterval is how often an inactive endpoint is given one user call to prove itself, and
+	// the longest wait between the client's own probes of it (which start at 250 ms and double).
+	// TarsCpp tryTimeInterval: default 5s.
 	TryInterval time.Duration `toml:"try-interval"`
 
 	// MaxConnectFail is the number of consecutive failed connects for rule 3. TarsCpp
