@@ -2,9 +2,11 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -64,54 +66,113 @@ func (s *Server) startStream(ev *events, protoAddr string, opts []gnet.Option) e
 
 // acceptLoop accepts connections until the listener closes (Stop) and enrolls each with cli's
 // event loops, whose OnOpen admits or refuses it. An accept that fails (out of descriptors, of
-// socket memory) is counted, logged at most once a second, and waited out.
+// socket memory) is counted, logged at most once a second, and waited out. So is the descriptor
+// an accepted connection's enrolling needs (gnet takes the socket over by duplicating it): the
+// connection is held, not reset, and nothing more is accepted meanwhile, so the clients queued
+// behind it wait instead of being accepted and reset one after the other.
 //
 // Enrolling waits for the chosen loop to register the connection, which a loop busy with a long
 // inline handler delays: each connection is enrolled on a goroutine of its own, so that one busy
 // loop holds up only the connections given to it, never the accepting.
 func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 	defer close(s.acceptDone)
-	var (
-		delay   time.Duration
-		fails   int // in a row
-		lastLog time.Time
-	)
+	var p acceptPause
 	for {
 		c, err := ln.Accept()
-		if err == nil {
-			delay, fails = 0, 0
-			if !s.admit(c.RemoteAddr()) {
-				_ = c.Close()
-				continue
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || !s.pause(&p, err) {
+				return
 			}
-			s.enrolling.Go(func() {
-				if _, err := cli.EnrollContext(c, admitted); err != nil { // closes c either way
-					s.unadmit()
-					s.lim.acceptFails.Add(1)
-					s.log.Debug("connection not enrolled", zap.Error(err))
-				}
-			})
 			continue
 		}
-		if errors.Is(err, net.ErrClosed) {
-			return
+		if !s.admit(c.RemoteAddr()) {
+			_ = c.Close()
+			continue
 		}
-		s.lim.acceptFails.Add(1)
-		fails++
-		delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
-		if time.Since(lastLog) >= time.Second {
-			lastLog = time.Now()
-			s.log.Warn("accept failed, retrying", zap.Error(err), zap.Duration("retry_in", delay),
-				zap.Int("consecutive", fails))
+		for {
+			if err = spareDescriptor(c); err == nil {
+				break
+			}
+			if !s.pause(&p, fmt.Errorf("accepted connection waits for a descriptor: %w", err)) {
+				_ = c.Close()
+				s.unadmit()
+				return
+			}
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-s.acceptStop:
-			t.Stop()
-			return
-		}
+		p = acceptPause{lastLog: p.lastLog}
+		s.enrolling.Go(func() {
+			if _, err := cli.EnrollContext(c, admitted); err != nil { // closes c either way
+				s.unadmit()
+				s.lim.acceptFails.Add(1)
+				if outOfDescriptors(err) {
+					s.log.Warn("connection not enrolled", zap.Error(err))
+				} else {
+					s.log.Debug("connection not enrolled", zap.Error(err))
+				}
+			}
+		})
 	}
+}
+
+// acceptPause is the accept loop's backoff: the wait after the last failure, the failures in a
+// row, and when one was last logged.
+type acceptPause struct {
+	delay   time.Duration
+	fails   int
+	lastLog time.Time
+}
+
+// pause counts and logs (at most once a second) the accept failure err and waits out the
+// backoff; it reports false if Stop came meanwhile.
+func (s *Server) pause(p *acceptPause, err error) bool {
+	s.lim.acceptFails.Add(1)
+	p.fails++
+	p.delay = min(max(2*p.delay, acceptBackoffMin), acceptBackoffMax)
+	if time.Since(p.lastLog) >= time.Second {
+		p.lastLog = time.Now()
+		s.log.Warn("accept failed, retrying", zap.Error(err), zap.Duration("retry_in", p.delay),
+			zap.Int("consecutive", p.fails))
+	}
+	t := time.NewTimer(p.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.acceptStop:
+		return false
+	}
+}
+
+// spareDescriptor reports whether the process has a descriptor to spare for c's enrolling (gnet
+// duplicates the socket): out of descriptors, the error (EMFILE, ENFILE); any other answer is
+// left to the enrolling.
+func spareDescriptor(c net.Conn) error {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	var derr error
+	_ = rc.Control(func(fd uintptr) {
+		var nfd int
+		if nfd, derr = syscall.Dup(int(fd)); derr == nil {
+			_ = syscall.Close(nfd)
+		}
+	})
+	if outOfDescriptors(derr) {
+		return derr
+	}
+	return nil
+}
+
+// outOfDescriptors reports whether err says the process or the system ran out of descriptors or
+// of memory for them.
+func outOfDescriptors(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
 }
 
 // admitted is the context of a connection the accept loop enrolls: admit counted it already.
