@@ -43,9 +43,9 @@ endpoint = "tcp -h 127.0.0.1 -p 0"
 			return hellopb.RegisterGreeter(srvs.Server(typo), typo, hellopb.UnimplementedGreeterServer{})
 		},
 	} {
-		err, panicked := func() (err error, panicked any) {
+		panicked, err := func() (panicked any, err error) {
 			defer func() { panicked = recover() }()
-			return register(), nil
+			return nil, register()
 		}()
 		if panicked != nil || err == nil || !strings.Contains(err.Error(), typo) {
 			t.Errorf("%s: Register on srvs.Server(%q) (nil): panicked %v, err %v; want an error naming the servant", name, typo, panicked, err)
