@@ -51,9 +51,9 @@ type echoServer struct {
 
 // startEchoServer starts an echo server on loopback; t.Cleanup stops it. With log false it
 // logs nothing (benchmarks).
-func startEchoServer(tb testing.TB, log bool) *echoServer {
+func startEchoServer(tb testing.TB, log bool, extra ...server.Option) *echoServer {
 	tb.Helper()
-	opts := []server.Option{server.WithNumEventLoop(1), server.WithMaxPacketSize(largeMaxPacket)}
+	opts := append([]server.Option{server.WithNumEventLoop(1), server.WithMaxPacketSize(largeMaxPacket)}, extra...)
 	if log {
 		opts = append(opts, server.WithLogger(zaptest.NewLogger(tb).Named("echo")))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/faultproxy"
+	"github.com/tarscomm/tarscomm/server"
 )
 
 // TestFaultsKeepAliveSlowDownload (a guard, passed when written) echoes large bodies over a link throttled toward the
@@ -27,7 +28,10 @@ func TestFaultsKeepAliveSlowDownload(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			endToEnd(t)
-			e := startEchoServer(t, true)
+			// Handlers on workers: the server's loop answers the keepalive's ping while the echo
+			// of 2 MiB is decoded and encoded (inline, under -race on a slow machine, that held
+			// the loop past the ping's deadline: the server, not the link, was silent).
+			e := startEchoServer(t, true, server.WithWorkers(2))
 			p := startProxy(t, e.addr)
 			comm := newComm(t, func(c *conf.Config) {
 				largeConf(c)
