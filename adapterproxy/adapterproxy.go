@@ -149,6 +149,7 @@ type AdapterProxy struct {
 	pingID     int32                // the request id of ping: a recycled Call is never the ping
 	probeAt    int64                // while inactive: when the next probe (dial + ping) is due
 	probeEvery int64                // while inactive: the wait before the last probe (keepalive.go); 0 once active
+	probeSince int64                // while inactive: when its first probe went
 	ping       *call.Call           // the keepalive or probe ping in flight, if any
 	pingProbe  bool                 // ping is a health probe: unanswered, it replaces the connection (conn.go)
 	resp       codec.ResponsePacket // scratch for decoding replies

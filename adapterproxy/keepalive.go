@@ -14,19 +14,27 @@ import (
 // active again, so an endpoint down for a moment is back in rotation within about probeInterval,
 // without waiting for a user call to be risked on it (TarsCpp lets one user call through every
 // try-interval, which TryInterval still does too). The probes of an endpoint that stays down
-// back off: each waits twice the one before, up to try-interval, less up to a quarter at random
-// (endpoints that went down together do not dial together), so that thousands of dead endpoints
-// cost one dial each per try-interval, not four a second.
+// past probeGrace back off: each waits twice the one before, up to try-interval, less up to a
+// quarter at random (endpoints that went down together do not dial together), so that thousands
+// of dead endpoints cost one dial each per try-interval, not four a second forever, while one
+// down for a second or two is back within about probeInterval of its recovery.
 const (
 	probeInterval = 250 * time.Millisecond
 	probeTimeout  = 500 * time.Millisecond
+	probeGrace    = 2 * time.Second
 )
 
-// nextProbe schedules the next probe of the inactive endpoint from now, twice as far as the last
-// (the backoff above).
+// nextProbe schedules the next probe of the inactive endpoint from now: probeInterval during
+// probeGrace from its first probe, then twice as far as the last (the backoff above).
 func (a *AdapterProxy) nextProbe(now int64) {
-	a.probeEvery = min(max(2*a.probeEvery, int64(probeInterval)), max(a.health.tryInterval(), int64(probeInterval)))
-	a.probeAt = now + a.probeEvery - rand.Int64N(a.probeEvery/4+1)
+	every := int64(probeInterval)
+	if a.probeEvery == 0 {
+		a.probeSince = now
+	} else if now-a.probeSince >= int64(probeGrace) {
+		every = min(max(2*a.probeEvery, every), max(a.health.tryInterval(), every))
+	}
+	a.probeEvery = every
+	a.probeAt = now + every - rand.Int64N(every/4+1)
 }
 
 // Tick runs the connection's periodic chores: dropping queued calls whose callers gave up,

@@ -42,10 +42,10 @@ func refusingAddrs(t *testing.T, n int) []string {
 
 // TestDeadEndpointProbesBackOff: a servant of 500 endpoints, every one refusing connections,
 // each called once (it fails with ErrConnection and leaves rotation, max-connect-fail = 1), then
-// the application makes no call. The client probes an inactive endpoint itself, at first 250 ms
-// after it went out, then each probe twice as long after the one before, up to try-interval
-// (here a minute): from 3 s to 6 s after the calls, at most one probe per endpoint falls (the
-// one due between 3.25 and 3.75 s), and the client's CPU stays low.
+// the application makes no call. The client probes an inactive endpoint itself, every 250 ms
+// for two seconds, then each probe twice as long after the one before, up to try-interval (here
+// a minute): probes due about 2.5, 3.5, 5.5 and 9.5 s after an endpoint went out, so from 4 s to
+// 7 s after the calls at most one per endpoint falls, and the client's CPU stays low.
 //
 // Before, every inactive endpoint was dialled every 250 ms, forever, whatever try-interval said:
 // about twelve dials per endpoint in that window, tens of thousands of connects a second and
@@ -97,18 +97,18 @@ func TestDeadEndpointProbesBackOff(t *testing.T) {
 	d0, tried := dials()
 	t.Logf("%d calls made: %d failed dials, %d endpoints tried", n, d0, tried)
 
-	// Idle: the application makes no call. The window from 3 s to 6 s after the calls.
-	time.Sleep(time.Until(called.Add(3 * time.Second)))
+	// Idle: the application makes no call. The window from 4 s to 7 s after the calls.
+	time.Sleep(time.Until(called.Add(4 * time.Second)))
 	d1, _ := dials()
 	cpu0, w0 := cpuTime(t), time.Now()
-	time.Sleep(time.Until(called.Add(6 * time.Second)))
+	time.Sleep(time.Until(called.Add(7 * time.Second)))
 	d2, _ := dials()
 	idle, cpu := d2-d1, cpuTime(t)-cpu0
-	t.Logf("idle from 3 s to 6 s after the calls: %d dials, CPU %v", idle, cpu.Round(time.Millisecond))
+	t.Logf("idle from 4 s to 7 s after the calls: %d dials, CPU %v", idle, cpu.Round(time.Millisecond))
 	// One probe each is due in the window; the endpoints tried last in the calls (which took
 	// their time under -race) may be a probe behind: at most two each.
 	if idle > 2*n {
-		t.Errorf("an idle Communicator dialled its %d refusing endpoints %d times from 3 s to 6 s after their calls: "+
+		t.Errorf("an idle Communicator dialled its %d refusing endpoints %d times from 4 s to 7 s after their calls: "+
 			"%.1f dials per endpoint per second; want the probes backed off (at most 2 each in the window)",
 			n, idle, float64(idle)/float64(n)/time.Since(w0).Seconds())
 	}

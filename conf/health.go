@@ -36,7 +36,8 @@ type Health struct {
 	MinFrequentFailTime time.Duration `toml:"min-frequent-fail-time"`
 
 	// TryInterval is how often an inactive endpoint is given one user call to prove itself, and
-	// the longest wait between the client's own probes of it (which start at 250 ms and double).
+	// the longest wait between the client's own probes of it (every 250 ms for two seconds, then
+	// doubling).
 	// TarsCpp tryTimeInterval: default 5s.
 	TryInterval time.Duration `toml:"try-interval"`
 
