@@ -53,7 +53,7 @@ func (a *AdapterProxy) refuseDatagram(c *call.Call) bool {
 // flush budget.
 func (a *AdapterProxy) flushDatagrams() {
 	var start int64
-	w := a.loop.Wheel()
+	w, now := a.loop.Wheel(), a.loop.Now() // the turn's clock
 	for n := 0; a.state == stateConnected && a.q.live > 0; n++ {
 		if n&63 == 63 && a.overBudget(&start) {
 			return
@@ -66,13 +66,12 @@ func (a *AdapterProxy) flushDatagrams() {
 			a.abandon(c)
 			continue
 		}
-		now := a.loop.Now()
 		if a.expiredUnsent(c, now) {
 			continue
 		}
 		c.Delayed(now) // it waited for the socket: the server is told the time left
 		conn := a.conn
-		a.lastIO = a.loop.Now()
+		a.lastIO = now
 		a.stats.Writes++
 		a.stats.BytesOut += uint64(len(c.Frame))
 		if _, err := conn.Write(c.Frame); err != nil {
