@@ -295,7 +295,7 @@ func TestDirectPathMixedFramesInOrder(t *testing.T) {
 			}
 		}
 	}()
-	waitDone(t, &wg, "callers")
+	waitBulk(t, &wg, "callers", bulkLimit)
 	var total int64
 	for i := range callers {
 		total += sent[i].Load()
@@ -316,6 +316,26 @@ func TestDirectPathMixedFramesInOrder(t *testing.T) {
 func waitDone(t *testing.T, wg *sync.WaitGroup, what string) {
 	t.Helper()
 	_ = closetest.Within(t, what, func() error { wg.Wait(); return nil })
+}
+
+// bulkLimit bounds a test's work that moves tens of megabytes: under -race on a loaded machine
+// a megabyte's page faults and copies take tens of milliseconds, so the callers of
+// TestDirectPathMixedFramesInOrder (about 36 MiB to the peer and 14 back), 5 s beside two CPU
+// hogs, took past closetest.Limit's 20 s in a make test beside two hogs and a CI run.
+const bulkLimit = 2 * time.Minute
+
+// waitBulk waits for wg, failing t with every goroutine's stack if it takes longer than limit.
+func waitBulk(t *testing.T, wg *sync.WaitGroup, what string, limit time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tm := time.NewTimer(limit)
+	defer tm.Stop()
+	select {
+	case <-done:
+	case <-tm.C:
+		t.Fatalf("%s did not finish within %v; goroutines:\n%s", what, limit, closetest.Stacks())
+	}
 }
 
 // directLedger counts the outcomes of a direct-path stress test's calls by kind and class

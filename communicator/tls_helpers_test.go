@@ -44,6 +44,7 @@ type tlsServerOpt struct {
 	maxVersion uint16                      // 0: TLS 1.3
 	block      bool                        // SayHello blocks until the server stops
 	authKeys   func(string) (string, bool) // with server.WithAuth
+	workers    bool                        // handlers on workers, so the loop answers pings while one runs
 }
 
 // startTLSGreeter starts a project server with TLS answering SayHello like startGreeter's.
@@ -56,7 +57,7 @@ func startTLSGreeter(t *testing.T, p *tlsPKI, id string, o tlsServerOpt) *greete
 	cfg.MaxVersion = o.maxVersion
 	g := &greeter{id: id, release: make(chan struct{})}
 	opts := []server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server-" + id)), server.WithNumEventLoop(1), server.WithTLS(cfg)}
-	if o.block {
+	if o.block || o.workers {
 		opts = append(opts, server.WithWorkers(16))
 	}
 	if o.authKeys != nil {

@@ -14,14 +14,17 @@ import (
 // queue draining (SIOCOUTQ), which the keepalive sampled only when the connection's Fd() was not
 // negative, never for TLS: the connection looked stalled, its ping and then its health probe
 // expired, the connection was replaced and the call ended with ErrTimeout. The keepalive now
-// samples the socket under the TLS records (tlsconn.LoopConn.SockFd).
+// samples the socket under the TLS records (tlsconn.LoopConn.SockFd). The server runs its
+// handler on workers, so that its loop answers the ping while the 4 MiB request is decoded and
+// its reply encoded (inline, under -race on a loaded machine, that held the loop past the ping's
+// deadline: the call ended after 10 s in one make test beside two CPU hogs and a CI run).
 func TestKeepAliveSlowUploadLivesTLS(t *testing.T) {
 	p := newTLSPKI(t)
-	g := startTLSGreeter(t, p, "tls", tlsServerOpt{pair: p.server})
+	g := startTLSGreeter(t, p, "tls", tlsServerOpt{pair: p.server, workers: true})
 	r := startSlowReader(t, g.addr, 1<<20)
 	c := tlsComm(t, tomlTLS(p.ca.File), func(c *conf.Config) {
 		livenessTimeouts(c)
-		c.SyncInvokeTimeout = 15 * time.Second // the upload takes about 5s
+		c.SyncInvokeTimeout = 3 * live // the upload takes about 5s
 		c.KeepAliveInterval = uploadKeepAlive
 	})
 	sp := sslProxy(t, c, servant, r.addr())
