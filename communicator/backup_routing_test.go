@@ -353,7 +353,9 @@ func TestBackupOfParkedCallOneEndpoint(t *testing.T) {
 // nothing reaches the wire. Yet await/fire count it in Sent (and the first call's reply then
 // counts a Dropped), and it spends a token of the backup budget, as soon as Submit took it. The
 // loop tells whether the backup was sent now (objectproxy.Backup.Sent); an unsent one gets its
-// token back (it failed before).
+// token back (it failed before). Dropped, too, counts only pairs whose backup was sent, so it never
+// exceeds Sent (before, each of these calls counted a Dropped: Sent 0, Dropped 5); the unsent
+// backups are counted in Unsent.
 func TestBackupStatsSentCountsOnlySent(t *testing.T) {
 	for _, kind := range []string{"sync", "async"} {
 		t.Run(kind, func(t *testing.T) {
@@ -382,9 +384,16 @@ func TestBackupStatsSentCountsOnlySent(t *testing.T) {
 				}
 			}
 			got := len(a.requests("SayHello"))
-			if bs := sp.BackupStats(); bs.Sent != uint64(got-n) {
+			bs := sp.BackupStats()
+			if bs.Sent != uint64(got-n) {
 				t.Errorf("%d %s calls, the server received %d requests (%d backups); BackupStats %+v: want Sent %d",
 					n, kind, got, got-n, bs, got-n)
+			}
+			if bs.Dropped > bs.Sent {
+				t.Errorf("BackupStats %+v: Dropped exceeds Sent (an unsent backup dropped no outcome)", bs)
+			}
+			if bs.Unsent+bs.Sent != n {
+				t.Errorf("BackupStats %+v: want Unsent + Sent = %d, a backup for each call (delay 10ms, replies after 60ms)", bs, n)
 			}
 		})
 	}

@@ -644,7 +644,7 @@ func TestDirectPathAsyncBackupAlone(t *testing.T) {
 	}
 	st := sp.BackupStats()
 	t.Logf("backups: %+v; %d calls direct", st, directCalls(comm))
-	if st.Dropped == 0 { // the backups, alone on the servant, end unsent: Sent stays 0
+	if st.Unsent == 0 { // the backups, alone on the servant, end unsent: Sent stays 0
 		t.Errorf("no backup was made: the test did not reach that path")
 	}
 }

@@ -1,6 +1,8 @@
 package objectproxy
 
 import (
+	"sync/atomic"
+
 	"github.com/tarscomm/tarscomm/adapterproxy"
 	"github.com/tarscomm/tarscomm/internal/call"
 )
@@ -22,7 +24,8 @@ type Backup struct {
 	// Sent, when set, is told on the loop whether the backup was sent to an endpoint, or ended
 	// unsent (no other healthy endpoint, or the first call still waits for the endpoint list).
 	Sent func(sent bool)
-	pair call.Pair // counts the two calls as one
+	sent atomic.Bool // the backup was sent to an endpoint (WasSent)
+	pair call.Pair   // counts the two calls as one
 }
 
 // NewBackup returns a Backup for one backup request. Safe for concurrent use (it only allocates).
@@ -56,6 +59,9 @@ func (h *Backup) Route(c *call.Call) {
 	if !o.awaiting {
 		i = o.pickOther(c, o.indexOf(h.first))
 	}
+	if i >= 0 {
+		h.sent.Store(true)
+	}
 	if h.Sent != nil {
 		h.Sent(i >= 0)
 	}
@@ -65,6 +71,11 @@ func (h *Backup) Route(c *call.Call) {
 	}
 	o.send(c, i)
 }
+
+// WasSent reports whether the backup has been sent to an endpoint: false while it waits for its
+// net thread, and for good when Route found no endpoint for it or it was dropped before its turn
+// (its first call answered). Safe for concurrent use.
+func (h *Backup) WasSent() bool { return h.sent.Load() }
 
 // indexOf returns a's index in the current list, or -1 if a is nil or no longer listed.
 func (o *ObjectProxy) indexOf(a *adapterproxy.AdapterProxy) int32 {

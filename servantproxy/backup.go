@@ -32,8 +32,9 @@ type backup struct {
 
 	sent    atomic.Uint64 // backups sent
 	won     atomic.Uint64 // calls answered by their backup
-	dropped atomic.Uint64 // calls whose other request's outcome was dropped
+	dropped atomic.Uint64 // sent pairs whose other request's outcome was dropped (drop)
 	denied  atomic.Uint64 // backups the budget refused
+	unsent  atomic.Uint64 // backups that found no endpoint to go to (routed)
 }
 
 // The budget holds at most backupBurst backups plus ratio*backupWindow: what a window of
@@ -127,7 +128,18 @@ func (b *backup) routed(sent bool) {
 	if sent {
 		b.sent.Add(1)
 	} else {
+		b.unsent.Add(1)
 		b.refund()
+	}
+}
+
+// drop counts the outcome of a pair that was dropped, the other having answered first or both
+// having failed: only for a pair whose backup was sent (h.WasSent). A backup that found no
+// endpoint, or that was dropped before its turn on the net thread, dropped nothing that was on
+// the wire, so Dropped never exceeds Sent.
+func (b *backup) drop(h *objectproxy.Backup) {
+	if h.WasSent() {
+		b.dropped.Add(1)
 	}
 }
 
@@ -139,8 +151,9 @@ func (b *backup) refund() { b.tokens.Add(tokenUnit) }
 type BackupStats struct {
 	Sent    uint64 // backups sent
 	Won     uint64 // calls answered by their backup first
-	Dropped uint64 // outcomes dropped because the other request of the pair answered first
+	Dropped uint64 // outcomes of sent pairs dropped, the other request answering first (≤ Sent)
 	Denied  uint64 // backups the budget refused
+	Unsent  uint64 // backups due but not sent: no other healthy endpoint (or no list yet)
 }
 
 // BackupStats returns the servant's backup request counters (zero without backup-request).
@@ -149,7 +162,7 @@ func (s *ServantProxy) BackupStats() BackupStats {
 		return BackupStats{}
 	}
 	b := s.p.backup
-	return BackupStats{Sent: b.sent.Load(), Won: b.won.Load(), Dropped: b.dropped.Load(), Denied: b.denied.Load()}
+	return BackupStats{Sent: b.sent.Load(), Won: b.won.Load(), Dropped: b.dropped.Load(), Denied: b.denied.Load(), Unsent: b.unsent.Load()}
 }
 
 // await is wait for sync calls, with a backup request when c's function is idempotent and the
@@ -214,7 +227,7 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 		call.Put(c2)
 		return c, p.waitSubmitted(ctx, c)
 	}
-	return p.race(ctx, c, c2)
+	return p.race(ctx, c, c2, h)
 }
 
 // prepareBackup makes c2 (holding a copy of c's frame) the backup of c: the same deadline, and
@@ -236,7 +249,7 @@ func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64
 
 // race waits for the first useful outcome of c and its backup c2: a reply (a server error is a
 // reply) from either, or the failure of both. The other call is dropped.
-func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) {
+func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backup) (*call.Call, error) {
 	b := p.backup
 	done := watched(ctx)
 	// The outcome's Start is c's: when c2 is the outcome, its elapsed time is the call's.
@@ -300,7 +313,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 			if keep == nil {
 				return nil, cancelled(ctx, p.name, fn, ep, start)
 			}
-			b.dropped.Add(1)
+			b.drop(h)
 			if keep == c2 && keep.Err == nil {
 				b.won.Add(1)
 			}
@@ -313,7 +326,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 		if failed != nil {
 			// Both ended: got is the one reply, or, both having failed, the later failure.
 			call.Put(failed)
-			b.dropped.Add(1)
+			b.drop(h)
 			if got == c2 && got.Err == nil {
 				b.won.Add(1)
 			}
@@ -324,7 +337,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call) (*call.Call, error) 
 			<-other.Done()
 			call.Put(other)
 		}
-		b.dropped.Add(1)
+		b.drop(h)
 		if got == c2 {
 			b.won.Add(1)
 		}

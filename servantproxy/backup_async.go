@@ -150,10 +150,10 @@ func (a *asyncBackup) end(x *call.Call) {
 	case a.failed != nil: // both ended: x is the second
 		call.Put(a.failed)
 		a.failed = nil
-		a.b.dropped.Add(1)
+		a.b.drop(a.h)
 	case other != nil: // x answered first: drop the other
 		a.abandon(other)
-		a.b.dropped.Add(1)
+		a.b.drop(a.h)
 	}
 	if x == a.c2 {
 		x.Start = a.start // its elapsed time is the call's
