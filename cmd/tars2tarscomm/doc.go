@@ -52,13 +52,16 @@
 // them otherwise:
 //
 //   - A parameter named like a Go keyword or predeclared name, _, a name the generated signatures
-//     and bodies need (ctx, opts, cb, cur, ret, err, codec, errors, future), the import name of a
-//     module's package (user, for module User), or a Go name of its own package (Status, for an
-//     enum Status; IFResult, the result type of I.f) gets underscores added until it is none of
-//     these: type→type_, _→__, Status→Status_.
+//     and bodies need (ctx, opts, cb, cur, ret, err, codec, errors, future, servantproxy), the
+//     import name of a module's package (user, for module User), or a Go name of its own package
+//     (Status, for an enum Status; IFResult, the result type of I.f) gets underscores added until
+//     it is none of these: type→type_, _→__, Status→Status_.
 //   - A package's name is the module's last name in lower case, with an underscore added when it
 //     is a Go keyword or predeclared name, main or init (module Main is package main_, in
 //     directory main).
+//   - A module's directory is its path in lower case (A::B in a/b), a part named vendor,
+//     internal or testdata getting _tars (Vendor::Api in vendor_tars/api): the go command
+//     refuses an import path holding vendor, hides what is under internal and skips testdata.
 //   - A module's package is imported as its path in lower case joined by _ (A::B as a_b), with
 //     "tars" added when that is a Go keyword or predeclared name, init, a package or local name
 //     the generated code uses (server, codec, d, e, ok1, ...) or two letters or fewer. When two

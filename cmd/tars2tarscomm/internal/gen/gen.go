@@ -134,14 +134,23 @@ func (d moduleDeps) cycle() error {
 	return fmt.Errorf("%sGo packages cannot import each other: move the types so that the modules use each other one way only", b.String())
 }
 
-// moduleDir is the directory (and import path suffix) of a module's package.
+// moduleDir is the directory (and import path suffix) of a module's package: the module's path
+// in lower case, an element that the go command treats specially (vendor, which no import path
+// may hold; internal, which hides what is under it from the user's code; testdata, which go
+// build skips) with _tars added.
 func moduleDir(m *ast.Module) string {
 	parts := make([]string, len(m.Path))
 	for i, p := range m.Path {
 		parts[i] = strings.ToLower(p)
+		if specialDirs[parts[i]] {
+			parts[i] += "_tars"
+		}
 	}
 	return strings.Join(parts, "/")
 }
+
+// specialDirs are the directory names the go command gives a meaning to (moduleDir).
+var specialDirs = map[string]bool{"vendor": true, "internal": true, "testdata": true}
 
 // outputBase is the name of the Go file generated from the .tars file at tarsPath, before its
 // ".tars.go": the file's base name without extension, in lower case ("QueryF.tars" makes
@@ -357,7 +366,7 @@ func init() {
 // written.
 var signatureNames = map[string]bool{
 	"ctx": true, "opts": true, "cb": true, "cur": true, "ret": true, "err": true,
-	"codec": true, "errors": true, "future": true,
+	"codec": true, "errors": true, "future": true, "servantproxy": true,
 }
 
 // paramName is the Go name of a function parameter: a Go keyword or predeclared name, a name

@@ -93,9 +93,13 @@ func (p *Program) add(path, src string) (*ast.File, error) {
 	return ps.file, nil
 }
 
-// include parses the file named by an #include in from.
+// include parses the file named by an #include in from: an absolute path as written, another
+// beside from or in the include directories, in that order.
 func (p *Program) include(from string, name string, pos ast.Pos) (*ast.File, error) {
 	dirs := append([]string{filepath.Dir(from)}, p.inc...)
+	if filepath.IsAbs(name) {
+		dirs = []string{""} // filepath.Join("", name) is name
+	}
 	for _, d := range dirs {
 		path := filepath.Join(d, name)
 		src, err := os.ReadFile(path)
