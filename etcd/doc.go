@@ -35,7 +35,8 @@
 // there, retrying with backoff; while etcd cannot be reached the last list stays in force. Each
 // failure is reported (naming.Reporter): a call that ends waiting for its first list wraps the
 // last one (an unreachable etcd's connection error; the first reads are bounded at 1 s so that a
-// call with the default 3 s timeout learns it).
+// call with the default 3 s timeout learns it), and logged once until it changes (a warning, and
+// an info line when etcd answers again).
 //
 // When the Query has a set (set routing on), the Source selects as the TARS registry does for
 // findObjectByIdInSameSet (naming.SelectSet, shared by every source): if no endpoint of the

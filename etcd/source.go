@@ -93,15 +93,32 @@ const (
 	maxBackoff = 2 * time.Second
 )
 
+// run reads and watches the object until ctx ends. A failure is reported to the watch (fail)
+// every time, and logged once until it changes: a warning for the first of a kind, an info line
+// when a read answers again, so that an etcd down for an hour is not a warning per servant
+// every two seconds.
 func (w *watch) run(ctx context.Context) {
 	backoff := minBackoff
 	read := firstReadTimeout // until a read answers: an unreachable etcd is reported early
+	problem := ""            // the failure last logged; "" after a read answered
+	failures := 0
+	answered := func() {
+		backoff, read = minBackoff, readTimeout
+		if problem != "" {
+			w.s.log.Info("etcd naming: reading again", zap.String("servant", w.q.Object), zap.Int("consecutive_failures", failures))
+			problem, failures = "", 0
+		}
+	}
 	for ctx.Err() == nil {
-		err := w.once(ctx, read, func() { backoff, read = minBackoff, readTimeout })
+		err := w.once(ctx, read, answered)
 		if ctx.Err() != nil {
 			return
 		}
-		w.s.log.Warn("etcd naming: watch ended, reading again", zap.String("servant", w.q.Object), zap.Error(err), zap.Duration("retry_in", backoff))
+		failures++
+		if err.Error() != problem {
+			problem = err.Error()
+			w.s.log.Warn("etcd naming: watch ended, reading again", zap.String("servant", w.q.Object), zap.Error(err), zap.Duration("retry_in", backoff))
+		}
 		if w.fail != nil {
 			w.fail(err)
 		}

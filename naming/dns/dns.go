@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,14 +81,17 @@ func newSource(name string, port int, srv bool, o Options) (*Source, error) {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
-	s := &Source{name: name, port: port, srv: srv, o: o, r: net.DefaultResolver}
+	// StrictErrors: a question of the two (A and AAAA) that fails (SERVFAIL, a timeout) fails
+	// the resolution, which keeps the last list; without it Go's resolver returns the half that
+	// was answered as the whole, and the endpoints of the other family would leave the list.
+	s := &Source{name: name, port: port, srv: srv, o: o, r: &net.Resolver{StrictErrors: true}}
 	if o.Resolver != "" {
 		if _, _, err := net.SplitHostPort(o.Resolver); err != nil {
 			return nil, fmt.Errorf(`dns: resolver %q is not "host:port": %w`, o.Resolver, err)
 		}
 		addr := o.Resolver
 		timeout := o.Timeout
-		s.r = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		s.r = &net.Resolver{PreferGo: true, StrictErrors: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
 			c, err := d.DialContext(ctx, network, addr)
 			if err != nil {
@@ -217,8 +221,8 @@ func (s *Source) follow(ctx context.Context, q naming.Query, push func(naming.Li
 				de.Server = s.o.Resolver // Go names the system's server even when Dial went elsewhere
 			}
 			err = fmt.Errorf("dns %s: %w", name, err)
-			if err.Error() != problem {
-				problem = err.Error()
+			if k := failureKey(err); k != problem {
+				problem = k
 				s.o.Log.Warn("dns naming: resolution failed, keeping the last list", zap.String("servant", q.Object),
 					zap.String("host", name), zap.Error(err))
 			}
@@ -243,6 +247,15 @@ func (s *Source) follow(ctx context.Context, q naming.Query, push func(naming.Li
 		}
 	}
 }
+
+// localAddr matches a socket's local address in an error's text ("read udp 127.0.0.1:37080->"),
+// a new port for each question.
+var localAddr = regexp.MustCompile(`\S+:\d+->`)
+
+// failureKey is what tells one failure from another for the log: the error's text without the
+// local addresses of the sockets it names, so that a resolver that refuses every question is
+// logged once, not once per question's port.
+func failureKey(err error) string { return localAddr.ReplaceAllString(err.Error(), "->") }
 
 // resolve returns the endpoints name resolves to now, sorted.
 func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint, error) {

@@ -87,9 +87,11 @@ func check(data []byte) (map[string]naming.List, error) {
 }
 
 // Parse reads the file format (see the package documentation) into lists by object. It does not
-// require a final newline; Source does.
+// require a final newline; Source does. A UTF-8 byte order mark at the start (some editors save
+// one) is skipped: it would be read as part of the first object's name.
 func Parse(data []byte) (map[string]naming.List, error) {
 	out := map[string]naming.List{}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 16<<20)
 	for n := 1; sc.Scan(); n++ {
