@@ -14,7 +14,10 @@
 //
 // "async-inflight-limit" (InFlightLimit, 0 = none, the default) bounds the async calls not yet
 // finished: sent and awaiting their reply, waiting for a worker, or running their callback.
-// Reserve fails with ErrQueueFull beyond it.
+// Reserve fails with ErrQueueFull beyond it. Events that are no calls (server pushes, a
+// connection's opening and closing) are not counted by it: ReserveEvent takes a slot for a push
+// whatever the calls, refused only by a full queue, and ReserveNotice for a connection event,
+// which is never refused but by Close (it tells a subscriber when to subscribe again).
 //
 // # Panics and Close
 //

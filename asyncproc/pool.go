@@ -46,7 +46,8 @@ type Pool struct {
 	alive   sync.WaitGroup // the same, for Close to wait on (never added to from zero but by New)
 	goexits atomic.Int64
 
-	reserved atomic.Int64 // unfinished calls: in flight, waiting, or running their callback
+	reserved atomic.Int64 // unfinished calls and events: in flight, waiting, or running their callback
+	events   atomic.Int64 // of reserved, the events (ReserveEvent, ReserveNotice): not calls
 	parked   atomic.Int64 // callbacks of workers blocked in Close (sum of worker.parked)
 	spilled  atomic.Int64 // callbacks in overflow, readable without mu
 	closing  atomic.Bool  // Close has begun: Reserve refuses
@@ -100,28 +101,45 @@ func New(o Options) *Pool {
 // Deliver, or the slot given back with Release if the call is never sent. It fails with
 // call.ErrQueueFull while QueueCap callbacks or more wait for a worker or InFlightLimit calls are
 // unfinished, and with call.ErrClosed once Close has begun. Safe for concurrent use.
-func (p *Pool) Reserve() error { return p.reserve(p.inflight) }
+func (p *Pool) Reserve() error { return p.reserve(false, true) }
 
-// ReserveEvent is Reserve for a callback that is no call (a server push, a connection opening or
-// closing, delivered at once): InFlightLimit, which bounds the calls waiting for a reply, does
-// not refuse it; a full queue and Close do. Safe for concurrent use.
-func (p *Pool) ReserveEvent() error { return p.reserve(math.MaxInt64) }
+// ReserveEvent is Reserve for a callback that is no call (a server push, delivered at once): it
+// is not one of the calls InFlightLimit counts, and that limit does not refuse it; a full queue
+// and Close do. The call delivered for it must have Handler set (so the pool tells it from a
+// call's). Safe for concurrent use.
+func (p *Pool) ReserveEvent() error { return p.reserve(true, true) }
 
-// reserve takes a slot while fewer than limit are reserved and the queue has room.
-func (p *Pool) reserve(limit int64) error {
+// ReserveNotice is ReserveEvent for a notice that must not be lost (a connection opening or
+// closing, which tells a subscriber when to subscribe again): only Close refuses it, not a full
+// queue. There are at most two per connection, so they cannot flood the queue. Safe for
+// concurrent use.
+func (p *Pool) ReserveNotice() error { return p.reserve(true, false) }
+
+// reserve takes a slot: for a call while fewer than InFlightLimit calls are reserved, for an
+// event whatever the calls; while the queue has room when capped.
+func (p *Pool) reserve(event, capped bool) error {
 	// Count first, then look at closing: Close sets closing before it reads the count, so either
 	// Close sees this slot and waits for it, or this sees closing and undoes it. Checking first
 	// would let Close see no slot, close the queue, and this call deliver into it.
 	n := p.reserved.Add(1)
-	if p.closing.Load() {
-		p.reserved.Add(-1)
-		return call.ErrClosed
+	if event {
+		p.events.Add(1)
 	}
-	if n > limit || int64(len(p.queue))+p.spilled.Load() >= p.queueCap {
-		p.reserved.Add(-1)
-		return call.ErrQueueFull
+	var err error
+	switch {
+	case p.closing.Load():
+		err = call.ErrClosed
+	case !event && n-p.events.Load() > p.inflight,
+		capped && int64(len(p.queue))+p.spilled.Load() >= p.queueCap:
+		err = call.ErrQueueFull
 	}
-	return nil
+	if err != nil {
+		p.reserved.Add(-1)
+		if event {
+			p.events.Add(-1)
+		}
+	}
+	return err
 }
 
 // Release gives back a slot taken by Reserve for a call that was never submitted.
@@ -179,8 +197,8 @@ func (p *Pool) refill() {
 	p.head = 0
 }
 
-// Pending returns the number of unfinished async calls: in flight, waiting for a worker, or
-// running their callback.
+// Pending returns the number of unfinished async calls and events: in flight, waiting for a
+// worker, or running their callback.
 func (p *Pool) Pending() int { return int(p.reserved.Load()) }
 
 // Waiting returns the number of callbacks waiting for a worker, the number QueueCap bounds.
@@ -197,6 +215,7 @@ func (p *Pool) run(w *worker, c *call.Call) {
 	w.depth++
 	running.Add(1)
 	returned := false
+	event := c.Handler != nil // Finish gives c back to its pool: read now
 	defer func() {
 		running.Add(-1)
 		w.markPolled(false)
@@ -217,7 +236,11 @@ func (p *Pool) run(w *worker, c *call.Call) {
 			p.goexits.Add(1)
 			p.replace(w)
 		}
-		p.reserved.Add(-1) // last: Close, which waits for it, sees the panic counted and logged
+		p.reserved.Add(-1) // Close, which waits for it, sees the panic counted and logged
+		if event {
+			// After reserved: in between, Reserve counts one call fewer, never one more.
+			p.events.Add(-1)
+		}
 	}()
 	c.Finish(c)
 	returned = true

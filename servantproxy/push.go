@@ -109,7 +109,7 @@ func (s *PushSink) Push(a *adapterproxy.AdapterProxy, r *codec.ResponsePacket) b
 // Connected implements adapterproxy.PushSink (on the loop).
 func (s *PushSink) Connected(a *adapterproxy.AdapterProxy) {
 	if cb := s.cb.Load(); cb != nil && cb.OnConnect != nil {
-		if c := s.carrier(a, cb, s.onConnect); c != nil {
+		if c := s.notice(a, cb, s.onConnect); c != nil {
 			s.p.async.Deliver(c)
 		}
 	}
@@ -118,20 +118,35 @@ func (s *PushSink) Connected(a *adapterproxy.AdapterProxy) {
 // Closed implements adapterproxy.PushSink (on the loop).
 func (s *PushSink) Closed(a *adapterproxy.AdapterProxy, err error) {
 	if cb := s.cb.Load(); cb != nil && cb.OnClose != nil {
-		if c := s.carrier(a, cb, s.onClose); c != nil {
+		if c := s.notice(a, cb, s.onClose); c != nil {
 			c.Err = err
 			s.p.async.Deliver(c)
 		}
 	}
 }
 
-// carrier returns a call that carries an event of a's connection to an async worker, or nil
-// when the pool refuses it (its queue is full, or it is closing): the event is dropped. The
-// async calls in flight (async-inflight-limit) do not refuse it.
+// carrier returns a call that carries a push from a's connection to an async worker, or nil
+// when the pool refuses it (its queue is full, or it is closing): the push is dropped (and
+// counted). The async calls in flight (async-inflight-limit) do not refuse it, nor count it.
 func (s *PushSink) carrier(a *adapterproxy.AdapterProxy, cb *PushCallback, finish func(*call.Call)) *call.Call {
 	if s.p.async.ReserveEvent() != nil {
 		return nil
 	}
+	return s.carry(a, cb, finish)
+}
+
+// notice is carrier for the opening or closing of a's connection, which a full queue does not
+// refuse (asyncproc.Pool.ReserveNotice): a subscriber that missed a close would never subscribe
+// again. Only a closing pool refuses it.
+func (s *PushSink) notice(a *adapterproxy.AdapterProxy, cb *PushCallback, finish func(*call.Call)) *call.Call {
+	if s.p.async.ReserveNotice() != nil {
+		return nil
+	}
+	return s.carry(a, cb, finish)
+}
+
+// carry makes the call that carries an event to finish, on a slot already reserved.
+func (s *PushSink) carry(a *adapterproxy.AdapterProxy, cb *PushCallback, finish func(*call.Call)) *call.Call {
 	c := call.Get()
 	c.Servant, c.Addr, c.Finish, c.Handler = s.p.name, a.Addr(), finish, cb
 	return c
