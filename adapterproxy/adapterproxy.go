@@ -525,6 +525,9 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 			now := a.loop.Now()
 			fields := []zap.Field{zap.Duration("since_ping", time.Duration(now-a.pingSent)), zap.Duration("since_read", time.Duration(now-a.lastRead)), zap.Duration("since_moved", time.Duration(now-a.lastMoved))}
 			c.Complete(call.ErrTimeout)
+			if a.pingProbe && a.udp {
+				return // the endpoint stays inactive; the socket stays (replace)
+			}
 			if a.pingProbe && !a.retired {
 				a.warn("health probe unanswered, replacing connection", fields...)
 				a.replace(errProbeUnanswered)

@@ -200,18 +200,22 @@ func (a *AdapterProxy) detach(cause error) {
 // stuck on it) and dials a new one at once, which the next probe uses: probing a dead
 // connection forever would keep the endpoint out of rotation for good (TarsCpp, too, closes the
 // transceiver of an endpoint it takes out). Calls not written yet wait for the new connection.
-// Calls written to the old one stay tracked until their deadlines and end with ErrTimeout, as
-// they would have on the old connection: a server that stalled is not reported as a connection
-// error, and no call is retried that the server may have run. (A later close of the new
-// connection, or the Communicator's, ends them as it ends its own.)
+// The old connection goes to a drainer (drain.go), as after _reconnect_: a server that was only
+// slow (a handler holding its loop past the probe's timeout) still answers the calls written on
+// it, which complete as usual; the drainer closes it once the latest of their deadlines has
+// passed, and the calls still waiting then end with ErrTimeout, as they would have on the old
+// connection: a server that stalled is not reported as a connection error, and no call is
+// retried that the server may have run. Not for udp, whose socket carries no state a new one
+// would not (udp.go): there an unanswered probe only keeps the endpoint inactive.
 func (a *AdapterProxy) replace(cause error) {
-	c := a.forget(cause)
-	if c == nil {
+	c := a.conn
+	if a.udp || a.state != stateConnected || c == nil {
 		return
 	}
-	c.SetContext(nil)
-	_ = c.Close()
-	a.dial(a.loop.Now()) // Opened sends the probe
+	a.moveOff(c, cause)
+	if a.state == stateIdle {
+		a.dial(a.loop.Now()) // Opened sends the probe
+	}
 }
 
 // forget detaches the current connection from the proxy (which is idle afterwards) and returns
@@ -266,7 +270,7 @@ func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
 		if frame == nil {
 			if a.reconnect {
 				a.reconnect = false
-				a.moveOff(c)
+				a.moveOff(c, errReconnect)
 				return gnet.None
 			}
 			if a.opts.Short {

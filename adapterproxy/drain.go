@@ -53,7 +53,8 @@ type written struct {
 
 // moveOff hands the connection c (a.conn, whose read's frames are all done) to a drainer and
 // leaves the AdapterProxy idle: queued calls go on a new connection at once, others dial one.
-func (a *AdapterProxy) moveOff(c gnet.Conn) {
+// cause is why (errReconnect, or errProbeUnanswered from replace).
+func (a *AdapterProxy) moveOff(c gnet.Conn, cause error) {
 	d := &drainer{a: a, conn: c, in: a.in}
 	a.in = inbound.Assembler{Max: d.in.Max, Budget: d.in.Budget} // d owns the old one's buffers
 	var earlier map[written]bool                                 // the calls earlier drainers hold: written on their connections
@@ -75,10 +76,10 @@ func (a *AdapterProxy) moveOff(c gnet.Conn) {
 			}
 		}
 	})
-	a.forget(errReconnect)
+	a.forget(cause)
 	c.SetContext(d)
 	a.drains = append(a.drains, d)
-	a.log.Debug("server asked to reconnect: next calls go on a new connection", zap.Int("conns", len(a.drains)))
+	a.log.Debug("moved off the connection: next calls go on a new one", zap.Error(cause), zap.Int("conns", len(a.drains)))
 	if a.q.live > 0 {
 		a.dial(a.loop.Now())
 	}
