@@ -50,7 +50,8 @@ func Ready[T any](v T, err error) *Future[T] {
 // the order they were registered. Only the first Complete counts: it returns false, and
 // changes nothing, if f was already completed. A callback that panics does not keep the others
 // from running (a WhenAll or Join waiting on f is one of them): Complete runs them all, then
-// panics with the first callback's panic value.
+// panics with the first callback's panic value. Nor does one that ends the goroutine
+// (runtime.Goexit): the others run, then the goroutine ends.
 func (f *Future[T]) Complete(v T, err error) bool {
 	f.mu.Lock()
 	if f.done.Load() {
@@ -67,17 +68,41 @@ func (f *Future[T]) Complete(v T, err error) bool {
 	}
 	var panicked any
 	if first != nil {
+		ran := false
+		defer func() {
+			if !ran { // first ended the goroutine (runtime.Goexit): the others still run
+				runEach(cbs, v, err)
+			}
+		}()
 		panicked = run(first, v, err)
+		ran = true
 	}
-	for _, cb := range cbs {
-		if p := run(cb, v, err); panicked == nil {
-			panicked = p
-		}
+	if p := runEach(cbs, v, err); panicked == nil {
+		panicked = p
 	}
 	if panicked != nil {
 		panic(panicked)
 	}
 	return true
+}
+
+// runEach runs cbs in order and returns the first panic value, or nil. A callback that ends the
+// goroutine (runtime.Goexit: t.FailNow in a test's callback), which no recover stops, does not
+// keep the others from running either: they run from a deferred call, which a Goexit runs too
+// (their panics are dropped: the goroutine is ending), and the goroutine then ends.
+func runEach[T any](cbs []func(T, error), v T, err error) (panicked any) {
+	i := 0
+	defer func() {
+		if i < len(cbs) { // cbs[i] called runtime.Goexit
+			runEach(cbs[i+1:], v, err)
+		}
+	}()
+	for ; i < len(cbs); i++ {
+		if p := run(cbs[i], v, err); panicked == nil {
+			panicked = p
+		}
+	}
+	return panicked
 }
 
 // run runs cb and returns what it panicked with, or nil. Complete runs every callback even if
