@@ -499,7 +499,8 @@ func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, bk *a
 
 // finishAsync runs on an async worker: it decodes the reply and runs the user's callback. The
 // callback runs even if the interceptors' End panics (the panic is re-raised after it, for the
-// pool to log and count): a call that was accepted is called back.
+// pool to log and count) or ends the goroutine (runtime.Goexit: the callback runs from a
+// deferred call, then the pool replaces its worker): a call that was accepted is called back.
 func finishAsync(c *call.Call) {
 	if c.StopCancel != nil {
 		c.StopCancel()
@@ -519,7 +520,15 @@ func finishAsync(c *call.Call) {
 		if err == nil {
 			out = c.TakeBody()
 		}
+		ran := false
+		defer func() {
+			if !ran { // OnEnd ended the goroutine (runtime.Goexit): the call is still called back
+				call.Put(c)
+				cb(out, err)
+			}
+		}()
 		p := ended(c, err)
+		ran = true
 		call.Put(c)
 		cb(out, err)
 		if p != nil {
@@ -529,7 +538,15 @@ func finishAsync(c *call.Call) {
 	}
 	cb := c.Callback
 	err := result(c, c.Rsp)
+	ran := false
+	defer func() {
+		if !ran { // as above
+			call.Put(c)
+			cb(err)
+		}
+	}()
 	p := ended(c, err)
+	ran = true
 	call.Put(c)
 	cb(err)
 	if p != nil {
