@@ -20,7 +20,10 @@
 // marked on the ServantProxy (ServantProxy.MarkIdempotent) when a proxy is bound: with
 // backup-request set for the servant, their calls (sync, async, future) may have backup requests.
 //
-// Streaming methods are refused: TARS has no streaming calls.
+// Streaming methods are refused: TARS has no streaming calls. So is a generated name that
+// another top-level name of the Go package already has (a message GameServer, in any file of the
+// package, beside service Game's GameServer interface). A method's parameters and locals (p,
+// ctx, req, opts, cb, rsp, err, a, f) get an underscore when the reply's package has their name.
 //
 // Usage, with protoc-gen-go and protoc-gen-go-tars on PATH:
 //

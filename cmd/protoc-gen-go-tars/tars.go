@@ -33,7 +33,7 @@ func generate(gen *protogen.Plugin) error {
 		if !f.Generate || len(f.Services) == 0 {
 			continue
 		}
-		if err := check(f); err != nil {
+		if err := check(f, samePackage(gen, f)); err != nil {
 			return err
 		}
 		generateFile(gen, f)
@@ -41,12 +41,35 @@ func generate(gen *protogen.Plugin) error {
 	return nil
 }
 
+// stubNames are the top-level Go names generated for service s.
+func stubNames(s *protogen.Service) []string {
+	stubs := []string{proxyName(s), "New" + proxyName(s), serverName(s), "Unimplemented" + serverName(s), "Register" + s.GoName}
+	for _, m := range s.Methods {
+		stubs = append(stubs, asyncName(m), asyncName(m)+"Pool")
+	}
+	return stubs
+}
+
+// samePackage returns the other files of f's Go package (its messages, and the stubs of those
+// generated, are declared beside f's).
+func samePackage(gen *protogen.Plugin, f *protogen.File) []*protogen.File {
+	var out []*protogen.File
+	for _, o := range gen.Files {
+		if o != f && o.GoImportPath == f.GoImportPath {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // check refuses what TARS cannot express or what would not compile: streaming methods, and
 // generated identifiers that collide (a method Foo's AsyncFoo with a method AsyncFoo; a
-// message FooProxy with service Foo's proxy type).
-func check(f *protogen.File) error {
-	// The file's top-level Go names, as protoc-gen-go declares them: its messages, enums, enum
-	// values (Enum_VALUE constants) and oneof wrappers (Message_Field types); then the stubs'.
+// message FooProxy with service Foo's proxy type, in f or in another file of its Go package,
+// others).
+func check(f *protogen.File, others []*protogen.File) error {
+	// The package's top-level Go names, as protoc-gen-go declares them: the messages, enums,
+	// enum values (Enum_VALUE constants) and oneof wrappers (Message_Field types) of f and of the
+	// other files of its package, and the stubs of their services; then f's stubs'.
 	top := map[string]string{}
 	addEnum := func(e *protogen.Enum) {
 		top[e.GoIdent.GoName] = "enum " + string(e.Desc.FullName())
@@ -69,16 +92,24 @@ func check(f *protogen.File) error {
 			addTypes(m.Messages)
 		}
 	}
-	addTypes(f.Messages)
-	for _, e := range f.Enums {
-		addEnum(e)
+	for _, o := range append(others, f) {
+		addTypes(o.Messages)
+		for _, e := range o.Enums {
+			addEnum(e)
+		}
+	}
+	for _, o := range others {
+		if !o.Generate {
+			continue
+		}
+		for _, s := range o.Services {
+			for _, name := range stubNames(s) {
+				top[name] = "a stub of service " + string(s.Desc.FullName()) + " (" + o.Desc.Path() + ")"
+			}
+		}
 	}
 	for _, s := range f.Services {
-		stubs := []string{proxyName(s), "New" + proxyName(s), serverName(s), "Unimplemented" + serverName(s), "Register" + s.GoName}
-		for _, m := range s.Methods {
-			stubs = append(stubs, asyncName(m), asyncName(m)+"Pool")
-		}
-		for _, name := range stubs {
+		for _, name := range stubNames(s) {
 			if prev, dup := top[name]; dup {
 				return fmt.Errorf("%s: service %s: generated identifier %s collides with %s",
 					f.Desc.Path(), s.Desc.FullName(), name, prev)
@@ -244,17 +275,21 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 		out := g.QualifiedGoIdent(m.Output.GoIdent)
 		async := asyncName(m)
 
+		// The methods' locals and parameters give way to the reply's package, whose name is
+		// the import path's last element (".../a" is a): a local a would hide it in new(a.Reply).
+		l := localsAvoiding(out)
+
 		// Sync.
 		g.P("// ", m.GoName, " calls the servant's ", fmt.Sprintf("%q", fn), " and waits for its reply, until the")
 		g.P("// earlier of ctx's deadline and the sync invoke timeout.")
 		comments(g, m.Comments.Leading)
 		deprecated(g, m)
-		g.P("func (p *", proxy, ") ", m.GoName, "(ctx ", ctx, ", req *", in, ", opts ...", callOption, ") (*", out, ", error) {")
-		g.P("rsp := new(", out, ")")
-		g.P("if err := p.sp.Invoke(ctx, ", fmt.Sprintf("%q", fn), ", req, rsp, opts...); err != nil {")
-		g.P("return nil, err")
+		g.P("func (", l.p, " *", proxy, ") ", m.GoName, "(", l.ctx, " ", ctx, ", ", l.req, " *", in, ", ", l.opts, " ...", callOption, ") (*", out, ", error) {")
+		g.P(l.rsp, " := new(", out, ")")
+		g.P("if ", l.err, " := ", l.p, ".sp.Invoke(", l.ctx, ", ", fmt.Sprintf("%q", fn), ", ", l.req, ", ", l.rsp, ", ", l.opts, "...); ", l.err, " != nil {")
+		g.P("return nil, ", l.err)
 		g.P("}")
-		g.P("return rsp, nil")
+		g.P("return ", l.rsp, ", nil")
 		g.P("}")
 		g.P()
 
@@ -264,20 +299,20 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("// Async", m.GoName, " returns nil, never if it returns an error. The deadline is the earlier")
 		g.P("// of ctx's and the async invoke timeout.")
 		deprecated(g, m)
-		g.P("func (p *", proxy, ") Async", m.GoName, "(ctx ", ctx, ", req *", in, ", cb func(*", out, ", error), opts ...", callOption, ") error {")
-		g.P("if cb == nil {")
+		g.P("func (", l.p, " *", proxy, ") Async", m.GoName, "(", l.ctx, " ", ctx, ", ", l.req, " *", in, ", ", l.cb, " func(*", out, ", error), ", l.opts, " ...", callOption, ") error {")
+		g.P("if ", l.cb, " == nil {")
 		g.P("return ", errorsPkg.Ident("New"), "(", fmt.Sprintf("%q", "tarscomm: "+proxy+".Async"+m.GoName+": nil callback"), ")")
 		g.P("}")
-		g.P("a, _ := ", async, "Pool.Get().(*", async, ")")
-		g.P("if a == nil {")
-		g.P("a = new(", async, ")")
-		g.P("a.done = a.finish")
+		g.P(l.a, ", _ := ", async, "Pool.Get().(*", async, ")")
+		g.P("if ", l.a, " == nil {")
+		g.P(l.a, " = new(", async, ")")
+		g.P(l.a, ".done = ", l.a, ".finish")
 		g.P("}")
-		g.P("a.rsp, a.cb = new(", out, "), cb")
-		g.P("if err := p.sp.AsyncInvoke(ctx, ", fmt.Sprintf("%q", fn), ", req, a.rsp, a.done, opts...); err != nil {")
-		g.P("a.rsp, a.cb = nil, nil")
-		g.P(async, "Pool.Put(a)")
-		g.P("return err")
+		g.P(l.a, ".rsp, ", l.a, ".cb = new(", out, "), ", l.cb)
+		g.P("if ", l.err, " := ", l.p, ".sp.AsyncInvoke(", l.ctx, ", ", fmt.Sprintf("%q", fn), ", ", l.req, ", ", l.a, ".rsp, ", l.a, ".done, ", l.opts, "...); ", l.err, " != nil {")
+		g.P(l.a, ".rsp, ", l.a, ".cb = nil, nil")
+		g.P(async, "Pool.Put(", l.a, ")")
+		g.P("return ", l.err)
 		g.P("}")
 		g.P("return nil")
 		g.P("}")
@@ -299,20 +334,20 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("// completed on one of the Communicator's async workers (no goroutine per call). A call")
 		g.P("// that cannot be sent completes the future at once with its error.")
 		deprecated(g, m)
-		g.P("func (p *", proxy, ") Future", m.GoName, "(ctx ", ctx, ", req *", in, ", opts ...", callOption, ") *", fut, "[*", out, "] {")
-		g.P("f := ", servantproxyPkg.Ident("NewFuture"), "[*", out, "](p.sp)")
-		g.P("rsp := new(", out, ")")
-		g.P("err := p.sp.AsyncInvoke(ctx, ", fmt.Sprintf("%q", fn), ", req, rsp, func(err error) {")
-		g.P("if err != nil {")
-		g.P("f.Complete(nil, err)")
+		g.P("func (", l.p, " *", proxy, ") Future", m.GoName, "(", l.ctx, " ", ctx, ", ", l.req, " *", in, ", ", l.opts, " ...", callOption, ") *", fut, "[*", out, "] {")
+		g.P(l.f, " := ", servantproxyPkg.Ident("NewFuture"), "[*", out, "](", l.p, ".sp)")
+		g.P(l.rsp, " := new(", out, ")")
+		g.P(l.err, " := ", l.p, ".sp.AsyncInvoke(", l.ctx, ", ", fmt.Sprintf("%q", fn), ", ", l.req, ", ", l.rsp, ", func(", l.err, " error) {")
+		g.P("if ", l.err, " != nil {")
+		g.P(l.f, ".Complete(nil, ", l.err, ")")
 		g.P("return")
 		g.P("}")
-		g.P("f.Complete(rsp, nil)")
-		g.P("}, opts...)")
-		g.P("if err != nil {")
-		g.P("f.Complete(nil, err)")
+		g.P(l.f, ".Complete(", l.rsp, ", nil)")
+		g.P("}, ", l.opts, "...)")
+		g.P("if ", l.err, " != nil {")
+		g.P(l.f, ".Complete(nil, ", l.err, ")")
 		g.P("}")
-		g.P("return f")
+		g.P("return ", l.f)
 		g.P("}")
 		g.P()
 
@@ -397,4 +432,22 @@ func genServer(g *protogen.GeneratedFile, s *protogen.Service) {
 	g.P("return nil")
 	g.P("}")
 	g.P()
+}
+
+// locals are the names of a proxy method's receiver, parameters and locals.
+type locals struct{ p, ctx, req, opts, cb, rsp, err, a, f string }
+
+// localsAvoiding returns the locals of a method whose body names the qualified identifier
+// ident ("a.Reply", or "Reply" in the file's own package): each is the usual name, or that name
+// with an underscore added when it is ident's package name, which the local would hide.
+func localsAvoiding(ident string) locals {
+	pkg, _, qualified := strings.Cut(ident, ".")
+	pick := func(name string) string {
+		if qualified && name == pkg {
+			return name + "_"
+		}
+		return name
+	}
+	return locals{p: pick("p"), ctx: pick("ctx"), req: pick("req"), opts: pick("opts"), cb: pick("cb"),
+		rsp: pick("rsp"), err: pick("err"), a: pick("a"), f: pick("f")}
 }
