@@ -23,7 +23,9 @@
 //   - two reads in a row, one poll apart, returned the same bytes (a writer pausing at a line
 //     boundary is still writing).
 //
-// So a change reaches the watches within two polls (half a second, a second at worst). A file
+// So a change reaches the watches within two polls (half a second, a second at worst). Open's
+// own read of the file counts as the first of the two, so a file opened with Open is in force
+// when Open returns. A file
 // whose last line lacks its newline is never applied: end every line, the last too, with '\n'.
 // While the file cannot be read, is incomplete, or does not parse, the last good contents stay;
 // each such problem is logged once (a warning), not on every poll. Before the first good

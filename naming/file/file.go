@@ -50,18 +50,25 @@ type watch struct {
 
 // New starts following path (log may be nil). The file need not exist yet: until it can be read
 // and is complete, watches get no list (their calls wait), and are told why.
-func New(path string, log *zap.Logger) *Source {
+func New(path string, log *zap.Logger) *Source { return start(path, log, nil, false) }
+
+// start makes the Source and starts its polls; seen, when seenOK, is a read of the file just
+// made, which the first reload's applies at once if it reads the same.
+func start(path string, log *zap.Logger, seen []byte, seenOK bool) *Source {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	s := &Source{path: path, log: log.Named("naming-file"), watches: map[*watch]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
+	s.seen, s.seenOK = seen, seenOK
 	s.reload()
 	go s.poll()
 	return s
 }
 
 // Open is New for a file that must be usable now: it returns an error naming path if the file
-// cannot be read, is incomplete (see the package documentation) or does not parse.
+// cannot be read, is incomplete (see the package documentation) or does not parse. Its read
+// counts as the first of the two that apply a content, so the file is applied at once (before
+// Open returns) unless it changed in between.
 func Open(path string, log *zap.Logger) (*Source, error) {
 	data, err := os.ReadFile(path)
 	if err == nil {
@@ -70,7 +77,7 @@ func Open(path string, log *zap.Logger) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("naming file %q: %w", path, err)
 	}
-	return New(path, log), nil
+	return start(path, log, data, true), nil
 }
 
 // complete reports whether data may be a whole file: it is empty or ends in a newline.
