@@ -4,10 +4,12 @@
 package parser
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -347,11 +349,11 @@ func (ps *parser) parseStruct(m *ast.Module) error {
 		if prev := names[f.Name]; prev != nil {
 			return ps.errorf(fname.pos, "struct %s: field %s declared twice", s.Name, f.Name)
 		}
-		if n := len(s.Fields); n > 0 && s.Fields[n-1].Tag > f.Tag {
-			return ps.errorf(f.Pos, "struct %s: tag %d of %s is less than the tag of the field before it: tags must ascend", s.Name, f.Tag, f.Name)
-		}
 		tags[f.Tag], names[f.Name] = f, f
-		s.Fields = append(s.Fields, f)
+		// In tag order, whatever the order written: the wire's order, and the fields' in the
+		// generated struct, as tars2go and tars2cpp sort them.
+		i, _ := slices.BinarySearchFunc(s.Fields, f.Tag, func(g *ast.Field, tag int) int { return cmp.Compare(g.Tag, tag) })
+		s.Fields = slices.Insert(s.Fields, i, f)
 	}
 	ps.i++
 	_, err = ps.semi()
