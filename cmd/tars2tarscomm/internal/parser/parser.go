@@ -5,6 +5,7 @@ package parser
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -78,7 +79,7 @@ func (p *Program) add(path, src string) (*ast.File, error) {
 		return f, nil
 	}
 	if p.loading[key] {
-		return nil, fmt.Errorf("%s: #include cycle", path)
+		return nil, errIncludeCycle
 	}
 	p.loading[key] = true
 	defer delete(p.loading, key)
@@ -95,6 +96,10 @@ func (p *Program) add(path, src string) (*ast.File, error) {
 	return ps.file, nil
 }
 
+// errIncludeCycle is add's error for a file that includes itself, through others or not;
+// include names where.
+var errIncludeCycle = errors.New("#include cycle: the file is being read already (it includes itself through others)")
+
 // include parses the file named by an #include in from: an absolute path as written, another
 // beside from or in the include directories, in that order.
 func (p *Program) include(from string, name string, pos ast.Pos) (*ast.File, error) {
@@ -108,7 +113,11 @@ func (p *Program) include(from string, name string, pos ast.Pos) (*ast.File, err
 		if err != nil {
 			continue
 		}
-		return p.add(path, string(src))
+		f, err := p.add(path, string(src))
+		if errors.Is(err, errIncludeCycle) {
+			err = fmt.Errorf("%s: #include %q: %w", pos, name, err)
+		}
+		return f, err
 	}
 	return nil, fmt.Errorf("%s: #include %q: file not found beside %s or in the include directories", pos, name, from)
 }
