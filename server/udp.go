@@ -24,7 +24,7 @@ import (
 // A reply leaves from the address the kernel chooses for the client's, not necessarily the one
 // the request was sent to (the server reads no IP_PKTINFO). Bound to a wildcard (0.0.0.0, ::) on
 // a host with several addresses, a server called through a secondary address answers from the
-// primary one, which the client's connected socket (tarscomm's, as TarsGo's) drops: bind a UDP
+// primary one, which tarscomm's client (a connected socket) drops: bind a UDP
 // server to the address its clients call.
 
 // errUDPOptions refuses a UDP server with TLS or authentication, which need a connection.
