@@ -205,10 +205,11 @@ func (s *Source) follow(ctx context.Context, q naming.Query, push func(naming.Li
 		have     bool
 		problem  string // the last failure logged; "" after a success
 		failures int
+		skips    string // the SRV targets skipped last logged
 	)
 	for {
 		rctx, rcancel := context.WithTimeout(ctx, s.o.Timeout)
-		eps, err := s.resolve(rctx, name)
+		eps, skipped, err := s.resolve(rctx, name)
 		rcancel()
 		if ctx.Err() != nil {
 			return
@@ -230,6 +231,13 @@ func (s *Source) follow(ctx context.Context, q naming.Query, push func(naming.Li
 				fail(err)
 			}
 		default:
+			k := "" // the SRV targets skipped are logged once until they change
+			if skipped != nil {
+				if k = failureKey(skipped); k != skips {
+					s.o.Log.Warn("dns naming: SRV targets skipped", zap.String("servant", q.Object), zap.String("host", name), zap.Error(skipped))
+				}
+			}
+			skips = k
 			if problem != "" {
 				s.o.Log.Info("dns naming: resolving again", zap.String("servant", q.Object), zap.String("host", name), zap.Int("consecutive", failures))
 				problem, failures = "", 0
@@ -257,13 +265,14 @@ var localAddr = regexp.MustCompile(`\S+:\d+->`)
 // logged once, not once per question's port.
 func failureKey(err error) string { return localAddr.ReplaceAllString(err.Error(), "->") }
 
-// resolve returns the endpoints name resolves to now, sorted.
-func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint, error) {
+// resolve returns the endpoints name resolves to now, sorted, and what was skipped: the SRV
+// targets that have no address (nil when none).
+func (s *Source) resolve(ctx context.Context, name string) (eps []endpoint.Endpoint, skipped, err error) {
 	var out []endpoint.Endpoint
 	if !s.srv {
 		addrs, err := s.r.LookupNetIP(ctx, "ip", name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, a := range addrs {
 			out = append(out, ep(a, s.port))
@@ -271,10 +280,10 @@ func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint,
 	} else {
 		_, recs, err := s.r.LookupSRV(ctx, "", "", name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(recs) == 0 {
-			return nil, errors.New("no SRV record")
+			return nil, nil, errors.New("no SRV record")
 		}
 		best := slices.MinFunc(recs, func(a, b *net.SRV) int { return cmp.Compare(a.Priority, b.Priority) }).Priority
 		var errs []error
@@ -288,7 +297,7 @@ func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint,
 					// A target that did not answer (a timeout, a server failure) may
 					// still serve: dropping it from the list would take a healthy
 					// endpoint out. The resolution fails and the last list stays.
-					return nil, fmt.Errorf("SRV target %s: %w", r.Target, err)
+					return nil, nil, fmt.Errorf("SRV target %s: %w", r.Target, err)
 				}
 				errs = append(errs, err) // it has no address: skipped
 				continue
@@ -298,16 +307,14 @@ func (s *Source) resolve(ctx context.Context, name string) ([]endpoint.Endpoint,
 			}
 		}
 		if len(out) == 0 {
-			return nil, fmt.Errorf("no SRV target resolves: %w", errors.Join(errs...))
+			return nil, nil, fmt.Errorf("no SRV target resolves: %w", errors.Join(errs...))
 		}
-		if len(errs) > 0 {
-			s.o.Log.Warn("dns naming: SRV targets skipped", zap.String("host", name), zap.Error(errors.Join(errs...)))
-		}
+		skipped = errors.Join(errs...) // logged by the watch once until it changes
 	}
 	slices.SortFunc(out, func(a, b endpoint.Endpoint) int {
 		return cmp.Or(netip.MustParseAddr(a.Host).Compare(netip.MustParseAddr(b.Host)), cmp.Compare(a.Port, b.Port))
 	})
-	return slices.Compact(out), nil
+	return slices.Compact(out), skipped, nil
 }
 
 // clampDeadline returns c with its deadlines never later than end. Go's resolver runs a lookup
