@@ -7,11 +7,13 @@ import (
 	"strconv"
 )
 
-// Ketama is TarsCpp's consistent-hash ring (TC_ConsistentHashNew with E_TC_CONHASH_KETAMAHASH),
-// built the way its EndpointManager builds it, so that a hash code reaches the same host from a
-// tarscomm client as from a TarsCpp one:
+// Ketama is TARS's consistent-hash ring (TarsCpp's TC_ConsistentHashNew with
+// E_TC_CONHASH_KETAMAHASH), built the way TarsGo's client builds it, so that a hash code reaches
+// the same host from a tarscomm client as from a TarsGo one:
 //
-//   - one node per host (TarsCpp keys the ring by host only);
+//   - one node per host (TarsGo keys the ring by host, as TarsCpp did before 3.x, whose
+//     EndpointManager keys it by the endpoint's description: host, port and more, in a format
+//     that varies between its versions);
 //   - a node of weight w has max(w/4, 1) virtual nodes (w is 100 unless static weighting is on;
 //     a node of weight <= 0 is left out); virtual node j is md5("<host>_<j>"), which gives four
 //     points, its four little-endian uint32 words;
