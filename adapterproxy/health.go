@@ -86,27 +86,36 @@ func (h *health) fail(now int64) {
 	h.account(now, true)
 }
 
-// account counts a finished call in the rule-1 window. As in TarsCpp, a window's verdict is
-// given by the first call that finishes after the window ended.
+// account counts a finished call in the rule-1 window. As in TarsCpp (AdapterProxy's
+// finishInvoke), the first call that finishes after the window ended gives its verdict, the call
+// counted first, and only a failed call can take the endpoint out: a call that succeeds proves
+// it alive, and the next window starts. The first window starts with the first call.
 func (h *health) account(now int64, failed bool) {
-	if now >= h.windowEnd {
-		p := h.policy
-		if h.windowFails > 0 && p.MinTimeoutInvoke > 0 && h.windowFails >= p.MinTimeoutInvoke &&
-			float64(h.windowFails) >= p.TimeoutRatio*float64(h.windowCalls) {
-			h.deactivate(now)
-			return
-		}
-		w := int64(h.policy.CheckTimeoutInterval)
-		if w <= 0 {
-			w = int64(5 * time.Second)
-		}
-		h.windowEnd = now + w
-		h.windowCalls, h.windowFails = 0, 0
+	if h.windowEnd == 0 {
+		h.windowEnd = now + h.window()
 	}
 	h.windowCalls++
 	if failed {
 		h.windowFails++
 	}
+	if now < h.windowEnd {
+		return
+	}
+	if p := h.policy; failed && p.MinTimeoutInvoke > 0 && h.windowFails >= p.MinTimeoutInvoke &&
+		float64(h.windowFails) >= p.TimeoutRatio*float64(h.windowCalls) {
+		h.deactivate(now)
+		return
+	}
+	h.windowEnd = now + h.window()
+	h.windowCalls, h.windowFails = 0, 0
+}
+
+// window is the length of the rule-1 windows.
+func (h *health) window() int64 {
+	if w := int64(h.policy.CheckTimeoutInterval); w > 0 {
+		return w
+	}
+	return int64(5 * time.Second)
 }
 
 // connectFailed records a failed dial and applies rule 3.
