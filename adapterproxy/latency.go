@@ -54,14 +54,21 @@ func (a *AdapterProxy) Load(now int64) (latency float64, inflight int) {
 }
 
 // replied is the reply hook: it feeds the latency of c (answered with return code ret) to the
-// peak EWMA and its outcome to the breaker and the overload backoff. The adapter's own pings
-// count for the TARS health rules only.
+// peak EWMA and its outcome to the breaker and the overload backoff. A reply with a framework
+// error (ret < 0: no such servant or function, overload, a server that failed to decode or
+// encode) counts as slow as the call's whole timeout: an endpoint that fails every call at once
+// must not look the fastest to the latency-aware balancers (p2c, least-inflight's ties). The
+// adapter's own pings count for the TARS health rules only.
 func (a *AdapterProxy) replied(c *call.Call, ret int32) {
 	if a.isPing(c) {
 		return
 	}
 	now := a.loop.Now()
-	a.lat.observe(now, now-c.SentAt) // its time here, not on an endpoint it was retried from
+	rtt := now - c.SentAt // its time here, not on an endpoint it was retried from
+	if ret < 0 && c.Deadline > c.SentAt {
+		rtt = max(rtt, c.Deadline-c.SentAt)
+	}
+	a.lat.observe(now, rtt)
 	a.guard.replied(&a.opts.Breaker, now, ret, c.ID)
 }
 
