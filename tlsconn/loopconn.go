@@ -24,10 +24,12 @@ import (
 // Reading an empty buffer fails at once with a temporary error, which tls.Conn does not keep:
 // it returns to the loop and resumes the record where it stopped on the next read.
 type Session struct {
-	tc     *tls.Conn
-	sc     *switchConn
-	addr   string
-	client bool // the client side (ClientSession): a silent close by the server is a TLS failure
+	tc   *tls.Conn
+	sc   *switchConn
+	addr string
+	// client marks the client side (ClientSession) of a handshake in which the server asked for
+	// a certificate: a silent close by the server is then a TLS failure (Cause).
+	client bool
 	heard  bool // the peer spoke before the loop took over (Heard)
 }
 
@@ -37,9 +39,26 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 	if cfg == nil {
 		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
+	cfg = cfg.Clone()
 	if cfg.ServerName == "" {
-		cfg = cfg.Clone()
 		cfg.ServerName = host
+	}
+	// Whether the server asks for a certificate: only then can its silent close after the
+	// handshake be a refusal of this side's certificate (Cause). The certificate sent is the one
+	// crypto/tls would choose.
+	asked := false // written during the handshake, read after it, on this goroutine's behalf
+	get, certs := cfg.GetClientCertificate, cfg.Certificates
+	cfg.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		asked = true
+		if get != nil {
+			return get(cri)
+		}
+		for i := range certs {
+			if cri.SupportsCertificate(&certs[i]) == nil {
+				return &certs[i], nil
+			}
+		}
+		return new(tls.Certificate), nil // none fits: send none
 	}
 	sc := &switchConn{real: nc}
 	tc := tls.Client(sc, cfg)
@@ -47,7 +66,7 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 		_ = nc.Close()
 		return nil, handshakeError(addr, err, limit)
 	}
-	return &Session{tc: tc, sc: sc, addr: addr, client: true}, nil
+	return &Session{tc: tc, sc: sc, addr: addr, client: asked}, nil
 }
 
 // TLS returns the session's connection, for exchanges the dialer makes before Detach
@@ -304,10 +323,11 @@ func (l *LoopConn) Pump() error {
 }
 
 // Cause returns why the connection closed, given err, the close's own error: the TLS failure
-// Pump met if any; on the client side, a TLS error (matching ErrTLS) if the server closed the
-// connection (EOF or reset, without close_notify) before sending a byte of plaintext, which is
-// how a TLS server that refuses the client's certificate after the handshake (TarsCpp) shows;
-// or else err.
+// Pump met if any; on the client side of a handshake in which the server asked for a
+// certificate, a TLS error (matching ErrTLS) if the server closed the connection (EOF or reset,
+// without close_notify) before sending a byte of plaintext, which is how a TLS server that
+// refuses the client's certificate after the handshake (TarsCpp) shows; or else err (a server
+// that asked for none and closes is a lost connection, a crash or a restart).
 func (l *LoopConn) Cause(err error) error {
 	if l.cause != nil {
 		return l.cause

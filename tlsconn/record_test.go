@@ -183,7 +183,7 @@ type tlsPair struct {
 // newTLSPair connects a Session to a crypto/tls server at version on a loopback port the test
 // listens on, enrolls it with a gnet loop of its own, and returns both ends once the loop has
 // opened the connection. t.Cleanup stops the loop and closes the server's socket.
-func newTLSPair(t *testing.T, version uint16) *tlsPair {
+func newTLSPair(t *testing.T, version uint16, serverEdits ...func(*tls.Config)) *tlsPair {
 	t.Helper()
 	ca := tlstest.NewCA(t, "record")
 	pair := ca.Issue(t, tlstest.Leaf{Name: "server"})
@@ -194,6 +194,9 @@ func newTLSPair(t *testing.T, version uint16) *tlsPair {
 	// No session tickets: after the handshake the server writes only what the test says.
 	scfg.SessionTicketsDisabled = true
 	scfg.MinVersion, scfg.MaxVersion = version, version
+	for _, edit := range serverEdits {
+		edit(scfg)
+	}
 	ccfg, err := ClientConfig(Files{CA: ca.File})
 	if err != nil {
 		t.Fatal(err)
@@ -431,17 +434,27 @@ func TestRecordsBadRecord(t *testing.T) {
 	}
 }
 
-// TestRecordsSilentCloseAfterHandshake: the peer closes its socket right after the handshake
-// without a byte of plaintext or a close_notify (TarsCpp refusing a client certificate): the
-// connection ends with a TLS error that says so.
+// TestRecordsSilentCloseAfterHandshake: a server that asked for a client certificate closes its
+// socket right after the handshake without a byte of plaintext or a close_notify (TarsCpp
+// refusing a client certificate): the connection ends with a TLS error that says so. A server
+// that asked for none and closes so is a lost connection (a crash, a restart), not a TLS failure
+// (before, it was reported as a refused certificate).
 func TestRecordsSilentCloseAfterHandshake(t *testing.T) {
-	p := newTLSPair(t, tls.VersionTLS13)
+	p := newTLSPair(t, tls.VersionTLS13, func(c *tls.Config) { c.ClientAuth = tls.RequestClientCert })
 	if err := p.raw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	err := p.loop.waitClosed(t)
 	if !errors.Is(err, ErrTLS) || !strings.Contains(err.Error(), "right after the handshake") {
 		t.Fatalf("silent close after the handshake: %v, want a TLS error saying the peer closed right after the handshake", err)
+	}
+
+	p = newTLSPair(t, tls.VersionTLS13)
+	if err := p.raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.loop.waitClosed(t); errors.Is(err, ErrTLS) {
+		t.Fatalf("silent close by a server that asked for no certificate: %v, want a plain lost connection", err)
 	}
 }
 
