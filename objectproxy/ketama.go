@@ -2,12 +2,14 @@ package objectproxy
 
 import "github.com/tarscomm/tarscomm/endpoint"
 
-// ketamaRing is TarsCpp's consistent hash: the ketama ring (endpoint.Ketama) over the active
-// hosts, one node per host, weighted by -w when every active endpoint says -v 1
-// (getConHashProxyForWeight) and 100 each otherwise. When the host a code falls on is unhealthy,
-// the code goes to the next healthy host along the ring (where TarsCpp's lookup on the ring
-// rebuilt without that host lands); with none, to the mod hash without weights, as TarsCpp's
-// getHashProxyForNormal.
+// ketamaRing is the consistent hash: the ketama ring (endpoint.Ketama) over the active hosts,
+// one node per host as TarsGo's (and TarsCpp's before 3.x; TarsCpp 3.x keys its ring by the
+// endpoint's description, so endpoints sharing a host are one node here and several there),
+// weighted by -w when every active endpoint says -v 1 (getConHashProxyForWeight) and 100 each
+// otherwise. When the host a code falls on is unhealthy, the code goes to the next healthy host
+// along the ring (where a lookup on the ring rebuilt without that host lands; TarsCpp 3.x
+// rehashes the code over the active endpoints instead); with none, to the mod hash without
+// weights, as TarsCpp's getHashProxyForNormal.
 type ketamaRing struct {
 	ketama // the List's (List.ketamaRing), read only
 	dirty  bool
