@@ -105,7 +105,7 @@ func (w *watch) run(ctx context.Context) {
 	answered := func() {
 		backoff, read = minBackoff, readTimeout
 		if problem != "" {
-			w.s.log.Info("etcd naming: reading again", zap.String("servant", w.q.Object), zap.Int("consecutive_failures", failures))
+			w.s.log.Info("etcd naming: reading again", zap.String("servant", w.q.Object), zap.Int("consecutive", failures))
 			problem, failures = "", 0
 		}
 	}

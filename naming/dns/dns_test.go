@@ -161,7 +161,7 @@ func TestSRV(t *testing.T) {
 	rs.setA("a.greeter.test", "127.0.0.1")
 	rs.setA("b.greeter.test", "127.0.0.2", "127.0.0.1")
 	rs.setA("c.greeter.test", "127.0.0.9")
-	src, err := dns.NewSRV("_tars._tcp.greeter.test", dns.Options{Resolver: rs.addr(), Interval: 50 * time.Millisecond})
+	src, err := dns.NewSRV("_tars._tcp.greeter.test", dns.Options{Resolver: rs.addr(), Interval: 50 * time.Millisecond, Timeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
