@@ -79,7 +79,11 @@ func (a *AdapterProxy) moveOff(c gnet.Conn, cause error) {
 	a.forget(cause)
 	c.SetContext(d)
 	a.drains = append(a.drains, d)
-	a.log.Debug("moved off the connection: next calls go on a new one", zap.Error(cause), zap.Int("conns", len(a.drains)))
+	msg := "server asked to reconnect: next calls go on a new connection"
+	if cause != errReconnect {
+		msg = "moved off the connection: next calls go on a new one"
+	}
+	a.log.Debug(msg, zap.Error(cause), zap.Int("conns", len(a.drains)))
 	if a.q.live > 0 {
 		a.dial(a.loop.Now())
 	}
