@@ -1,20 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/cmd/protoc-gen-go/internal_gengo"
-	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/types/descriptorpb"
-	"google.golang.org/protobuf/types/known/emptypb"
-	"google.golang.org/protobuf/types/pluginpb"
 )
 
 // compilePlugin generates, for one .proto file given as a descriptor, protoc-gen-go's file and
@@ -22,61 +12,7 @@ import (
 // It returns the plugin's error, or the compiler's output ("" when it builds).
 func compilePlugin(t *testing.T, fd *descriptorpb.FileDescriptorProto) (genErr string, buildOut string) {
 	t.Helper()
-	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub := "zzbuild" + strings.ToLower(t.Name())
-	importPath := "github.com/tarscomm/tarscomm/cmd/protoc-gen-go-tars/" + sub
-	fd.Options = &descriptorpb.FileOptions{GoPackage: proto.String(importPath + ";x")}
-	req := &pluginpb.CodeGeneratorRequest{
-		FileToGenerate:  []string{fd.GetName()},
-		Parameter:       proto.String("module=github.com/tarscomm/tarscomm"),
-		ProtoFile:       []*descriptorpb.FileDescriptorProto{protodesc.ToFileDescriptorProto(emptypb.File_google_protobuf_empty_proto), fd},
-		CompilerVersion: pinnedProtoc,
-	}
-	var files []*pluginpb.CodeGeneratorResponse_File
-	// protoc-gen-go's output.
-	pg, err := protogen.Options{}.New(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range pg.Files {
-		if f.Generate {
-			internal_gengo.GenerateFile(pg, f)
-		}
-	}
-	r := pg.Response()
-	if r.Error != nil {
-		t.Fatalf("protoc-gen-go: %s", r.GetError())
-	}
-	files = append(files, r.File...)
-	// This plugin's.
-	rsp := run(t, req)
-	if rsp.Error != nil {
-		return rsp.GetError(), ""
-	}
-	files = append(files, rsp.File...)
-	dir := t.TempDir()
-	repl := map[string]string{}
-	for i, f := range files {
-		tmp := filepath.Join(dir, string(rune('a'+i))+".go")
-		if err := os.WriteFile(tmp, []byte(f.GetContent()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rel := strings.TrimPrefix(f.GetName(), "cmd/protoc-gen-go-tars/")
-		repl[filepath.Join(cwd, filepath.FromSlash(rel))] = tmp
-	}
-	ov, _ := json.Marshal(map[string]any{"Replace": repl})
-	ovPath := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(ovPath, ov, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("go", "build", "-overlay", ovPath, importPath).CombinedOutput()
-	if err != nil {
-		return "", string(out)
-	}
-	return "", ""
+	return compileFiles(t, "x", []string{"x"}, fd)
 }
 
 func unaryMethod(name string) *descriptorpb.MethodDescriptorProto {
