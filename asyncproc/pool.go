@@ -175,7 +175,10 @@ func (p *Pool) spill(c *call.Call) {
 	p.refill()
 }
 
-// refill moves overflow calls, oldest first, into the channel while it has room.
+// refill moves overflow calls, oldest first, into the channel while it has room. A list that
+// never empties (a pool staying behind with more than the channel's worth waiting) is compacted
+// once its consumed front is large and at least half of it, so that its array follows the calls
+// waiting, not every call that ever passed through it: amortized O(1) per call.
 func (p *Pool) refill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -186,6 +189,11 @@ func (p *Pool) refill() {
 			p.head++
 			p.spilled.Add(-1)
 		default:
+			if p.head >= 1024 && p.head >= len(p.overflow)/2 {
+				n := copy(p.overflow, p.overflow[p.head:])
+				clear(p.overflow[n:])
+				p.overflow, p.head = p.overflow[:n], 0
+			}
 			return
 		}
 	}
