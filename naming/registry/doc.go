@@ -12,9 +12,11 @@
 //     list stays, retry in 2s, and every 30s after more than 3 failures in a row.
 //
 // An object's queries are hashed by it, so they go through one net thread and one locator
-// endpoint; one that fails on a refused or lost connection is asked again at once, up to once per
-// other locator endpoint (the failed one is out of rotation then): a dead registry among live
-// ones costs a query no failure.
+// endpoint; one that fails on a refused or lost connection is asked again at once of the next
+// locator endpoint, up to once per other one: a dead registry among live ones costs a query no
+// failure. After a query that brought no active endpoint (a return code, no answer in time, an
+// empty list), the object's next query goes to the next locator endpoint, as TarsCpp's round
+// robin over the locator would: a registry that answers but cannot serve is not asked alone.
 //
 // Inactive endpoints are passed on with the active ones, for hash stability, as TarsCpp keeps
 // them. Both lists are passed on in TarsCpp's order (endpoint.SortTars), whatever the registry's:

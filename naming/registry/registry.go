@@ -123,6 +123,11 @@ func (o *Options) wait(outcome, fails int) time.Duration {
 // follow queries q on TarsCpp's schedule until ctx ends.
 func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.List), fail func(error)) {
 	fails, have := 0, false
+	// turn moves the object's queries to the next locator endpoint after a query that brought
+	// no active endpoint (an error, a return code, no answer in time, an empty list): a registry
+	// that answers but cannot serve is not asked again and again while another is listed, as
+	// TarsCpp's round robin over the locator does not. A registry that answers keeps the queries.
+	var turn uint64
 	// The cache first, as TarsCpp's QueryEpBase loads it when the proxy is made: calls go to the
 	// last good list while the registry is slow or down, and an empty answer does not replace it.
 	if r.cache != nil {
@@ -140,13 +145,14 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 			return
 		case <-t.C:
 		}
-		l, err := r.Query(ctx, q)
+		l, err := r.query(ctx, q, turn)
 		var wait time.Duration
 		switch {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
 			fails++
+			turn++
 			wait = r.opts.wait(failed, fails)
 			r.log.Warn("registry query failed; keeping the last list", zap.String("servant", q.Object), zap.Int("consecutive", fails), zap.Duration("retry_in", wait), zap.Error(err))
 			if fail != nil {
@@ -161,6 +167,7 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 			}
 		case len(l.Active) == 0:
 			fails = 0
+			turn++
 			wait = r.opts.wait(empty, 0)
 			if !have {
 				push(l)
@@ -185,9 +192,15 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 // Query asks the registry for q, within the query timeout. A query is hashed by q (so the
 // queries of one object go through one net thread and one locator endpoint, as TarsCpp's go
 // through the servant's own net thread), and one that failed on a lost or refused connection is
-// asked again at once, up to once per other locator endpoint: the failed endpoint is then out
-// of rotation and the hash's fallback names another. (A query is a read: asking twice is safe.)
+// asked again at once of the next locator endpoint, up to once per other one. (A query is a
+// read: asking twice is safe.)
 func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, error) {
+	return r.query(ctx, q, 0)
+}
+
+// query is Query starting turn locator endpoints after q's own: the hash's code plus turn, which
+// the mod hash over the locator's endpoints maps to the turn-th next one.
+func (r *Registry) query(ctx context.Context, q naming.Query, turn uint64) (naming.List, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	defer cancel()
 	var (
@@ -199,8 +212,9 @@ func (r *Registry) Query(ctx context.Context, q naming.Query) (naming.List, erro
 	_, _ = h.Write([]byte(q.Object + "|" + q.Set))
 	// The query's own timeout, too: the proxy's sync-invoke-timeout (3s by default) would
 	// otherwise end it before QueryTimeout.
-	opts := []servantproxy.CallOption{servantproxy.WithTimeout(r.opts.QueryTimeout), servantproxy.WithHash(h.Sum64())}
+	code := h.Sum64() + turn
 	for try := 0; ; try++ {
+		opts := []servantproxy.CallOption{servantproxy.WithTimeout(r.opts.QueryTimeout), servantproxy.WithHash(code + uint64(try))}
 		if q.Set != "" {
 			ret, active, inactive, err = r.q.FindObjectByIdInSameSet(ctx, q.Object, q.Set, opts...)
 		} else {
