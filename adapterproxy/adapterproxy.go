@@ -139,6 +139,8 @@ type AdapterProxy struct {
 	retryAt    int64                // no dial before this (call.Now clock) after failures
 	lastErr    error                // why the last dial failed
 	warnClock  *lograte.Clock       // the endpoint's warnings (Options.Warnings)
+	openedAt   int64                // when the current connection opened
+	unheard    int                  // one-way-only connections closed in a row by the peer soon after opening, unheard (closed)
 	lastIO     int64                // last write or read on the connection
 	lastRead   int64                // last read on the connection
 	handed     int64                // bytes handed to the connection (gnet or the big writer)

@@ -45,6 +45,7 @@ func (a *AdapterProxy) Opened(c gnet.Conn, gen uint32) {
 	a.attachFD(c)
 	a.state = stateConnected
 	a.lastIO = a.loop.Now()
+	a.openedAt = a.lastIO
 	a.proven = false
 	a.heard = a.ep.AuthType == endpoint.AuthLocal // the peer answered the authentication
 	a.handed, a.taken, a.waiting, a.lastMoved = 0, 0, 0, a.lastIO
@@ -130,9 +131,13 @@ func (a *AdapterProxy) OnClose(c gnet.Conn, err error) {
 
 // closed forgets the connection after it closed or failed. A connection that closed with
 // two-way calls waiting and had never answered one is, to the client, a failed connect (a proxy
-// or load balancer that accepts and resets): it backs off as after a refused dial. Any other
-// connection carried traffic: the next call reconnects at once, without a health penalty beyond
-// the calls it failed.
+// or load balancer that accepts and resets): it backs off as after a refused dial. So is the
+// second connection in a row that carried only one-way calls and was closed by the peer, without
+// a byte from it, within the connect timeout (at least a second) of opening: one-way calls end
+// when handed on, so none waits here, and such a peer would otherwise take a connect per one-way
+// call and stay in rotation; the first may be a server's idle close. Any other connection
+// carried traffic: the next call reconnects at once, without a health penalty beyond the calls
+// it failed.
 func (a *AdapterProxy) closed(err error) {
 	if a.state != stateConnected {
 		return
@@ -148,11 +153,17 @@ func (a *AdapterProxy) closed(err error) {
 	a.in.Reset()
 	a.stats.ConnLosses++
 	own := a.ownCalls() // the calls of a connection moved off (drain.go) are not this one's
-	if !a.heard && own > 0 && a.ep.Proto == endpoint.TCP && !isLocalClose(err) {
+	if own == 0 && !a.heard && a.handed > 0 && !isLocalClose(err) && now-a.openedAt < int64(max(a.opts.ConnectTimeout, time.Second)) {
+		a.unheard++
+	} else {
+		a.unheard = 0
+	}
+	rejected := own > 0 || a.unheard >= 2
+	if !a.heard && rejected && a.ep.Proto == endpoint.TCP && !isLocalClose(err) {
 		err = &silentPeerError{err: err}
 	}
 	switch {
-	case !a.proven && own > 0:
+	case !a.proven && rejected:
 		a.dialFails++
 		a.lastErr = err
 		a.retryAt = now + int64(backoff(a.dialFails))
