@@ -85,6 +85,7 @@ func recvLarge(t *testing.T, c *client) *codec.ResponsePacket {
 // is left (TestMain checks).
 func TestLargeReplyPeerGone(t *testing.T) {
 	s := New(WithMaxPacketSize(64<<20), WithWorkers(1))
+	stopOnCleanup(t, s) // if the test fails before its Stop: no goroutine left to fail the next tests' leak checks
 	mustHandle(t, s, "App.S.Obj", "echo", echo)
 	a, err := s.Start("127.0.0.1:0")
 	if err != nil {
@@ -96,10 +97,10 @@ func TestLargeReplyPeerGone(t *testing.T) {
 	staller := dial(t, a.String())
 	closer.write(req)
 	staller.write(req)
-	deadline := time.Now().Add(testTimeout)
+	deadline := time.Now().Add(largeTimeout) // two 16 MiB echoes under -race on a busy machine
 	for s.bigStarted.Load() < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d large replies handed to writers after %v, want 2", s.bigStarted.Load(), testTimeout)
+			t.Fatalf("%d large replies handed to writers after %v, want 2", s.bigStarted.Load(), largeTimeout)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
