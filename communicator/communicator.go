@@ -38,6 +38,9 @@ var (
 	// ErrRequestTooLarge matches a call whose request frame is larger than max-packet-size: it
 	// was not sent.
 	ErrRequestTooLarge = call.ErrRequestTooLarge
+	// ErrEncode matches a call whose request could not be encoded (a protobuf message that does
+	// not marshal): it was not sent.
+	ErrEncode = call.ErrEncode
 	// ErrDecode matches a call whose reply (return code 0) could not be decoded into its reply
 	// type: the server ran the call.
 	ErrDecode = call.ErrDecode

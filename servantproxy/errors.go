@@ -27,6 +27,9 @@ var (
 	// ErrRequestTooLarge: the request frame was larger than the client's max-packet-size; the
 	// call was not sent.
 	ErrRequestTooLarge = call.ErrRequestTooLarge
+	// ErrEncode: the request could not be encoded (marshalled); the call was not sent. A
+	// *CallError wraps it with the encoder's error.
+	ErrEncode = call.ErrEncode
 	// ErrDecode: the reply (return code 0) could not be decoded into the call's reply type; the
 	// server ran the call. A *CallError wraps it with the decoder's error.
 	ErrDecode = call.ErrDecode

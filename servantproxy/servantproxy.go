@@ -637,7 +637,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 		if err != nil {
 			call.Put(c)
 			p.limit.release()
-			return nil, nil, fmt.Errorf("tarscomm: marshal %s.%s request: %w", p.name, fn, err)
+			return nil, nil, p.unsent(fn, stats.Refused, fmt.Errorf("%w: %w", ErrEncode, err))
 		}
 	}
 	return c, t, nil

@@ -23,7 +23,7 @@ const (
 	ServerError               // a reply with a non-zero TARS return code (counted by code too)
 	Closed                    // the communicator was closed before the call ended
 	Cancelled                 // the caller's context was cancelled before the call ended
-	Refused                   // the endpoint chosen could not take the request (above max-packet-size or a UDP datagram's size, no room for its request id): not sent
+	Refused                   // the request could not be encoded, or the endpoint chosen could not take it (above max-packet-size or a UDP datagram's size, no room for its request id): not sent
 	numResults
 )
 

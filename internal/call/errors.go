@@ -45,6 +45,10 @@ var ErrOverload = errors.New("tarscomm: servant overloaded, call not sent")
 // call on it).
 var ErrRequestTooLarge = errors.New("tarscomm: request larger than max-packet-size, call not sent")
 
+// ErrEncode means the request could not be encoded (a protobuf message that does not marshal,
+// such as a string field that is not UTF-8): the call was not sent.
+var ErrEncode = errors.New("tarscomm: could not encode the request, call not sent")
+
 // ErrDecode means a reply came back (return code 0) but its body could not be decoded into the
 // call's reply type: a peer whose interface differs from the caller's, or a corrupt body. The
 // server ran the call.
