@@ -203,14 +203,45 @@ func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Mes
 	o := collect(opts)
 	if s.p.hooked(ctx, o) {
 		return s.p.viaHooks(ctx, fn, o, false, false, func(ctx context.Context, o *callOptions) error {
-			return s.invoke(ctx, fn, req, rsp, o)
+			return s.invoke(ctx, fn, req, nil, rsp, o)
 		})
 	}
-	return s.invoke(ctx, fn, req, rsp, o)
+	return s.invoke(ctx, fn, req, nil, rsp, o)
 }
 
-func (s *ServantProxy) invoke(ctx context.Context, fn string, req, rsp proto.Message, o *callOptions) error {
-	c, err := s.p.roundTrip(ctx, fn, o, codec.PacketNormal, req, nil)
+// TarsReply is what InvokeTars and AsyncInvokeTars decode a reply body into: a value that decodes
+// itself from a TARS-encoded body, as the result types tars2tarscomm generates do.
+type TarsReply interface {
+	UnmarshalTars(b []byte) error
+}
+
+// InvokeTars is Invoke for TARS-encoded (.tars) interfaces: body, encoded by the caller, is
+// sent as sBuffer, and the reply's sBuffer is decoded into rsp (not nil) as Invoke decodes a
+// protobuf reply: a body that does not decode ends the call with a *CallError matching
+// ErrDecode, which the interceptors' End sees too.
+func (s *ServantProxy) InvokeTars(ctx context.Context, fn string, body []byte, rsp TarsReply, opts ...CallOption) error {
+	if s == nil || s.p == nil {
+		return errUnbound
+	}
+	if ctx == nil {
+		return errNilContext
+	}
+	if rsp == nil {
+		return errNilTarsReply
+	}
+	o := collect(opts)
+	if s.p.hooked(ctx, o) {
+		return s.p.viaHooks(ctx, fn, o, false, false, func(ctx context.Context, o *callOptions) error {
+			return s.invoke(ctx, fn, nil, body, rsp, o)
+		})
+	}
+	return s.invoke(ctx, fn, nil, body, rsp, o)
+}
+
+var errNilTarsReply = errors.New("servantproxy: nil TarsReply: pass a value to decode the reply into")
+
+func (s *ServantProxy) invoke(ctx context.Context, fn string, req proto.Message, body []byte, rsp any, o *callOptions) error {
+	c, err := s.p.roundTrip(ctx, fn, o, codec.PacketNormal, req, body)
 	if err != nil {
 		return err
 	}
@@ -360,9 +391,29 @@ func (s *ServantProxy) AsyncInvokeRaw(ctx context.Context, fn string, body []byt
 	return s.p.asyncCall(ctx, fn, collect(opts), nil, body, nil, nil, cb)
 }
 
+// AsyncInvokeTars is AsyncInvoke for TARS-encoded (.tars) interfaces: body is sent as sBuffer,
+// and the reply's is decoded into rsp (not nil) on the async worker before the interceptors' End
+// and cb run; cb gets nil or the call's error (a *CallError matching ErrDecode for a body that
+// does not decode), under AsyncInvoke's rules.
+func (s *ServantProxy) AsyncInvokeTars(ctx context.Context, fn string, body []byte, rsp TarsReply, cb func(error), opts ...CallOption) error {
+	if cb == nil {
+		return errors.New("servantproxy: nil callback")
+	}
+	if s == nil || s.p == nil {
+		return errUnbound
+	}
+	if ctx == nil {
+		return errNilContext
+	}
+	if rsp == nil {
+		return errNilTarsReply
+	}
+	return s.p.asyncCall(ctx, fn, collect(opts), nil, body, rsp, cb, nil)
+}
+
 // asyncCall makes an async call, through the hooks when there are any: the interceptors' End runs
 // on the async worker, before the callback.
-func (p *proxy) asyncCall(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
+func (p *proxy) asyncCall(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp any, cb func(error), rawCB func([]byte, error)) error {
 	if !p.hooked(ctx, o) {
 		return p.async1(ctx, fn, o, req, body, rsp, cb, rawCB)
 	}
@@ -396,7 +447,7 @@ func (p *proxy) asyncCall(ctx context.Context, fn string, o *callOptions, req pr
 // the call was not sent, and no callback will run.
 var errNotSent = errors.New("servantproxy: an interceptor returned nil without sending the call")
 
-func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp proto.Message, cb func(error), rawCB func([]byte, error)) error {
+func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto.Message, body []byte, rsp any, cb func(error), rawCB func([]byte, error)) error {
 	if err := p.misuse(fn, o); err != nil { // the caller's mistake, whatever the load
 		return err
 	}
@@ -473,7 +524,7 @@ func (p *proxy) refuse() {
 // backup bk, if any) can be abandoned while still pending (the loop recycles what it meets abandoned), its
 // callback runs on an async worker with the context's error, through a fresh carrier that
 // inherits the call's reservation and max-inflight slot.
-func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, bk *asyncBackup, fn string, start, deadline int64, onEnd func(*call.Call, error), rsp proto.Message, cb func(error), rawCB func([]byte, error)) {
+func (p *proxy) cancelAsync(ctx context.Context, c *call.Call, gen uint64, bk *asyncBackup, fn string, start, deadline int64, onEnd func(*call.Call, error), rsp any, cb func(error), rawCB func([]byte, error)) {
 	if expiresWithCtx(ctx, deadline) {
 		return
 	}
@@ -758,7 +809,7 @@ func resultErr(c *call.Call) error {
 // decode ends the call with a *CallError wrapping ErrDecode; so does a panic while decoding (a
 // message type whose unmarshalling panics), so that the call still ends once: its callback
 // runs, its interceptors see it end.
-func result(c *call.Call, rsp proto.Message) (err error) {
+func result(c *call.Call, rsp any) (err error) {
 	if err := resultErr(c); err != nil {
 		return err
 	}
@@ -770,14 +821,20 @@ func result(c *call.Call, rsp proto.Message) (err error) {
 			err = decodeError(c, rsp, fmt.Errorf("panic: %v", p))
 		}
 	}()
-	if err := proto.Unmarshal(c.Body, rsp); err != nil {
+	switch r := rsp.(type) {
+	case proto.Message:
+		err = proto.Unmarshal(c.Body, r)
+	case TarsReply:
+		err = r.UnmarshalTars(c.Body)
+	}
+	if err != nil {
 		return decodeError(c, rsp, err)
 	}
 	return nil
 }
 
 // decodeError is the error of call c whose reply body did not decode into rsp.
-func decodeError(c *call.Call, rsp proto.Message, err error) error {
+func decodeError(c *call.Call, rsp any, err error) error {
 	return &call.CallError{Servant: c.Servant, Func: c.Func, Endpoint: c.Addr, Elapsed: time.Duration(call.Now() - c.Start),
 		Err: fmt.Errorf("%w into %T: %w", call.ErrDecode, rsp, err)}
 }

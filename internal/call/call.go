@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 )
@@ -69,9 +67,10 @@ type Call struct {
 	// asyncproc pool), whose worker runs Finish(c). Finish owns c from then on and must Put it.
 	Finish func(c *Call)
 	Notify func(c *Call)
-	// Rsp and Callback are the asynchronous call's reply message and user callback, kept here so
-	// that an async call needs no closure of its own. RawCallback is used by raw-body calls.
-	Rsp         proto.Message
+	// Rsp and Callback are the asynchronous call's reply (a proto.Message, or a
+	// servantproxy.TarsReply) and user callback, kept here so that an async call needs no
+	// closure of its own. RawCallback is used by raw-body calls.
+	Rsp         any
 	Callback    func(error)
 	RawCallback func([]byte, error)
 	// StopCancel, when set, detaches the context watcher of an async call (context.AfterFunc's

@@ -6,7 +6,6 @@ package propertyf
 import (
 	context "context"
 	errors "errors"
-	fmt "fmt"
 	codec "github.com/tarscomm/tarscomm/codec"
 	future "github.com/tarscomm/tarscomm/future"
 	servantproxy "github.com/tarscomm/tarscomm/servantproxy"
@@ -485,15 +484,6 @@ func (st *_PropertyF_reportPropMsg_result) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *_PropertyF_reportPropMsg_result) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = _PropertyF_reportPropMsg_result{}
-		return fmt.Errorf("%w of PropertyF.reportPropMsg: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // PropertyFProxy calls the TARS interface propertyf::PropertyF. Bind it to a servant with Communicator.StringToProxy, or wrap a ServantProxy with NewPropertyFProxy; an unbound PropertyFProxy must not be called. It is safe for concurrent use.
 //
 // PropertyF receives properties.
@@ -524,10 +514,10 @@ func (p *PropertyFProxy) ReportPropMsg(ctx context.Context, statmsg map[StatProp
 	a := _PropertyF_reportPropMsg_args{Statmsg: statmsg}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "reportPropMsg", e.Buf, opts...)
 	var r _PropertyF_reportPropMsg_result
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "reportPropMsg", e.Buf, &r, opts...)
+	if err != nil {
+		r = _PropertyF_reportPropMsg_result{}
 	}
 	return r.Ret, err
 }
@@ -543,10 +533,10 @@ func (p *PropertyFProxy) AsyncReportPropMsg(ctx context.Context, statmsg map[Sta
 	a := _PropertyF_reportPropMsg_args{Statmsg: statmsg}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "reportPropMsg", e.Buf, func(b []byte, err error) {
-		var r _PropertyF_reportPropMsg_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _PropertyF_reportPropMsg_result
+	return p.sp.AsyncInvokeTars(ctx, "reportPropMsg", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _PropertyF_reportPropMsg_result{}
 		}
 		cb(r.Ret, err)
 	}, opts...)
@@ -570,10 +560,10 @@ func (p *PropertyFProxy) FutureReportPropMsg(ctx context.Context, statmsg map[St
 	a := _PropertyF_reportPropMsg_args{Statmsg: statmsg}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "reportPropMsg", e.Buf, func(b []byte, err error) {
-		var r _PropertyF_reportPropMsg_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _PropertyF_reportPropMsg_result
+	err := p.sp.AsyncInvokeTars(ctx, "reportPropMsg", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _PropertyF_reportPropMsg_result{}
 		}
 		f.Complete(r.Ret, err)
 	}, opts...)

@@ -6,7 +6,6 @@ package queryf
 import (
 	context "context"
 	errors "errors"
-	fmt "fmt"
 	codec "github.com/tarscomm/tarscomm/codec"
 	future "github.com/tarscomm/tarscomm/future"
 	endpointf "github.com/tarscomm/tarscomm/protocol/endpointf"
@@ -167,15 +166,6 @@ func (st *_QueryF_findObjectById_result) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
-}
-
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *_QueryF_findObjectById_result) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = _QueryF_findObjectById_result{}
-		return fmt.Errorf("%w of QueryF.findObjectById: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
 }
 
 // _QueryF_findObjectById4Any_args holds the in parameters of QueryF.findObjectById4Any, at their tags.
@@ -364,15 +354,6 @@ func (st *QueryFFindObjectById4AnyResult) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *QueryFFindObjectById4AnyResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = QueryFFindObjectById4AnyResult{}
-		return fmt.Errorf("%w of QueryF.findObjectById4Any: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // _QueryF_findObjectById4All_args holds the in parameters of QueryF.findObjectById4All, at their tags.
 type _QueryF_findObjectById4All_args struct {
 	Id string // tag 1, require
@@ -559,15 +540,6 @@ func (st *QueryFFindObjectById4AllResult) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *QueryFFindObjectById4AllResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = QueryFFindObjectById4AllResult{}
-		return fmt.Errorf("%w of QueryF.findObjectById4All: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // _QueryF_findObjectByIdInSameGroup_args holds the in parameters of QueryF.findObjectByIdInSameGroup, at their tags.
 type _QueryF_findObjectByIdInSameGroup_args struct {
 	Id string // tag 1, require
@@ -752,15 +724,6 @@ func (st *QueryFFindObjectByIdInSameGroupResult) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
-}
-
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *QueryFFindObjectByIdInSameGroupResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = QueryFFindObjectByIdInSameGroupResult{}
-		return fmt.Errorf("%w of QueryF.findObjectByIdInSameGroup: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
 }
 
 // _QueryF_findObjectByIdInSameStation_args holds the in parameters of QueryF.findObjectByIdInSameStation, at their tags.
@@ -954,15 +917,6 @@ func (st *QueryFFindObjectByIdInSameStationResult) UnmarshalTars(b []byte) error
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *QueryFFindObjectByIdInSameStationResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = QueryFFindObjectByIdInSameStationResult{}
-		return fmt.Errorf("%w of QueryF.findObjectByIdInSameStation: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // _QueryF_findObjectByIdInSameSet_args holds the in parameters of QueryF.findObjectByIdInSameSet, at their tags.
 type _QueryF_findObjectByIdInSameSet_args struct {
 	Id    string // tag 1, require
@@ -1154,15 +1108,6 @@ func (st *QueryFFindObjectByIdInSameSetResult) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *QueryFFindObjectByIdInSameSetResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = QueryFFindObjectByIdInSameSetResult{}
-		return fmt.Errorf("%w of QueryF.findObjectByIdInSameSet: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // QueryFProxy calls the TARS interface queryf::QueryF. Bind it to a servant with Communicator.StringToProxy, or wrap a ServantProxy with NewQueryFProxy; an unbound QueryFProxy must not be called. It is safe for concurrent use.
 //
 // QueryF finds the endpoints of servants.
@@ -1193,10 +1138,10 @@ func (p *QueryFProxy) FindObjectById(ctx context.Context, id string, opts ...ser
 	a := _QueryF_findObjectById_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "findObjectById", e.Buf, opts...)
 	var r _QueryF_findObjectById_result
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "findObjectById", e.Buf, &r, opts...)
+	if err != nil {
+		r = _QueryF_findObjectById_result{}
 	}
 	return r.Ret, err
 }
@@ -1212,10 +1157,10 @@ func (p *QueryFProxy) AsyncFindObjectById(ctx context.Context, id string, cb fun
 	a := _QueryF_findObjectById_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "findObjectById", e.Buf, func(b []byte, err error) {
-		var r _QueryF_findObjectById_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _QueryF_findObjectById_result
+	return p.sp.AsyncInvokeTars(ctx, "findObjectById", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _QueryF_findObjectById_result{}
 		}
 		cb(r.Ret, err)
 	}, opts...)
@@ -1239,10 +1184,10 @@ func (p *QueryFProxy) FutureFindObjectById(ctx context.Context, id string, opts 
 	a := _QueryF_findObjectById_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "findObjectById", e.Buf, func(b []byte, err error) {
-		var r _QueryF_findObjectById_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _QueryF_findObjectById_result
+	err := p.sp.AsyncInvokeTars(ctx, "findObjectById", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _QueryF_findObjectById_result{}
 		}
 		f.Complete(r.Ret, err)
 	}, opts...)
@@ -1261,10 +1206,10 @@ func (p *QueryFProxy) FindObjectById4Any(ctx context.Context, id string, opts ..
 	a := _QueryF_findObjectById4Any_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "findObjectById4Any", e.Buf, opts...)
 	var r QueryFFindObjectById4AnyResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "findObjectById4Any", e.Buf, &r, opts...)
+	if err != nil {
+		r = QueryFFindObjectById4AnyResult{}
 	}
 	return r.Ret, r.ActiveEp, r.InactiveEp, err
 }
@@ -1280,10 +1225,10 @@ func (p *QueryFProxy) AsyncFindObjectById4Any(ctx context.Context, id string, cb
 	a := _QueryF_findObjectById4Any_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "findObjectById4Any", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectById4AnyResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectById4AnyResult
+	return p.sp.AsyncInvokeTars(ctx, "findObjectById4Any", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectById4AnyResult{}
 		}
 		cb(r.Ret, r.ActiveEp, r.InactiveEp, err)
 	}, opts...)
@@ -1307,10 +1252,10 @@ func (p *QueryFProxy) FutureFindObjectById4Any(ctx context.Context, id string, o
 	a := _QueryF_findObjectById4Any_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "findObjectById4Any", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectById4AnyResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectById4AnyResult
+	err := p.sp.AsyncInvokeTars(ctx, "findObjectById4Any", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectById4AnyResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)
@@ -1329,10 +1274,10 @@ func (p *QueryFProxy) FindObjectById4All(ctx context.Context, id string, opts ..
 	a := _QueryF_findObjectById4All_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "findObjectById4All", e.Buf, opts...)
 	var r QueryFFindObjectById4AllResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "findObjectById4All", e.Buf, &r, opts...)
+	if err != nil {
+		r = QueryFFindObjectById4AllResult{}
 	}
 	return r.Ret, r.ActiveEp, r.InactiveEp, err
 }
@@ -1348,10 +1293,10 @@ func (p *QueryFProxy) AsyncFindObjectById4All(ctx context.Context, id string, cb
 	a := _QueryF_findObjectById4All_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "findObjectById4All", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectById4AllResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectById4AllResult
+	return p.sp.AsyncInvokeTars(ctx, "findObjectById4All", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectById4AllResult{}
 		}
 		cb(r.Ret, r.ActiveEp, r.InactiveEp, err)
 	}, opts...)
@@ -1375,10 +1320,10 @@ func (p *QueryFProxy) FutureFindObjectById4All(ctx context.Context, id string, o
 	a := _QueryF_findObjectById4All_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "findObjectById4All", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectById4AllResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectById4AllResult
+	err := p.sp.AsyncInvokeTars(ctx, "findObjectById4All", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectById4AllResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)
@@ -1397,10 +1342,10 @@ func (p *QueryFProxy) FindObjectByIdInSameGroup(ctx context.Context, id string, 
 	a := _QueryF_findObjectByIdInSameGroup_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "findObjectByIdInSameGroup", e.Buf, opts...)
 	var r QueryFFindObjectByIdInSameGroupResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "findObjectByIdInSameGroup", e.Buf, &r, opts...)
+	if err != nil {
+		r = QueryFFindObjectByIdInSameGroupResult{}
 	}
 	return r.Ret, r.ActiveEp, r.InactiveEp, err
 }
@@ -1416,10 +1361,10 @@ func (p *QueryFProxy) AsyncFindObjectByIdInSameGroup(ctx context.Context, id str
 	a := _QueryF_findObjectByIdInSameGroup_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "findObjectByIdInSameGroup", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectByIdInSameGroupResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectByIdInSameGroupResult
+	return p.sp.AsyncInvokeTars(ctx, "findObjectByIdInSameGroup", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectByIdInSameGroupResult{}
 		}
 		cb(r.Ret, r.ActiveEp, r.InactiveEp, err)
 	}, opts...)
@@ -1443,10 +1388,10 @@ func (p *QueryFProxy) FutureFindObjectByIdInSameGroup(ctx context.Context, id st
 	a := _QueryF_findObjectByIdInSameGroup_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "findObjectByIdInSameGroup", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectByIdInSameGroupResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectByIdInSameGroupResult
+	err := p.sp.AsyncInvokeTars(ctx, "findObjectByIdInSameGroup", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectByIdInSameGroupResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)
@@ -1465,10 +1410,10 @@ func (p *QueryFProxy) FindObjectByIdInSameStation(ctx context.Context, id string
 	a := _QueryF_findObjectByIdInSameStation_args{Id: id, SStation: sStation}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "findObjectByIdInSameStation", e.Buf, opts...)
 	var r QueryFFindObjectByIdInSameStationResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "findObjectByIdInSameStation", e.Buf, &r, opts...)
+	if err != nil {
+		r = QueryFFindObjectByIdInSameStationResult{}
 	}
 	return r.Ret, r.ActiveEp, r.InactiveEp, err
 }
@@ -1484,10 +1429,10 @@ func (p *QueryFProxy) AsyncFindObjectByIdInSameStation(ctx context.Context, id s
 	a := _QueryF_findObjectByIdInSameStation_args{Id: id, SStation: sStation}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "findObjectByIdInSameStation", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectByIdInSameStationResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectByIdInSameStationResult
+	return p.sp.AsyncInvokeTars(ctx, "findObjectByIdInSameStation", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectByIdInSameStationResult{}
 		}
 		cb(r.Ret, r.ActiveEp, r.InactiveEp, err)
 	}, opts...)
@@ -1511,10 +1456,10 @@ func (p *QueryFProxy) FutureFindObjectByIdInSameStation(ctx context.Context, id 
 	a := _QueryF_findObjectByIdInSameStation_args{Id: id, SStation: sStation}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "findObjectByIdInSameStation", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectByIdInSameStationResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectByIdInSameStationResult
+	err := p.sp.AsyncInvokeTars(ctx, "findObjectByIdInSameStation", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectByIdInSameStationResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)
@@ -1534,10 +1479,10 @@ func (p *QueryFProxy) FindObjectByIdInSameSet(ctx context.Context, id string, se
 	a := _QueryF_findObjectByIdInSameSet_args{Id: id, SetId: setId}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "findObjectByIdInSameSet", e.Buf, opts...)
 	var r QueryFFindObjectByIdInSameSetResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "findObjectByIdInSameSet", e.Buf, &r, opts...)
+	if err != nil {
+		r = QueryFFindObjectByIdInSameSetResult{}
 	}
 	return r.Ret, r.ActiveEp, r.InactiveEp, err
 }
@@ -1553,10 +1498,10 @@ func (p *QueryFProxy) AsyncFindObjectByIdInSameSet(ctx context.Context, id strin
 	a := _QueryF_findObjectByIdInSameSet_args{Id: id, SetId: setId}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "findObjectByIdInSameSet", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectByIdInSameSetResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectByIdInSameSetResult
+	return p.sp.AsyncInvokeTars(ctx, "findObjectByIdInSameSet", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectByIdInSameSetResult{}
 		}
 		cb(r.Ret, r.ActiveEp, r.InactiveEp, err)
 	}, opts...)
@@ -1580,10 +1525,10 @@ func (p *QueryFProxy) FutureFindObjectByIdInSameSet(ctx context.Context, id stri
 	a := _QueryF_findObjectByIdInSameSet_args{Id: id, SetId: setId}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "findObjectByIdInSameSet", e.Buf, func(b []byte, err error) {
-		var r QueryFFindObjectByIdInSameSetResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r QueryFFindObjectByIdInSameSetResult
+	err := p.sp.AsyncInvokeTars(ctx, "findObjectByIdInSameSet", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = QueryFFindObjectByIdInSameSetResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)

@@ -6,7 +6,6 @@ package statf
 import (
 	context "context"
 	errors "errors"
-	fmt "fmt"
 	codec "github.com/tarscomm/tarscomm/codec"
 	future "github.com/tarscomm/tarscomm/future"
 	servantproxy "github.com/tarscomm/tarscomm/servantproxy"
@@ -645,15 +644,6 @@ func (st *_StatF_reportMicMsg_result) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *_StatF_reportMicMsg_result) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = _StatF_reportMicMsg_result{}
-		return fmt.Errorf("%w of StatF.reportMicMsg: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // _StatF_reportSampleMsg_args holds the in parameters of StatF.reportSampleMsg, at their tags.
 type _StatF_reportSampleMsg_args struct {
 	Msg []StatSampleMsg // tag 1, require
@@ -809,15 +799,6 @@ func (st *_StatF_reportSampleMsg_result) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *_StatF_reportSampleMsg_result) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = _StatF_reportSampleMsg_result{}
-		return fmt.Errorf("%w of StatF.reportSampleMsg: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // StatFProxy calls the TARS interface statf::StatF. Bind it to a servant with Communicator.StringToProxy, or wrap a ServantProxy with NewStatFProxy; an unbound StatFProxy must not be called. It is safe for concurrent use.
 //
 // StatF receives call statistics.
@@ -849,10 +830,10 @@ func (p *StatFProxy) ReportMicMsg(ctx context.Context, msg map[StatMicMsgHead]St
 	a := _StatF_reportMicMsg_args{Msg: msg, BFromClient: bFromClient}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "reportMicMsg", e.Buf, opts...)
 	var r _StatF_reportMicMsg_result
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "reportMicMsg", e.Buf, &r, opts...)
+	if err != nil {
+		r = _StatF_reportMicMsg_result{}
 	}
 	return r.Ret, err
 }
@@ -868,10 +849,10 @@ func (p *StatFProxy) AsyncReportMicMsg(ctx context.Context, msg map[StatMicMsgHe
 	a := _StatF_reportMicMsg_args{Msg: msg, BFromClient: bFromClient}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "reportMicMsg", e.Buf, func(b []byte, err error) {
-		var r _StatF_reportMicMsg_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _StatF_reportMicMsg_result
+	return p.sp.AsyncInvokeTars(ctx, "reportMicMsg", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _StatF_reportMicMsg_result{}
 		}
 		cb(r.Ret, err)
 	}, opts...)
@@ -895,10 +876,10 @@ func (p *StatFProxy) FutureReportMicMsg(ctx context.Context, msg map[StatMicMsgH
 	a := _StatF_reportMicMsg_args{Msg: msg, BFromClient: bFromClient}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "reportMicMsg", e.Buf, func(b []byte, err error) {
-		var r _StatF_reportMicMsg_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _StatF_reportMicMsg_result
+	err := p.sp.AsyncInvokeTars(ctx, "reportMicMsg", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _StatF_reportMicMsg_result{}
 		}
 		f.Complete(r.Ret, err)
 	}, opts...)
@@ -917,10 +898,10 @@ func (p *StatFProxy) ReportSampleMsg(ctx context.Context, msg []StatSampleMsg, o
 	a := _StatF_reportSampleMsg_args{Msg: msg}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "reportSampleMsg", e.Buf, opts...)
 	var r _StatF_reportSampleMsg_result
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "reportSampleMsg", e.Buf, &r, opts...)
+	if err != nil {
+		r = _StatF_reportSampleMsg_result{}
 	}
 	return r.Ret, err
 }
@@ -936,10 +917,10 @@ func (p *StatFProxy) AsyncReportSampleMsg(ctx context.Context, msg []StatSampleM
 	a := _StatF_reportSampleMsg_args{Msg: msg}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "reportSampleMsg", e.Buf, func(b []byte, err error) {
-		var r _StatF_reportSampleMsg_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _StatF_reportSampleMsg_result
+	return p.sp.AsyncInvokeTars(ctx, "reportSampleMsg", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _StatF_reportSampleMsg_result{}
 		}
 		cb(r.Ret, err)
 	}, opts...)
@@ -963,10 +944,10 @@ func (p *StatFProxy) FutureReportSampleMsg(ctx context.Context, msg []StatSample
 	a := _StatF_reportSampleMsg_args{Msg: msg}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "reportSampleMsg", e.Buf, func(b []byte, err error) {
-		var r _StatF_reportSampleMsg_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _StatF_reportSampleMsg_result
+	err := p.sp.AsyncInvokeTars(ctx, "reportSampleMsg", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _StatF_reportSampleMsg_result{}
 		}
 		f.Complete(r.Ret, err)
 	}, opts...)

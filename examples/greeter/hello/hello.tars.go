@@ -6,7 +6,6 @@ package hello
 import (
 	context "context"
 	errors "errors"
-	fmt "fmt"
 	codec "github.com/tarscomm/tarscomm/codec"
 	future "github.com/tarscomm/tarscomm/future"
 	servantproxy "github.com/tarscomm/tarscomm/servantproxy"
@@ -320,15 +319,6 @@ func (st *GreeterGreetResult) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *GreeterGreetResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = GreeterGreetResult{}
-		return fmt.Errorf("%w of Greeter.greet: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // GreeterProxy calls the TARS interface Hello::Greeter. Bind it to a servant with Communicator.StringToProxy, or wrap a ServantProxy with NewGreeterProxy; an unbound GreeterProxy must not be called. It is safe for concurrent use.
 type GreeterProxy struct {
 	sp *servantproxy.ServantProxy
@@ -355,10 +345,10 @@ func (p *GreeterProxy) Greet(ctx context.Context, req GreetReq, opts ...servantp
 	a := _Greeter_greet_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "greet", e.Buf, opts...)
 	var r GreeterGreetResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "greet", e.Buf, &r, opts...)
+	if err != nil {
+		r = GreeterGreetResult{}
 	}
 	return r.Ret, r.Rsp, err
 }
@@ -374,10 +364,10 @@ func (p *GreeterProxy) AsyncGreet(ctx context.Context, req GreetReq, cb func(ret
 	a := _Greeter_greet_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "greet", e.Buf, func(b []byte, err error) {
-		var r GreeterGreetResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r GreeterGreetResult
+	return p.sp.AsyncInvokeTars(ctx, "greet", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = GreeterGreetResult{}
 		}
 		cb(r.Ret, r.Rsp, err)
 	}, opts...)
@@ -401,10 +391,10 @@ func (p *GreeterProxy) FutureGreet(ctx context.Context, req GreetReq, opts ...se
 	a := _Greeter_greet_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "greet", e.Buf, func(b []byte, err error) {
-		var r GreeterGreetResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r GreeterGreetResult
+	err := p.sp.AsyncInvokeTars(ctx, "greet", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = GreeterGreetResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)

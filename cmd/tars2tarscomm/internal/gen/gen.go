@@ -382,7 +382,7 @@ func paramName(name string) string {
 // structMethods are the methods generated on every struct; fields are renamed around them.
 var structMethods = map[string]bool{
 	"Reset": true, "Encode": true, "Decode": true, "EncodeTag": true, "DecodeTag": true,
-	"MarshalTars": true, "UnmarshalTars": true, "unmarshalReply": true,
+	"MarshalTars": true, "UnmarshalTars": true,
 }
 
 // fieldNames returns the Go names of s's fields: capitalized, clear of the method names, unique.

@@ -106,7 +106,7 @@ func futureValue(fi *funcInfo, r string) string {
 // localNames are the names of the locals of one function's proxy methods, chosen not to collide
 // with its parameters: each is the usual name, with underscores added while a parameter has it.
 type localNames struct {
-	recv, a, e, r, b, f, zero string
+	recv, a, e, r, f, zero string
 }
 
 func newLocalNames(fi *funcInfo) localNames {
@@ -121,7 +121,7 @@ func newLocalNames(fi *funcInfo) localNames {
 		taken[want] = true
 		return want
 	}
-	return localNames{recv: pick("p"), a: pick("a"), e: pick("e"), r: pick("r"), b: pick("b"), f: pick("f"), zero: pick("zero")}
+	return localNames{recv: pick("p"), a: pick("a"), e: pick("e"), r: pick("r"), f: pick("f"), zero: pick("zero")}
 }
 
 // inParams is the parameter list of the in parameters, "id string, n int32".
@@ -209,15 +209,6 @@ func (g *gen) genInterface(it *ast.Interface) error {
 		g.genStruct(fi.args, fi.argsName, it.Name+"."+fi.fn.Name, fmt.Sprintf("%s holds the in parameters of %s.%s, at their tags.", fi.argsName, it.Name, fi.fn.Name), nil)
 		def := fmt.Sprintf("%s holds the reply of %s.%s: the return value at tag 0 and the out parameters at their tags.", fi.resultName, it.Name, fi.fn.Name)
 		g.genStruct(fi.result, fi.resultName, it.Name+"."+fi.fn.Name, def, nil)
-		g.p("// unmarshalReply decodes a reply body into r; on error r is left zero.")
-		g.p("func (r *", fi.resultName, ") unmarshalReply(b []byte) error {")
-		g.p("if err := r.UnmarshalTars(b); err != nil {")
-		g.p("*r = ", fi.resultName, "{}")
-		g.p("return ", g.use("fmt"), ".Errorf(\"%w of ", it.Name, ".", fi.fn.Name, ": %w\", ", g.use(servantproxyPkg), ".ErrDecode, err)")
-		g.p("}")
-		g.p("return nil")
-		g.p("}")
-		g.p()
 	}
 	g.genProxy(it, proxy, fis)
 	g.genServer(it, name, srv, fis)
@@ -267,10 +258,12 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 			g.p("var ", l.e, " ", codec, ".Encoder")
 			g.p(l.a, ".Encode(&", l.e, ")")
 		}
-		decode := func() {
-			g.p("var ", l.r, " ", fi.resultName)
-			g.p("if err == nil {")
-			g.p("err = ", l.r, ".unmarshalReply(", l.b, ")")
+		// The reply is decoded into r by servantproxy (InvokeTars, AsyncInvokeTars), before the
+		// interceptors' End: a body that does not decode is a *CallError matching ErrDecode.
+		// On any error r is given back zero (a failed decode may have filled part of it).
+		zeroOnErr := func() {
+			g.p("if err != nil {")
+			g.p(l.r, " = ", fi.resultName, "{}")
 			g.p("}")
 		}
 
@@ -283,8 +276,9 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		}
 		g.p("func ", recv, fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") (", strings.Join(append(append([]string{}, rts...), "error"), ", "), ") {")
 		encode()
-		g.p(l.b, ", err := ", l.recv, ".sp.InvokeRaw(ctx, ", fn, ", ", l.e, ".Buf, opts...)")
-		decode()
+		g.p("var ", l.r, " ", fi.resultName)
+		g.p("err := ", l.recv, ".sp.InvokeTars(ctx, ", fn, ", ", l.e, ".Buf, &", l.r, ", opts...)")
+		zeroOnErr()
 		g.p("return ", strings.Join(append(resultValues(fi, l.r), "err"), ", "))
 		g.p("}")
 		g.p()
@@ -299,8 +293,9 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		g.p("return ", errs, ".New(", strconv.Quote("tarscomm: "+proxy+".Async"+fi.goName+": nil callback"), ")")
 		g.p("}")
 		encode()
-		g.p("return ", l.recv, ".sp.AsyncInvokeRaw(ctx, ", fn, ", ", l.e, ".Buf, func(", l.b, " []byte, err error) {")
-		decode()
+		g.p("var ", l.r, " ", fi.resultName)
+		g.p("return ", l.recv, ".sp.AsyncInvokeTars(ctx, ", fn, ", ", l.e, ".Buf, &", l.r, ", func(err error) {")
+		zeroOnErr()
 		g.p("cb(", strings.Join(append(resultValues(fi, l.r), "err"), ", "), ")")
 		g.p("}, opts...)")
 		g.p("}")
@@ -325,8 +320,9 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		g.p("func ", recv, "Future", fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") *", fut, ".Future[", ft, "] {")
 		g.p(l.f, " := ", g.use(servantproxyPkg), ".NewFuture[", ft, "](", l.recv, ".sp)")
 		encode()
-		g.p("err := ", l.recv, ".sp.AsyncInvokeRaw(ctx, ", fn, ", ", l.e, ".Buf, func(", l.b, " []byte, err error) {")
-		decode()
+		g.p("var ", l.r, " ", fi.resultName)
+		g.p("err := ", l.recv, ".sp.AsyncInvokeTars(ctx, ", fn, ", ", l.e, ".Buf, &", l.r, ", func(err error) {")
+		zeroOnErr()
 		g.p(l.f, ".Complete(", futureValue(fi, l.r), ", err)")
 		g.p("}, opts...)")
 		g.p("if err != nil {")

@@ -6,7 +6,6 @@ package all
 import (
 	context "context"
 	errors "errors"
-	fmt "fmt"
 	demo_base "github.com/tarscomm/tarscomm/cmd/tars2tarscomm/internal/testgen/demo/base"
 	codec "github.com/tarscomm/tarscomm/codec"
 	future "github.com/tarscomm/tarscomm/future"
@@ -897,15 +896,6 @@ func (st *StorePutResult) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *StorePutResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = StorePutResult{}
-		return fmt.Errorf("%w of Store.put: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // _Store_get_args holds the in parameters of Store.get, at their tags.
 type _Store_get_args struct {
 	Key string // tag 1, require
@@ -1061,15 +1051,6 @@ func (st *_Store_get_result) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *_Store_get_result) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = _Store_get_result{}
-		return fmt.Errorf("%w of Store.get: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // _Store_ping_args holds the in parameters of Store.ping, at their tags.
 type _Store_ping_args struct {
 }
@@ -1192,15 +1173,6 @@ func (st *_Store_ping_result) UnmarshalTars(b []byte) error {
 	var d codec.Decoder
 	d.Reset(b)
 	return st.Decode(&d)
-}
-
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *_Store_ping_result) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = _Store_ping_result{}
-		return fmt.Errorf("%w of Store.ping: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
 }
 
 // _Store_find_args holds the in parameters of Store.find, at their tags.
@@ -1404,15 +1376,6 @@ func (st *StoreFindResult) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *StoreFindResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = StoreFindResult{}
-		return fmt.Errorf("%w of Store.find: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // _Store_tricky_args holds the in parameters of Store.tricky, at their tags.
 type _Store_tricky_args struct {
 	Ctx  int32  // tag 1, require
@@ -1602,15 +1565,6 @@ func (st *StoreTrickyResult) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *StoreTrickyResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = StoreTrickyResult{}
-		return fmt.Errorf("%w of Store.tricky: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // _Store_echo_args holds the in parameters of Store.echo, at their tags.
 type _Store_echo_args struct {
 	Req Item // tag 1, require
@@ -1752,15 +1706,6 @@ func (st *StoreEchoResult) UnmarshalTars(b []byte) error {
 	return st.Decode(&d)
 }
 
-// unmarshalReply decodes a reply body into r; on error r is left zero.
-func (r *StoreEchoResult) unmarshalReply(b []byte) error {
-	if err := r.UnmarshalTars(b); err != nil {
-		*r = StoreEchoResult{}
-		return fmt.Errorf("%w of Store.echo: %w", servantproxy.ErrDecode, err)
-	}
-	return nil
-}
-
 // StoreProxy calls the TARS interface Demo::All::Store. Bind it to a servant with Communicator.StringToProxy, or wrap a ServantProxy with NewStoreProxy; an unbound StoreProxy must not be called. It is safe for concurrent use.
 //
 // Store keeps items.
@@ -1791,10 +1736,10 @@ func (p *StoreProxy) Put(ctx context.Context, item Item, opts ...servantproxy.Ca
 	a := _Store_put_args{Item: item}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "put", e.Buf, opts...)
 	var r StorePutResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "put", e.Buf, &r, opts...)
+	if err != nil {
+		r = StorePutResult{}
 	}
 	return r.Ret, r.Count, err
 }
@@ -1810,10 +1755,10 @@ func (p *StoreProxy) AsyncPut(ctx context.Context, item Item, cb func(ret int32,
 	a := _Store_put_args{Item: item}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "put", e.Buf, func(b []byte, err error) {
-		var r StorePutResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r StorePutResult
+	return p.sp.AsyncInvokeTars(ctx, "put", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = StorePutResult{}
 		}
 		cb(r.Ret, r.Count, err)
 	}, opts...)
@@ -1837,10 +1782,10 @@ func (p *StoreProxy) FuturePut(ctx context.Context, item Item, opts ...servantpr
 	a := _Store_put_args{Item: item}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "put", e.Buf, func(b []byte, err error) {
-		var r StorePutResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r StorePutResult
+	err := p.sp.AsyncInvokeTars(ctx, "put", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = StorePutResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)
@@ -1859,10 +1804,10 @@ func (p *StoreProxy) Get(ctx context.Context, key string, opts ...servantproxy.C
 	a := _Store_get_args{Key: key}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "get", e.Buf, opts...)
 	var r _Store_get_result
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "get", e.Buf, &r, opts...)
+	if err != nil {
+		r = _Store_get_result{}
 	}
 	return r.Ret, err
 }
@@ -1878,10 +1823,10 @@ func (p *StoreProxy) AsyncGet(ctx context.Context, key string, cb func(ret []Ite
 	a := _Store_get_args{Key: key}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "get", e.Buf, func(b []byte, err error) {
-		var r _Store_get_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _Store_get_result
+	return p.sp.AsyncInvokeTars(ctx, "get", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _Store_get_result{}
 		}
 		cb(r.Ret, err)
 	}, opts...)
@@ -1905,10 +1850,10 @@ func (p *StoreProxy) FutureGet(ctx context.Context, key string, opts ...servantp
 	a := _Store_get_args{Key: key}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "get", e.Buf, func(b []byte, err error) {
-		var r _Store_get_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _Store_get_result
+	err := p.sp.AsyncInvokeTars(ctx, "get", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _Store_get_result{}
 		}
 		f.Complete(r.Ret, err)
 	}, opts...)
@@ -1925,10 +1870,10 @@ func (p *StoreProxy) Ping(ctx context.Context, opts ...servantproxy.CallOption) 
 	a := _Store_ping_args{}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "ping", e.Buf, opts...)
 	var r _Store_ping_result
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "ping", e.Buf, &r, opts...)
+	if err != nil {
+		r = _Store_ping_result{}
 	}
 	return err
 }
@@ -1944,10 +1889,10 @@ func (p *StoreProxy) AsyncPing(ctx context.Context, cb func(err error), opts ...
 	a := _Store_ping_args{}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "ping", e.Buf, func(b []byte, err error) {
-		var r _Store_ping_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _Store_ping_result
+	return p.sp.AsyncInvokeTars(ctx, "ping", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _Store_ping_result{}
 		}
 		cb(err)
 	}, opts...)
@@ -1971,10 +1916,10 @@ func (p *StoreProxy) FuturePing(ctx context.Context, opts ...servantproxy.CallOp
 	a := _Store_ping_args{}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "ping", e.Buf, func(b []byte, err error) {
-		var r _Store_ping_result
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r _Store_ping_result
+	err := p.sp.AsyncInvokeTars(ctx, "ping", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = _Store_ping_result{}
 		}
 		f.Complete(struct{}{}, err)
 	}, opts...)
@@ -1991,10 +1936,10 @@ func (p *StoreProxy) Find(ctx context.Context, key string, minLevel demo_base.Le
 	a := _Store_find_args{Key: key, MinLevel: minLevel}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "find", e.Buf, opts...)
 	var r StoreFindResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "find", e.Buf, &r, opts...)
+	if err != nil {
+		r = StoreFindResult{}
 	}
 	return r.Ret, r.Item, r.Notes, r.Sizes, err
 }
@@ -2010,10 +1955,10 @@ func (p *StoreProxy) AsyncFind(ctx context.Context, key string, minLevel demo_ba
 	a := _Store_find_args{Key: key, MinLevel: minLevel}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "find", e.Buf, func(b []byte, err error) {
-		var r StoreFindResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r StoreFindResult
+	return p.sp.AsyncInvokeTars(ctx, "find", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = StoreFindResult{}
 		}
 		cb(r.Ret, r.Item, r.Notes, r.Sizes, err)
 	}, opts...)
@@ -2037,10 +1982,10 @@ func (p *StoreProxy) FutureFind(ctx context.Context, key string, minLevel demo_b
 	a := _Store_find_args{Key: key, MinLevel: minLevel}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "find", e.Buf, func(b []byte, err error) {
-		var r StoreFindResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r StoreFindResult
+	err := p.sp.AsyncInvokeTars(ctx, "find", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = StoreFindResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)
@@ -2059,10 +2004,10 @@ func (p_ *StoreProxy) Tricky(ctx context.Context, ctx_ int32, err_ string, ret_ 
 	a_ := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a, E: e, D: d, R: r, P: p, Type: type_}
 	var e_ codec.Encoder
 	a_.Encode(&e_)
-	b, err := p_.sp.InvokeRaw(ctx, "tricky", e_.Buf, opts...)
 	var r_ StoreTrickyResult
-	if err == nil {
-		err = r_.unmarshalReply(b)
+	err := p_.sp.InvokeTars(ctx, "tricky", e_.Buf, &r_, opts...)
+	if err != nil {
+		r_ = StoreTrickyResult{}
 	}
 	return r_.Ret, r_.B, err
 }
@@ -2078,10 +2023,10 @@ func (p_ *StoreProxy) AsyncTricky(ctx context.Context, ctx_ int32, err_ string, 
 	a_ := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a, E: e, D: d, R: r, P: p, Type: type_}
 	var e_ codec.Encoder
 	a_.Encode(&e_)
-	return p_.sp.AsyncInvokeRaw(ctx, "tricky", e_.Buf, func(b []byte, err error) {
-		var r_ StoreTrickyResult
-		if err == nil {
-			err = r_.unmarshalReply(b)
+	var r_ StoreTrickyResult
+	return p_.sp.AsyncInvokeTars(ctx, "tricky", e_.Buf, &r_, func(err error) {
+		if err != nil {
+			r_ = StoreTrickyResult{}
 		}
 		cb(r_.Ret, r_.B, err)
 	}, opts...)
@@ -2105,10 +2050,10 @@ func (p_ *StoreProxy) FutureTricky(ctx context.Context, ctx_ int32, err_ string,
 	a_ := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a, E: e, D: d, R: r, P: p, Type: type_}
 	var e_ codec.Encoder
 	a_.Encode(&e_)
-	err := p_.sp.AsyncInvokeRaw(ctx, "tricky", e_.Buf, func(b []byte, err error) {
-		var r_ StoreTrickyResult
-		if err == nil {
-			err = r_.unmarshalReply(b)
+	var r_ StoreTrickyResult
+	err := p_.sp.AsyncInvokeTars(ctx, "tricky", e_.Buf, &r_, func(err error) {
+		if err != nil {
+			r_ = StoreTrickyResult{}
 		}
 		f.Complete(r_, err)
 	}, opts...)
@@ -2127,10 +2072,10 @@ func (p *StoreProxy) Echo(ctx context.Context, req Item, opts ...servantproxy.Ca
 	a := _Store_echo_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)
-	b, err := p.sp.InvokeRaw(ctx, "echo", e.Buf, opts...)
 	var r StoreEchoResult
-	if err == nil {
-		err = r.unmarshalReply(b)
+	err := p.sp.InvokeTars(ctx, "echo", e.Buf, &r, opts...)
+	if err != nil {
+		r = StoreEchoResult{}
 	}
 	return r.Ret, r.Rsp, err
 }
@@ -2146,10 +2091,10 @@ func (p *StoreProxy) AsyncEcho(ctx context.Context, req Item, cb func(ret int32,
 	a := _Store_echo_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)
-	return p.sp.AsyncInvokeRaw(ctx, "echo", e.Buf, func(b []byte, err error) {
-		var r StoreEchoResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r StoreEchoResult
+	return p.sp.AsyncInvokeTars(ctx, "echo", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = StoreEchoResult{}
 		}
 		cb(r.Ret, r.Rsp, err)
 	}, opts...)
@@ -2173,10 +2118,10 @@ func (p *StoreProxy) FutureEcho(ctx context.Context, req Item, opts ...servantpr
 	a := _Store_echo_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)
-	err := p.sp.AsyncInvokeRaw(ctx, "echo", e.Buf, func(b []byte, err error) {
-		var r StoreEchoResult
-		if err == nil {
-			err = r.unmarshalReply(b)
+	var r StoreEchoResult
+	err := p.sp.AsyncInvokeTars(ctx, "echo", e.Buf, &r, func(err error) {
+		if err != nil {
+			r = StoreEchoResult{}
 		}
 		f.Complete(r, err)
 	}, opts...)
