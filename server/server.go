@@ -23,6 +23,7 @@ import (
 	"github.com/tarscomm/tarscomm/internal/gnetlog"
 	"github.com/tarscomm/tarscomm/internal/inbound"
 	"github.com/tarscomm/tarscomm/internal/lograte"
+	"github.com/tarscomm/tarscomm/internal/sockq"
 	"github.com/tarscomm/tarscomm/stats"
 	"github.com/tarscomm/tarscomm/tracekey"
 )
@@ -347,7 +348,7 @@ func (s *Server) Addr() net.Addr {
 
 // Stop shuts the server down gracefully: it refuses new connections and new requests (they are
 // answered with codec.RetOverload), waits for the handlers in flight and the writing of their
-// replies, then closes every connection and waits until every goroutine the Server started has
+// replies (until the clients have taken them from the sockets' send queues), then closes every connection and waits until every goroutine the Server started has
 // exited. If ctx ends first, Stop cancels the ctx handed to handlers, drops queued requests,
 // and returns ctx.Err() as soon as it can no longer wait (the rest goes on without it: the workers
 // exit, and release what they held, as their handlers return); calling Stop again waits for the
@@ -501,14 +502,22 @@ func (s *Server) unwritten(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// unwritten returns the reply bytes l's open connections hold. It runs on the loop goroutine.
+// unwritten returns the reply bytes l's open connections hold, those in their sockets' send
+// queues included: a socket closed while its client still sends is reset, and the reset drops
+// what the kernel has not delivered (a client pipelining calls lost the replies of calls the
+// server had run). Once a socket's queue is empty the client holds every reply, and a close
+// that resets the connection then loses none. It runs on the loop goroutine.
 func (l *loop) unwritten() int {
 	n := 0
 	for _, cs := range l.conns {
-		if cs.c != nil {
-			u, _ := l.backlog(cs)
-			n += u
+		if cs.c == nil {
+			continue
 		}
+		u, _ := l.backlog(cs)
+		if u == 0 {
+			u = int(sockq.Unsent(sockq.Fd(cs.c)))
+		}
+		n += u
 	}
 	return n
 }
