@@ -21,6 +21,9 @@ type Future[T any] struct {
 	err   error
 
 	help Helper // immutable; nil: a waiter only waits
+	// until is the Done channel of the context the work completing f ends with (MakeCall);
+	// immutable, nil for other futures.
+	until <-chan struct{}
 }
 
 // Make returns a Future that completes when Complete is called.
@@ -37,6 +40,25 @@ type Helper interface {
 
 // MakeHelped is Make for a future whose Get, Join and WhenAll wait through h.
 func MakeHelped[T any](h Helper) *Future[T] { return &Future[T]{help: h} }
+
+// MakeCall is MakeHelped for the future of work that ends when ctx ends and then completes the
+// future with its own error (a tarscomm call made with ctx: its *CallError, matching ErrTimeout
+// or wrapping ctx's error). A Get whose ctx is ctx, or shares its Done channel
+// (context.WithValue of it), waits for that completion rather than returning ctx's bare error,
+// so that f.Get(ctx) on the call's own ctx classifies as the call does. The work must complete
+// f in bounded time once ctx ends (a call does, by its own deadline at the latest).
+func MakeCall[T any](h Helper, ctx context.Context) *Future[T] {
+	f := &Future[T]{help: h}
+	if ctx != nil {
+		f.until = ctx.Done()
+	}
+	return f
+}
+
+// endsWith reports whether the work completing f ends when ctx does (MakeCall).
+func (f *Future[T]) endsWith(ctx context.Context) bool {
+	return f.until != nil && ctx.Done() == f.until
+}
 
 // Ready returns a Future completed with v and err.
 func Ready[T any](v T, err error) *Future[T] {
@@ -128,7 +150,9 @@ func (f *Future[T]) Result() (T, error, bool) {
 
 // Get waits until f completes or ctx ends, and returns f's value and error, or the zero value
 // and ctx's error if ctx ended first (f itself is unaffected: a later Get can still return
-// its result). A nil ctx is refused with ErrNilContext, unless f has completed.
+// its result). When ctx is the context the work completing f ends with (MakeCall: a call's own
+// ctx), Get waits for that work's end and returns its result. A nil ctx is refused with
+// ErrNilContext, unless f has completed.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if f.done.Load() {
 		return f.val, f.err
@@ -148,7 +172,11 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	ch := f.ch
 	f.mu.Unlock()
 	if f.help != nil {
-		if err := f.help.Wait(ctx, ch); err != nil {
+		err := f.help.Wait(ctx, ch)
+		if err != nil && f.endsWith(ctx) {
+			err = f.help.Wait(context.WithoutCancel(ctx), ch) // the work ends now: its own error
+		}
+		if err != nil {
 			var zero T
 			return zero, err
 		}
@@ -158,6 +186,10 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	case <-ch:
 		return f.val, f.err
 	case <-ctx.Done():
+		if f.endsWith(ctx) {
+			<-ch
+			return f.val, f.err
+		}
 		var zero T
 		return zero, ctx.Err()
 	}

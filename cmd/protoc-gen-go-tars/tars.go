@@ -335,7 +335,7 @@ func genProxy(g *protogen.GeneratedFile, s *protogen.Service) {
 		g.P("// that cannot be sent completes the future at once with its error.")
 		deprecated(g, m)
 		g.P("func (", l.p, " *", proxy, ") Future", m.GoName, "(", l.ctx, " ", ctx, ", ", l.req, " *", in, ", ", l.opts, " ...", callOption, ") *", fut, "[*", out, "] {")
-		g.P(l.f, " := ", servantproxyPkg.Ident("NewFuture"), "[*", out, "](", l.p, ".sp)")
+		g.P(l.f, " := ", servantproxyPkg.Ident("NewCallFuture"), "[*", out, "](", l.p, ".sp, ctx)")
 		g.P(l.rsp, " := new(", out, ")")
 		g.P(l.err, " := ", l.p, ".sp.AsyncInvoke(", l.ctx, ", ", fmt.Sprintf("%q", fn), ", ", l.req, ", ", l.rsp, ", func(", l.err, " error) {")
 		g.P("if ", l.err, " != nil {")

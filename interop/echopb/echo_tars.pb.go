@@ -88,7 +88,7 @@ func (p *EchoProxy) OnewayEcho(ctx context.Context, req *EchoReq, opts ...servan
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *EchoProxy) FutureEcho(ctx context.Context, req *EchoReq, opts ...servantproxy.CallOption) *future.Future[*EchoRsp] {
-	f := servantproxy.NewFuture[*EchoRsp](p.sp)
+	f := servantproxy.NewCallFuture[*EchoRsp](p.sp, ctx)
 	rsp := new(EchoRsp)
 	err := p.sp.AsyncInvoke(ctx, "Echo", req, rsp, func(err error) {
 		if err != nil {
@@ -170,7 +170,7 @@ func (p *EchoProxy) OnewayInspect(ctx context.Context, req *InspectReq, opts ...
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *EchoProxy) FutureInspect(ctx context.Context, req *InspectReq, opts ...servantproxy.CallOption) *future.Future[*InspectRsp] {
-	f := servantproxy.NewFuture[*InspectRsp](p.sp)
+	f := servantproxy.NewCallFuture[*InspectRsp](p.sp, ctx)
 	rsp := new(InspectRsp)
 	err := p.sp.AsyncInvoke(ctx, "Inspect", req, rsp, func(err error) {
 		if err != nil {
@@ -253,7 +253,7 @@ func (p *EchoProxy) OnewaySleep(ctx context.Context, req *SleepReq, opts ...serv
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *EchoProxy) FutureSleep(ctx context.Context, req *SleepReq, opts ...servantproxy.CallOption) *future.Future[*SleepRsp] {
-	f := servantproxy.NewFuture[*SleepRsp](p.sp)
+	f := servantproxy.NewCallFuture[*SleepRsp](p.sp, ctx)
 	rsp := new(SleepRsp)
 	err := p.sp.AsyncInvoke(ctx, "Sleep", req, rsp, func(err error) {
 		if err != nil {
@@ -334,7 +334,7 @@ func (p *EchoProxy) OnewayFail(ctx context.Context, req *FailReq, opts ...servan
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *EchoProxy) FutureFail(ctx context.Context, req *FailReq, opts ...servantproxy.CallOption) *future.Future[*FailRsp] {
-	f := servantproxy.NewFuture[*FailRsp](p.sp)
+	f := servantproxy.NewCallFuture[*FailRsp](p.sp, ctx)
 	rsp := new(FailRsp)
 	err := p.sp.AsyncInvoke(ctx, "Fail", req, rsp, func(err error) {
 		if err != nil {
@@ -415,7 +415,7 @@ func (p *EchoProxy) OnewayNote(ctx context.Context, req *NoteReq, opts ...servan
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *EchoProxy) FutureNote(ctx context.Context, req *NoteReq, opts ...servantproxy.CallOption) *future.Future[*NoteRsp] {
-	f := servantproxy.NewFuture[*NoteRsp](p.sp)
+	f := servantproxy.NewCallFuture[*NoteRsp](p.sp, ctx)
 	rsp := new(NoteRsp)
 	err := p.sp.AsyncInvoke(ctx, "Note", req, rsp, func(err error) {
 		if err != nil {
@@ -496,7 +496,7 @@ func (p *EchoProxy) OnewayNotes(ctx context.Context, req *NotesReq, opts ...serv
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *EchoProxy) FutureNotes(ctx context.Context, req *NotesReq, opts ...servantproxy.CallOption) *future.Future[*NotesRsp] {
-	f := servantproxy.NewFuture[*NotesRsp](p.sp)
+	f := servantproxy.NewCallFuture[*NotesRsp](p.sp, ctx)
 	rsp := new(NotesRsp)
 	err := p.sp.AsyncInvoke(ctx, "Notes", req, rsp, func(err error) {
 		if err != nil {

@@ -556,7 +556,7 @@ func (p *PropertyFProxy) OnewayReportPropMsg(ctx context.Context, statmsg map[St
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *PropertyFProxy) FutureReportPropMsg(ctx context.Context, statmsg map[StatPropMsgHead]StatPropMsgBody, opts ...servantproxy.CallOption) *future.Future[int32] {
-	f := servantproxy.NewFuture[int32](p.sp)
+	f := servantproxy.NewCallFuture[int32](p.sp, ctx)
 	a := _PropertyF_reportPropMsg_args{Statmsg: statmsg}
 	var e codec.Encoder
 	a.Encode(&e)

@@ -1180,7 +1180,7 @@ func (p *QueryFProxy) OnewayFindObjectById(ctx context.Context, id string, opts 
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectById(ctx context.Context, id string, opts ...servantproxy.CallOption) *future.Future[[]endpointf.EndpointF] {
-	f := servantproxy.NewFuture[[]endpointf.EndpointF](p.sp)
+	f := servantproxy.NewCallFuture[[]endpointf.EndpointF](p.sp, ctx)
 	a := _QueryF_findObjectById_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1248,7 +1248,7 @@ func (p *QueryFProxy) OnewayFindObjectById4Any(ctx context.Context, id string, o
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectById4Any(ctx context.Context, id string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectById4AnyResult] {
-	f := servantproxy.NewFuture[QueryFFindObjectById4AnyResult](p.sp)
+	f := servantproxy.NewCallFuture[QueryFFindObjectById4AnyResult](p.sp, ctx)
 	a := _QueryF_findObjectById4Any_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1316,7 +1316,7 @@ func (p *QueryFProxy) OnewayFindObjectById4All(ctx context.Context, id string, o
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectById4All(ctx context.Context, id string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectById4AllResult] {
-	f := servantproxy.NewFuture[QueryFFindObjectById4AllResult](p.sp)
+	f := servantproxy.NewCallFuture[QueryFFindObjectById4AllResult](p.sp, ctx)
 	a := _QueryF_findObjectById4All_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1384,7 +1384,7 @@ func (p *QueryFProxy) OnewayFindObjectByIdInSameGroup(ctx context.Context, id st
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectByIdInSameGroup(ctx context.Context, id string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectByIdInSameGroupResult] {
-	f := servantproxy.NewFuture[QueryFFindObjectByIdInSameGroupResult](p.sp)
+	f := servantproxy.NewCallFuture[QueryFFindObjectByIdInSameGroupResult](p.sp, ctx)
 	a := _QueryF_findObjectByIdInSameGroup_args{Id: id}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1452,7 +1452,7 @@ func (p *QueryFProxy) OnewayFindObjectByIdInSameStation(ctx context.Context, id 
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectByIdInSameStation(ctx context.Context, id string, sStation string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectByIdInSameStationResult] {
-	f := servantproxy.NewFuture[QueryFFindObjectByIdInSameStationResult](p.sp)
+	f := servantproxy.NewCallFuture[QueryFFindObjectByIdInSameStationResult](p.sp, ctx)
 	a := _QueryF_findObjectByIdInSameStation_args{Id: id, SStation: sStation}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1521,7 +1521,7 @@ func (p *QueryFProxy) OnewayFindObjectByIdInSameSet(ctx context.Context, id stri
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *QueryFProxy) FutureFindObjectByIdInSameSet(ctx context.Context, id string, setId string, opts ...servantproxy.CallOption) *future.Future[QueryFFindObjectByIdInSameSetResult] {
-	f := servantproxy.NewFuture[QueryFFindObjectByIdInSameSetResult](p.sp)
+	f := servantproxy.NewCallFuture[QueryFFindObjectByIdInSameSetResult](p.sp, ctx)
 	a := _QueryF_findObjectByIdInSameSet_args{Id: id, SetId: setId}
 	var e codec.Encoder
 	a.Encode(&e)

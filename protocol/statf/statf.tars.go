@@ -872,7 +872,7 @@ func (p *StatFProxy) OnewayReportMicMsg(ctx context.Context, msg map[StatMicMsgH
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *StatFProxy) FutureReportMicMsg(ctx context.Context, msg map[StatMicMsgHead]StatMicMsgBody, bFromClient bool, opts ...servantproxy.CallOption) *future.Future[int32] {
-	f := servantproxy.NewFuture[int32](p.sp)
+	f := servantproxy.NewCallFuture[int32](p.sp, ctx)
 	a := _StatF_reportMicMsg_args{Msg: msg, BFromClient: bFromClient}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -940,7 +940,7 @@ func (p *StatFProxy) OnewayReportSampleMsg(ctx context.Context, msg []StatSample
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *StatFProxy) FutureReportSampleMsg(ctx context.Context, msg []StatSampleMsg, opts ...servantproxy.CallOption) *future.Future[int32] {
-	f := servantproxy.NewFuture[int32](p.sp)
+	f := servantproxy.NewCallFuture[int32](p.sp, ctx)
 	a := _StatF_reportSampleMsg_args{Msg: msg}
 	var e codec.Encoder
 	a.Encode(&e)

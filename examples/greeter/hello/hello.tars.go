@@ -387,7 +387,7 @@ func (p *GreeterProxy) OnewayGreet(ctx context.Context, req GreetReq, opts ...se
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *GreeterProxy) FutureGreet(ctx context.Context, req GreetReq, opts ...servantproxy.CallOption) *future.Future[GreeterGreetResult] {
-	f := servantproxy.NewFuture[GreeterGreetResult](p.sp)
+	f := servantproxy.NewCallFuture[GreeterGreetResult](p.sp, ctx)
 	a := _Greeter_greet_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)

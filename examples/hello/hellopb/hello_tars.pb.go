@@ -87,7 +87,7 @@ func (p *GreeterProxy) OnewaySayHello(ctx context.Context, req *HelloRequest, op
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *GreeterProxy) FutureSayHello(ctx context.Context, req *HelloRequest, opts ...servantproxy.CallOption) *future.Future[*HelloReply] {
-	f := servantproxy.NewFuture[*HelloReply](p.sp)
+	f := servantproxy.NewCallFuture[*HelloReply](p.sp, ctx)
 	rsp := new(HelloReply)
 	err := p.sp.AsyncInvoke(ctx, "SayHello", req, rsp, func(err error) {
 		if err != nil {

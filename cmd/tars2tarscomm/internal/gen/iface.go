@@ -318,7 +318,7 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 		g.p("// completed on one of the Communicator's async workers (no goroutine per call). A call that")
 		g.p("// cannot be sent completes the future at once with its error.")
 		g.p("func ", recv, "Future", fi.goName, "(ctx ", ctx, ", ", params, "opts ...", opt, ") *", fut, ".Future[", ft, "] {")
-		g.p(l.f, " := ", g.use(servantproxyPkg), ".NewFuture[", ft, "](", l.recv, ".sp)")
+		g.p(l.f, " := ", g.use(servantproxyPkg), ".NewCallFuture[", ft, "](", l.recv, ".sp, ctx)")
 		encode()
 		g.p("var ", l.r, " ", fi.resultName)
 		g.p("err := ", l.recv, ".sp.AsyncInvokeTars(ctx, ", fn, ", ", l.e, ".Buf, &", l.r, ", func(err error) {")

@@ -92,7 +92,7 @@ func (p *GreeterProxy) OnewaySayHello(ctx context.Context, req *HelloRequest, op
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *GreeterProxy) FutureSayHello(ctx context.Context, req *HelloRequest, opts ...servantproxy.CallOption) *future.Future[*HelloReply] {
-	f := servantproxy.NewFuture[*HelloReply](p.sp)
+	f := servantproxy.NewCallFuture[*HelloReply](p.sp, ctx)
 	rsp := new(HelloReply)
 	err := p.sp.AsyncInvoke(ctx, "SayHello", req, rsp, func(err error) {
 		if err != nil {
@@ -173,7 +173,7 @@ func (p *GreeterProxy) OnewayCount(ctx context.Context, req *commonpb.Empty, opt
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *GreeterProxy) FutureCount(ctx context.Context, req *commonpb.Empty, opts ...servantproxy.CallOption) *future.Future[*commonpb.Stamp] {
-	f := servantproxy.NewFuture[*commonpb.Stamp](p.sp)
+	f := servantproxy.NewCallFuture[*commonpb.Stamp](p.sp, ctx)
 	rsp := new(commonpb.Stamp)
 	err := p.sp.AsyncInvoke(ctx, "Count", req, rsp, func(err error) {
 		if err != nil {
@@ -254,7 +254,7 @@ func (p *GreeterProxy) OnewayGetStamp(ctx context.Context, req *commonpb.Stamp, 
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *GreeterProxy) FutureGetStamp(ctx context.Context, req *commonpb.Stamp, opts ...servantproxy.CallOption) *future.Future[*commonpb.Stamp] {
-	f := servantproxy.NewFuture[*commonpb.Stamp](p.sp)
+	f := servantproxy.NewCallFuture[*commonpb.Stamp](p.sp, ctx)
 	rsp := new(commonpb.Stamp)
 	err := p.sp.AsyncInvoke(ctx, "get_stamp", req, rsp, func(err error) {
 		if err != nil {
@@ -341,7 +341,7 @@ func (p *GreeterProxy) OnewayOld(ctx context.Context, req *HelloRequest, opts ..
 //
 // Deprecated: Do not use.
 func (p *GreeterProxy) FutureOld(ctx context.Context, req *HelloRequest, opts ...servantproxy.CallOption) *future.Future[*HelloReply] {
-	f := servantproxy.NewFuture[*HelloReply](p.sp)
+	f := servantproxy.NewCallFuture[*HelloReply](p.sp, ctx)
 	rsp := new(HelloReply)
 	err := p.sp.AsyncInvoke(ctx, "Old", req, rsp, func(err error) {
 		if err != nil {
@@ -519,7 +519,7 @@ func (p *AdminProxy) OnewayReset(ctx context.Context, req *commonpb.Empty, opts 
 // completed on one of the Communicator's async workers (no goroutine per call). A call
 // that cannot be sent completes the future at once with its error.
 func (p *AdminProxy) FutureReset(ctx context.Context, req *commonpb.Empty, opts ...servantproxy.CallOption) *future.Future[*commonpb.Empty] {
-	f := servantproxy.NewFuture[*commonpb.Empty](p.sp)
+	f := servantproxy.NewCallFuture[*commonpb.Empty](p.sp, ctx)
 	rsp := new(commonpb.Empty)
 	err := p.sp.AsyncInvoke(ctx, "Reset", req, rsp, func(err error) {
 		if err != nil {

@@ -1778,7 +1778,7 @@ func (p *StoreProxy) OnewayPut(ctx context.Context, item Item, opts ...servantpr
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *StoreProxy) FuturePut(ctx context.Context, item Item, opts ...servantproxy.CallOption) *future.Future[StorePutResult] {
-	f := servantproxy.NewFuture[StorePutResult](p.sp)
+	f := servantproxy.NewCallFuture[StorePutResult](p.sp, ctx)
 	a := _Store_put_args{Item: item}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1846,7 +1846,7 @@ func (p *StoreProxy) OnewayGet(ctx context.Context, key string, opts ...servantp
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *StoreProxy) FutureGet(ctx context.Context, key string, opts ...servantproxy.CallOption) *future.Future[[]Item] {
-	f := servantproxy.NewFuture[[]Item](p.sp)
+	f := servantproxy.NewCallFuture[[]Item](p.sp, ctx)
 	a := _Store_get_args{Key: key}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1912,7 +1912,7 @@ func (p *StoreProxy) OnewayPing(ctx context.Context, opts ...servantproxy.CallOp
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *StoreProxy) FuturePing(ctx context.Context, opts ...servantproxy.CallOption) *future.Future[struct{}] {
-	f := servantproxy.NewFuture[struct{}](p.sp)
+	f := servantproxy.NewCallFuture[struct{}](p.sp, ctx)
 	a := _Store_ping_args{}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -1978,7 +1978,7 @@ func (p *StoreProxy) OnewayFind(ctx context.Context, key string, minLevel demo_b
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *StoreProxy) FutureFind(ctx context.Context, key string, minLevel demo_base.Level, opts ...servantproxy.CallOption) *future.Future[StoreFindResult] {
-	f := servantproxy.NewFuture[StoreFindResult](p.sp)
+	f := servantproxy.NewCallFuture[StoreFindResult](p.sp, ctx)
 	a := _Store_find_args{Key: key, MinLevel: minLevel}
 	var e codec.Encoder
 	a.Encode(&e)
@@ -2046,7 +2046,7 @@ func (p_ *StoreProxy) OnewayTricky(ctx context.Context, ctx_ int32, err_ string,
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p_ *StoreProxy) FutureTricky(ctx context.Context, ctx_ int32, err_ string, ret_ int64, opts_ int32, cb_ string, a bool, e int32, d int32, r int32, p int32, type_ string, opts ...servantproxy.CallOption) *future.Future[StoreTrickyResult] {
-	f := servantproxy.NewFuture[StoreTrickyResult](p_.sp)
+	f := servantproxy.NewCallFuture[StoreTrickyResult](p_.sp, ctx)
 	a_ := _Store_tricky_args{Ctx: ctx_, Err: err_, Ret: ret_, Opts: opts_, Cb: cb_, A: a, E: e, D: d, R: r, P: p, Type: type_}
 	var e_ codec.Encoder
 	a_.Encode(&e_)
@@ -2114,7 +2114,7 @@ func (p *StoreProxy) OnewayEcho(ctx context.Context, req Item, opts ...servantpr
 // completed on one of the Communicator's async workers (no goroutine per call). A call that
 // cannot be sent completes the future at once with its error.
 func (p *StoreProxy) FutureEcho(ctx context.Context, req Item, opts ...servantproxy.CallOption) *future.Future[StoreEchoResult] {
-	f := servantproxy.NewFuture[StoreEchoResult](p.sp)
+	f := servantproxy.NewCallFuture[StoreEchoResult](p.sp, ctx)
 	a := _Store_echo_args{Req: req}
 	var e codec.Encoder
 	a.Encode(&e)
