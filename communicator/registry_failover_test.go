@@ -15,6 +15,7 @@ import (
 	"github.com/tarscomm/tarscomm/naming/registry"
 	"github.com/tarscomm/tarscomm/protocol/endpointf"
 	"github.com/tarscomm/tarscomm/protocol/queryf"
+	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
 
@@ -91,65 +92,57 @@ func startRegPair(t *testing.T, mode string, g *greeter) (*regPair, [2]*pairReg,
 	return p, regs, locator
 }
 
-// TestRegistryFailoverOnErrorAnswer: the locator lists two registries; one answers every
-// query with a non-zero return code (a registry instance that cannot serve the query, e.g. its
-// database is down), the other answers the servant's endpoint. TarsCpp's QueryEpBase asks
-// through its QueryF proxy's ordinary round robin, so its retry 2s later reaches the other
-// registry and the servant resolves. Before, every query of the servant was hashed to the same
-// locator endpoint, and a reply with a return code leaves that endpoint healthy, so all retries
-// went to the broken registry: 4 failures in 6s, then one query every 30s, and the servant never
-// resolved although a working registry was listed.
-func TestRegistryFailoverOnErrorAnswer(t *testing.T) {
+// pairProxy returns a proxy to servant, resolved through a locator listing the two registries
+// of startRegPair (mode the sick one's), refreshed every second.
+func pairProxy(t *testing.T, mode string, syncTimeout time.Duration) (*servantproxy.ServantProxy, [2]*pairReg) {
+	t.Helper()
 	a := startGreeter(t, "a", serverOpt{})
-	_, regs, locator := startRegPair(t, "error", a)
+	_, regs, locator := startRegPair(t, mode, a)
 	comm := newComm(t, func(c *conf.Config) {
 		c.NetThread = 2
 		c.Locator = locator
 		c.RefreshEndpointInterval = time.Second
-		c.SyncInvokeTimeout = 30 * time.Second
+		c.SyncInvokeTimeout = syncTimeout
 	})
 	sp, err := comm.Proxy(servant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
-	defer cancel()
-	from, err := sayHello(ctx, sp, "f", 1)
-	if err != nil || from != "a" {
-		t.Fatalf("locator [two registries, one answering -1]: call with a 12s deadline got from %q, err %v; "+
-			"registry queries seen: #1 %d, #2 %d; want the servant resolved through the working registry "+
-			"(TarsCpp's next query, 2s later, goes to the other locator endpoint)",
-			from, err, regs[0].asked.Load(), regs[1].asked.Load())
-	}
+	return sp, regs
 }
 
-// TestRegistryFailoverOnHungQuery: the locator lists two registries; one accepts queries and
-// never answers them (its handler is stuck; its server still answers tars_ping), the other
-// answers at once. A query to the stuck one times out (5s) and takes it out of rotation, but the
-// health probe (a ping) brings it back before the next query 2s later, which before was hashed
-// to it again: every query went to the stuck registry, and the servant never resolved. TarsCpp's
-// round robin asks the other registry on its next query (at 7s); so does tarscomm now.
-func TestRegistryFailoverOnHungQuery(t *testing.T) {
-	a := startGreeter(t, "a", serverOpt{})
-	_, regs, locator := startRegPair(t, "hang", a)
-	comm := newComm(t, func(c *conf.Config) {
-		c.NetThread = 2
-		c.Locator = locator
-		c.RefreshEndpointInterval = time.Second
-		c.SyncInvokeTimeout = 30 * time.Second
-	})
-	sp, err := comm.Proxy(servant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 16*time.Second)
-	defer cancel()
-	from, err := sayHello(ctx, sp, "h", 1)
-	if err != nil || from != "a" {
-		t.Fatalf("locator [two registries, one never answering queries]: call with a 16s deadline got from %q, err %v; "+
-			"registry queries seen: #1 %d, #2 %d; want the servant resolved through the answering registry "+
-			"(TarsCpp's next query, at 7s, goes to the other locator endpoint)",
-			from, err, regs[0].asked.Load(), regs[1].asked.Load())
+// TestRegistryFailoverOnBrokenAnswer: the locator lists two registries; the other answers the
+// servant's endpoint, and one
+//   - error: answers every query with a non-zero return code (a registry instance that cannot
+//     serve the query, e.g. its database is down): TarsCpp's QueryEpBase asks through its QueryF
+//     proxy's ordinary round robin, so its retry 2s later reaches the other registry;
+//   - hang: accepts queries and never answers them (its handler is stuck; its server still
+//     answers tars_ping): the query times out (5s), and TarsCpp's next one (at 7s) goes to the
+//     other registry.
+//
+// Before, every query of the servant was hashed to the same locator endpoint, and a reply with
+// a return code leaves that endpoint healthy (a hung one was back in rotation after a ping
+// before the next query): all queries went to the broken registry (4 failures, then one every
+// 30s) and the servant never resolved although a working registry was listed.
+func TestRegistryFailoverOnBrokenAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		mode, what string
+		within     time.Duration
+	}{
+		{"error", "answering -1", 12 * time.Second},
+		{"hang", "never answering queries", 16 * time.Second},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			sp, regs := pairProxy(t, tt.mode, 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), tt.within)
+			defer cancel()
+			from, err := sayHello(ctx, sp, tt.mode, 1)
+			if err != nil || from != "a" {
+				t.Fatalf("locator [two registries, one %s]: call with a %v deadline got from %q, err %v; "+
+					"registry queries seen: #1 %d, #2 %d; want the servant resolved through the other registry",
+					tt.what, tt.within, from, err, regs[0].asked.Load(), regs[1].asked.Load())
+			}
+		})
 	}
 }
 
@@ -160,19 +153,11 @@ func TestRegistryFailoverOnHungQuery(t *testing.T) {
 // Here the empty list is applied (calls fail with ErrNoEndpoint at once); before, every later
 // query, every 10s, was hashed to the same registry and the servant never resolved.
 func TestRegistryFailoverOnEmptyAnswer(t *testing.T) {
-	a := startGreeter(t, "a", serverOpt{})
-	_, regs, locator := startRegPair(t, "empty", a)
-	comm := newComm(t, func(c *conf.Config) {
-		c.NetThread = 2
-		c.Locator = locator
-		c.RefreshEndpointInterval = time.Second
-		c.SyncInvokeTimeout = 3 * time.Second
-	})
-	sp, err := comm.Proxy(servant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var from string
+	sp, regs := pairProxy(t, "empty", 3*time.Second)
+	var (
+		from string
+		err  error
+	)
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		if from, err = sayHello(context.Background(), sp, "e", 1); err == nil {
