@@ -200,13 +200,7 @@ func (s *ServantProxy) Invoke(ctx context.Context, fn string, req, rsp proto.Mes
 	if err := checkCall(ctx, rsp); err != nil {
 		return err
 	}
-	o := collect(opts)
-	if s.p.hooked(ctx, o) {
-		return s.p.viaHooks(ctx, fn, o, false, false, func(ctx context.Context, o *callOptions) error {
-			return s.invoke(ctx, fn, req, nil, rsp, o)
-		})
-	}
-	return s.invoke(ctx, fn, req, nil, rsp, o)
+	return s.invokeVia(ctx, fn, req, nil, rsp, opts)
 }
 
 // TarsReply is what InvokeTars and AsyncInvokeTars decode a reply body into: a value that decodes
@@ -229,16 +223,21 @@ func (s *ServantProxy) InvokeTars(ctx context.Context, fn string, body []byte, r
 	if rsp == nil {
 		return errNilTarsReply
 	}
-	o := collect(opts)
-	if s.p.hooked(ctx, o) {
-		return s.p.viaHooks(ctx, fn, o, false, false, func(ctx context.Context, o *callOptions) error {
-			return s.invoke(ctx, fn, nil, body, rsp, o)
-		})
-	}
-	return s.invoke(ctx, fn, nil, body, rsp, o)
+	return s.invokeVia(ctx, fn, nil, body, rsp, opts)
 }
 
 var errNilTarsReply = errors.New("servantproxy: nil TarsReply: pass a value to decode the reply into")
+
+// invokeVia makes a sync call decoding its reply into rsp, through the hooks when there are any.
+func (s *ServantProxy) invokeVia(ctx context.Context, fn string, req proto.Message, body []byte, rsp any, opts []CallOption) error {
+	o := collect(opts)
+	if s.p.hooked(ctx, o) {
+		return s.p.viaHooks(ctx, fn, o, false, false, func(ctx context.Context, o *callOptions) error {
+			return s.invoke(ctx, fn, req, body, rsp, o)
+		})
+	}
+	return s.invoke(ctx, fn, req, body, rsp, o)
+}
 
 func (s *ServantProxy) invoke(ctx context.Context, fn string, req proto.Message, body []byte, rsp any, o *callOptions) error {
 	c, err := s.p.roundTrip(ctx, fn, o, codec.PacketNormal, req, body)
