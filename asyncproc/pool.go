@@ -53,7 +53,7 @@ type Pool struct {
 	closing  atomic.Bool  // Close has begun: Reserve refuses
 	stopped  atomic.Bool  // queue is closed
 	panics   atomic.Int64
-	panicLog lograte.Limiter // callbacks' panics are logged once a second at most
+	panicLog lograte.Limiter // callbacks' panics, and their Goexits, are logged once a second at most
 
 	mu       sync.Mutex
 	overflow []*call.Call // callbacks that found queue full, oldest at head; guarded by mu

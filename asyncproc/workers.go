@@ -173,7 +173,9 @@ func (l *lending) nudge() {
 // A stand-in's replacement stands in for the same worker. It is counted before w's goroutine
 // ends, so Close, which waits for every worker, waits for it too.
 func (p *Pool) replace(w *worker) {
-	p.log.Error("async callback called runtime.Goexit; its worker is replaced", zap.Stack("stack"))
+	if ok, left := p.panicLog.Allow("goexit"); ok { // as panics: once a second at most
+		p.log.Error("async callback called runtime.Goexit; its worker is replaced", zap.Uint64("suppressed", left), zap.Stack("stack"))
+	}
 	p.start(w.lender)
 }
 

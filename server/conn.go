@@ -554,6 +554,16 @@ func (l *loop) flush(context.Context) error {
 	return nil
 }
 
+// authRefused logs a refused authentication of kind: at Info once a second at most per kind, with
+// the count of those left out since; the others at Debug.
+func (s *Server) authRefused(kind, msg string, fields ...zap.Field) {
+	if ok, left := s.authRefusals.Allow(kind); ok {
+		s.log.Info(msg, append(fields, zap.Uint64("suppressed", left))...)
+		return
+	}
+	s.log.Debug(msg, fields...)
+}
+
 // authenticate checks frame, the first packet of a WithAuth server's connection: an auth
 // request with good credentials is answered into l.out and the connection may be served from
 // now on. It returns false, to close the connection, for anything else.
@@ -566,11 +576,11 @@ func (l *loop) authenticate(cs *conn, frame []byte, owned bool) bool {
 	*req = codec.RequestPacket{}
 	defer func() { *req = codec.RequestPacket{} }()
 	if err := codec.DecodeRequest(frame, req); err != nil {
-		s.log.Info("auth: undecodable first packet, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+		s.authRefused("undecodable", "auth: undecodable first packet, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
 		return false
 	}
 	if !auth.IsRequest(req) {
-		s.log.Info("auth: first packet is not an auth request, closing", zap.String("func", req.FuncName),
+		s.authRefused("not auth", "auth: first packet is not an auth request, closing", zap.String("func", req.FuncName),
 			zap.String("servant", req.ServantName), zap.Stringer("remote", cs.remote))
 		return false
 	}
@@ -579,7 +589,7 @@ func (l *loop) authenticate(cs *conn, frame []byte, owned bool) bool {
 		st = auth.Verify(req.Buffer, req.ServantName, s.opts.authKeys, time.Now())
 	}
 	if st != auth.StateOK {
-		s.log.Info("auth: refused, closing", zap.Stringer("state", st), zap.String("servant", req.ServantName),
+		s.authRefused(st.String(), "auth: refused, closing", zap.Stringer("state", st), zap.String("servant", req.ServantName),
 			zap.Stringer("remote", cs.remote))
 		return false
 	}

@@ -68,7 +68,10 @@ type Server struct {
 	log    *zap.Logger
 	icpt   interceptor.Server // around every handler call; nil: none
 	stats  *stats.Shared      // requests served, when WithStats; nil: not counted
-	panics lograte.Limiter    // a handler's panics are logged once a second at most, per function
+	panics lograte.Limiter    // a handler's panics (and Goexits) are logged once a second at most, per function
+	// refusals limits the lines of refused authentications: once a second at most per kind (a
+	// client can be refused at will, or a fleet after a key rotation).
+	authRefusals lograte.Limiter
 
 	mu       sync.Mutex // guards the following
 	state    int
@@ -664,8 +667,10 @@ func (s *Server) invoke(ctxs *callCtxs, h HandlerFunc, cur *Current, req, rsp []
 		} else if !returned {
 			// runtime.Goexit in the handler: the goroutine ends after the deferred calls, and
 			// its caller's own deferred call answers the request (work, loop.serve).
-			s.log.Error("handler ended its goroutine (runtime.Goexit, t.FailNow): answered "+goexitDesc,
-				zap.String("servant", cur.Servant), zap.String("func", cur.Func))
+			if ok, left := s.panics.Allow(cur.Servant + "\x00" + cur.Func + "\x00goexit"); ok { // as panics
+				s.log.Error("handler ended its goroutine (runtime.Goexit, t.FailNow): answered "+goexitDesc,
+					zap.String("servant", cur.Servant), zap.String("func", cur.Func), zap.Uint64("suppressed", left))
+			}
 			body, ret, desc = nil, codec.RetUnknown, goexitDesc // for the stats
 		}
 	}()
