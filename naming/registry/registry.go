@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -123,6 +124,10 @@ func (o *Options) wait(outcome, fails int) time.Duration {
 // follow queries q on TarsCpp's schedule until ctx ends.
 func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.List), fail func(error)) {
 	fails, have := 0, false
+	// problem is the failure last warned of ("" after an answer): a registry down for an hour
+	// is one warning per servant and kind of failure, not one per retry, and an info line when
+	// it answers again (as the dns and etcd sources).
+	problem := ""
 	// turn moves the object's queries to the next locator endpoint after a query that brought
 	// no active endpoint (an error, a return code, no answer in time, an empty list): a registry
 	// that answers but cannot serve is not asked again and again while another is listed, as
@@ -154,7 +159,13 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 			fails++
 			turn++
 			wait = r.opts.wait(failed, fails)
-			r.log.Warn("registry query failed; keeping the last list", zap.String("servant", q.Object), zap.Int("consecutive", fails), zap.Duration("retry_in", wait), zap.Error(err))
+			if k := failureKind(err); k != problem {
+				problem = k
+				r.log.Warn("registry query failed; keeping the last list (logged once until it changes or the registry answers)",
+					zap.String("servant", q.Object), zap.Int("consecutive", fails), zap.Duration("retry_in", wait), zap.Error(err))
+			} else {
+				r.log.Debug("registry query failed; keeping the last list", zap.String("servant", q.Object), zap.Int("consecutive", fails), zap.Duration("retry_in", wait), zap.Error(err))
+			}
 			if fail != nil {
 				fail(fmt.Errorf("registry query failed (%d in a row): %w", fails, err))
 			}
@@ -166,7 +177,7 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 				}
 			}
 		case len(l.Active) == 0:
-			fails = 0
+			r.answered(q, &fails, &problem)
 			turn++
 			wait = r.opts.wait(empty, 0)
 			if !have {
@@ -174,7 +185,7 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 				have = true
 			}
 		default:
-			fails = 0
+			r.answered(q, &fails, &problem)
 			wait = r.opts.wait(answered, 0)
 			// The cache first: whoever sees the list pushed may read the file next.
 			if r.cache != nil {
@@ -187,6 +198,25 @@ func (r *Registry) follow(ctx context.Context, q naming.Query, push func(naming.
 		}
 		t.Reset(wait)
 	}
+}
+
+// answered ends a run of failed queries of q, if any, with an info line.
+func (r *Registry) answered(q naming.Query, fails *int, problem *string) {
+	if *problem != "" {
+		r.log.Info("registry answers again", zap.String("servant", q.Object), zap.Int("consecutive", *fails))
+	}
+	*fails, *problem = 0, ""
+}
+
+// failureKind is err's text with its numbers left out (ports, elapsed times, return codes), so
+// that the same failure seen through another locator endpoint or after another wait is one kind.
+func failureKind(err error) string {
+	return strings.Map(func(c rune) rune {
+		if c >= '0' && c <= '9' {
+			return '#'
+		}
+		return c
+	}, err.Error())
 }
 
 // Query asks the registry for q, within the query timeout. A query is hashed by q (so the
