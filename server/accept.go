@@ -30,13 +30,23 @@ const (
 )
 
 // listenStream opens the listener of protoAddr ("tcp://host:port", "tcp4://", "tcp6://",
-// "unix:///path"). A socket file left at a unix path (by a process that did not close its
-// listener) is removed first; any other file there is not, and the listen fails.
+// "unix:///path"). A socket file left at a unix path by a process that did not close its
+// listener (nothing accepts on it: a connect is refused) is removed first; a socket a live
+// server listens on is not, and the listen fails with EADDRINUSE, as a tcp port in use does;
+// nor is any other file.
 func listenStream(protoAddr string) (net.Listener, error) {
 	network, address, _ := strings.Cut(protoAddr, "://")
 	if network == "unix" {
 		if fi, err := os.Lstat(address); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			_ = os.Remove(address)
+			c, err := net.DialTimeout("unix", address, time.Second)
+			if err == nil {
+				_ = c.Close()
+				return nil, &net.OpError{Op: "listen", Net: network, Addr: &net.UnixAddr{Name: address, Net: network},
+					Err: fmt.Errorf("a server is listening on the socket: %w", syscall.EADDRINUSE)}
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				_ = os.Remove(address)
+			}
 		}
 	}
 	return net.Listen(network, address)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -42,6 +43,11 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 	cfg = cfg.Clone()
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
+		if a, err := netip.ParseAddr(host); err == nil && a.Zone() != "" {
+			// fe80::1%eth0: the address is what the certificate names (crypto/tls would check
+			// the zoned text as a DNS name).
+			cfg.ServerName = a.WithZone("").String()
+		}
 	}
 	// Whether the server asks for a certificate: only then can its silent close after the
 	// handshake be a refusal of this side's certificate (Cause). The certificate sent is the one
