@@ -210,7 +210,7 @@ func TestBadInputTruncatedFrameStalls(t *testing.T) {
 // still held it, and the queue later wrote the recycled call's frame or kept counting its bytes.
 func TestBadInputReplyAheadOfSend(t *testing.T) {
 	const sizeA, sizeB = 8 << 20, 64 << 10
-	goCh := make(chan struct{})
+	goCh, earlyDropped := make(chan struct{}), make(chan struct{})
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	rs := serveRaw(t, listenSmallRcvBuf(t), func(n int64, c net.Conn) {
@@ -241,6 +241,14 @@ func TestBadInputReplyAheadOfSend(t *testing.T) {
 		if _, err := c.Write(replyFrame(&codec.RequestPacket{Version: codec.VersionTars}, idA+1, []byte("early"))); err != nil {
 			return
 		}
+		// Reading A lets the client send B: only once the client has dropped the early reply
+		// (on a busy machine its loop could otherwise read it after B went out, when it is, to
+		// the client, B's reply).
+		select {
+		case <-earlyDropped:
+		case <-stop:
+			return
+		}
 		if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(head))-int64(len(head))); err != nil {
 			return
 		}
@@ -256,6 +264,14 @@ func TestBadInputReplyAheadOfSend(t *testing.T) {
 		for _, e := range comm.Stats().Endpoints {
 			if e.Endpoint == rs.addr() {
 				return e.Pending
+			}
+		}
+		return 0
+	}
+	late := func() uint64 {
+		for _, e := range comm.Stats().Endpoints {
+			if e.Endpoint == rs.addr() {
+				return e.Late
 			}
 		}
 		return 0
@@ -277,6 +293,8 @@ func TestBadInputReplyAheadOfSend(t *testing.T) {
 	resB := call("B", sizeB)
 	waitFor(t, "call B queued behind A", func() bool { return pending() == 2 })
 	close(goCh)
+	waitFor(t, "the early reply dropped", func() bool { return late() == 1 })
+	close(earlyDropped)
 	for _, r := range []struct {
 		fn string
 		ch chan result
