@@ -318,6 +318,7 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 		if owned {
 			bufpool.Put(frame)
 		}
+		*r = codec.ResponsePacket{} // its body is a view of frame: keep none of it
 		return nil
 	}
 	a.loop.Wheel().Remove(c)

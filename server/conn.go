@@ -352,6 +352,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	servantName, fn, err := decodeRequest(frame, req)
 	if err != nil {
 		s.log.Debug("undecodable request, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+		*req = codec.RequestPacket{} // its body is a view of frame: an idle loop must not keep it
 		return false
 	}
 	oneway := req.PacketType == codec.PacketOneway
@@ -364,6 +365,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 		if !oneway {
 			l.out.b = appendReply(l.out.b, &l.resp, req, ret, desc, nil, nil)
 		}
+		*req = codec.RequestPacket{} // as below: an idle loop keeps no view of the frame (80 MiB held before)
 		return true
 	}
 	// The read's stamp is taken before a handler runs (this request needs it or not): the later
