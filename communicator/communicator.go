@@ -235,7 +235,9 @@ func (c *Communicator) Config() conf.Config { return c.cfg.Clone() }
 // (the naming, locator or naming-file key, or WithNaming). prx is a *servantproxy.ServantProxy or
 // a generated proxy (anything implementing servantproxy.Setter). As in TarsCpp, proxies are keyed by the whole
 // proxy string (and the set): the same string always gets the same underlying proxy, another
-// string for the same object (other endpoints, or a "#tag") gets a proxy of its own.
+// string for the same object (other endpoints, or a "#tag") gets a proxy of its own. A proxy,
+// with its per-thread state and, for a bare "Obj", its watch of the naming source, lives as long
+// as the Communicator: make proxies from a bounded set of strings (not one per request).
 //
 // As TarsCpp's stringToProxy throws, StringToProxy fails at once, binding nothing, when proxy
 // does not parse, when it is a bare "Obj" and the Communicator has no naming source (no
