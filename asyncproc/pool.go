@@ -1,6 +1,7 @@
 package asyncproc
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -117,6 +118,12 @@ func (p *Pool) ReserveNotice() error { return p.reserve(true, false) }
 
 // reserve takes a slot: for a call while fewer than InFlightLimit calls are reserved, for an
 // event whatever the calls; while the queue has room when capped.
+// The refusals of reserve: ErrQueueFull, saying which limit (the Communicator's keys).
+var (
+	errInflightFull  = fmt.Errorf("%w: async-inflight-limit async calls are unfinished", call.ErrQueueFull)
+	errCallbacksWait = fmt.Errorf("%w: asyncqueuecap callbacks wait for an async worker", call.ErrQueueFull)
+)
+
 func (p *Pool) reserve(event, capped bool) error {
 	// Count first, then look at closing: Close sets closing before it reads the count, so either
 	// Close sees this slot and waits for it, or this sees closing and undoes it. Checking first
@@ -129,9 +136,10 @@ func (p *Pool) reserve(event, capped bool) error {
 	switch {
 	case p.closing.Load():
 		err = call.ErrClosed
-	case !event && n-p.events.Load() > p.inflight,
-		capped && int64(len(p.queue))+p.spilled.Load() >= p.queueCap:
-		err = call.ErrQueueFull
+	case !event && n-p.events.Load() > p.inflight:
+		err = errInflightFull
+	case capped && int64(len(p.queue))+p.spilled.Load() >= p.queueCap:
+		err = errCallbacksWait
 	}
 	if err != nil {
 		p.reserved.Add(-1)

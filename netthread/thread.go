@@ -264,6 +264,9 @@ func (t *Thread) objects() []*objectproxy.ObjectProxy {
 	return t.objs
 }
 
+// errQueueFull is Submit's refusal: ErrQueueFull, saying which limit.
+var errQueueFull = fmt.Errorf("%w: queue-cap calls wait for their net thread", call.ErrQueueFull)
+
 // Submit hands c (with Dest and Frame set) to the loop. It fails with call.ErrQueueFull
 // when QueueCap calls are already waiting, and with call.ErrClosed after Close; on error the
 // caller still owns c. Safe for concurrent use.
@@ -291,7 +294,7 @@ func (t *Thread) Submit(c *call.Call) error {
 	if t.queued.Add(1) > int64(t.opts.QueueCap) {
 		t.queued.Add(-1)
 		t.gate.Add(-1)
-		return call.ErrQueueFull
+		return errQueueFull
 	}
 	t.queue.Push(c)
 	if !t.notified.Load() && t.notified.CompareAndSwap(false, true) {

@@ -12,7 +12,7 @@ var (
 	// context.DeadlineExceeded. The server may have run the request.
 	ErrTimeout = call.ErrTimeout
 	// ErrQueueFull: a bounded queue was full; the call was not sent. Back off or raise the
-	// queue capacity.
+	// limit the error names (queue-cap, send-buffer-limit, asyncqueuecap, async-inflight-limit).
 	ErrQueueFull = call.ErrQueueFull
 	// ErrNoEndpoint: the proxy has no endpoint to send to.
 	ErrNoEndpoint = call.ErrNoEndpoint
