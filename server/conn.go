@@ -11,6 +11,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/tarscomm/tarscomm/auth"
 	"github.com/tarscomm/tarscomm/codec"
@@ -556,11 +557,12 @@ func (l *loop) flush(context.Context) error {
 	return nil
 }
 
-// authRefused logs a refused authentication of kind: at Info once a second at most per kind, with
-// the count of those left out since; the others at Debug.
-func (s *Server) authRefused(kind, msg string, fields ...zap.Field) {
-	if ok, left := s.authRefusals.Allow(kind); ok {
-		s.log.Info(msg, append(fields, zap.Uint64("suppressed", left))...)
+// peerLine logs a line a peer can make the server repeat at will (a refused authentication, a
+// connection closed for not reading its replies), of kind: at lvl once a second at most per
+// kind, with the count of those left out since; the others at Debug.
+func (s *Server) peerLine(lvl zapcore.Level, kind, msg string, fields ...zap.Field) {
+	if ok, left := s.peerLines.Allow(kind); ok {
+		s.log.Log(lvl, msg, append(fields, zap.Uint64("suppressed", left))...)
 		return
 	}
 	s.log.Debug(msg, fields...)
@@ -578,11 +580,11 @@ func (l *loop) authenticate(cs *conn, frame []byte, owned bool) bool {
 	*req = codec.RequestPacket{}
 	defer func() { *req = codec.RequestPacket{} }()
 	if err := codec.DecodeRequest(frame, req); err != nil {
-		s.authRefused("undecodable", "auth: undecodable first packet, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
+		s.peerLine(zapcore.InfoLevel, "auth undecodable", "auth: undecodable first packet, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
 		return false
 	}
 	if !auth.IsRequest(req) {
-		s.authRefused("not auth", "auth: first packet is not an auth request, closing", zap.String("func", req.FuncName),
+		s.peerLine(zapcore.InfoLevel, "auth missing", "auth: first packet is not an auth request, closing", zap.String("func", req.FuncName),
 			zap.String("servant", req.ServantName), zap.Stringer("remote", cs.remote))
 		return false
 	}
@@ -591,7 +593,7 @@ func (l *loop) authenticate(cs *conn, frame []byte, owned bool) bool {
 		st = auth.Verify(req.Buffer, req.ServantName, s.opts.authKeys, time.Now())
 	}
 	if st != auth.StateOK {
-		s.authRefused(st.String(), "auth: refused, closing", zap.Stringer("state", st), zap.String("servant", req.ServantName),
+		s.peerLine(zapcore.InfoLevel, "auth "+st.String(), "auth: refused, closing", zap.Stringer("state", st), zap.String("servant", req.ServantName),
 			zap.Stringer("remote", cs.remote))
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/sockq"
@@ -294,7 +295,7 @@ func (l *loop) slow(cs *conn, now time.Time, unsent int, sent int64) bool {
 		return false
 	}
 	s.lim.slowed.Add(1)
-	s.log.Warn("client does not read its replies, closing", zap.Stringer("remote", cs.remote),
+	s.peerLine(zapcore.WarnLevel, "slow reader", "client does not read its replies, closing", zap.Stringer("remote", cs.remote),
 		zap.Int("bytes", unsent), zap.Int64s("sent", w.sent[:]))
 	return true
 }
@@ -320,7 +321,7 @@ func (l *loop) checkBacklog(cs *conn, c gnet.Conn) error {
 func (l *loop) capped(cs *conn, n int) {
 	cs.lim.closing = true
 	l.s.lim.capped.Add(1)
-	l.s.log.Warn("reply backlog over the cap, closing", zap.Stringer("remote", cs.remote), zap.Int("bytes", n))
+	l.s.peerLine(zapcore.WarnLevel, "backlog", "reply backlog over the cap, closing", zap.Stringer("remote", cs.remote), zap.Int("bytes", n))
 }
 
 // dropOut drops the replies of a read whose connection is closing.

@@ -69,9 +69,9 @@ type Server struct {
 	icpt   interceptor.Server // around every handler call; nil: none
 	stats  *stats.Shared      // requests served, when WithStats; nil: not counted
 	panics lograte.Limiter    // a handler's panics (and Goexits) are logged once a second at most, per function
-	// refusals limits the lines of refused authentications: once a second at most per kind (a
-	// client can be refused at will, or a fleet after a key rotation).
-	authRefusals lograte.Limiter
+	// peerLines limits the lines a peer can repeat at will (peerLine): refused authentications,
+	// connections closed for their replies not read.
+	peerLines lograte.Limiter
 
 	mu       sync.Mutex // guards the following
 	state    int
