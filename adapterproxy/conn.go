@@ -135,9 +135,10 @@ func (a *AdapterProxy) OnClose(c gnet.Conn, err error) {
 // second connection in a row that carried only one-way calls and was closed by the peer, without
 // a byte from it, within the connect timeout (at least a second) of opening: one-way calls end
 // when handed on, so none waits here, and such a peer would otherwise take a connect per one-way
-// call and stay in rotation; the first may be a server's idle close. Any other connection
-// carried traffic: the next call reconnects at once, without a health penalty beyond the calls
-// it failed.
+// call and stay in rotation; the first may be a server's idle close. A connection that took
+// bytes and stayed open longer than that window is not refused, whatever it answered. Any other
+// connection carried traffic: the next call reconnects at once, without a health penalty beyond
+// the calls it failed.
 func (a *AdapterProxy) closed(err error) {
 	if a.state != stateConnected {
 		return
@@ -153,17 +154,21 @@ func (a *AdapterProxy) closed(err error) {
 	a.in.Reset()
 	a.stats.ConnLosses++
 	own := a.ownCalls() // the calls of a connection moved off (drain.go) are not this one's
-	if own == 0 && !a.heard && a.handed > 0 && !isLocalClose(err) && now-a.openedAt < int64(max(a.opts.ConnectTimeout, time.Second)) {
+	young := now-a.openedAt < int64(max(a.opts.ConnectTimeout, time.Second))
+	if own == 0 && !a.heard && a.handed > 0 && !isLocalClose(err) && young {
 		a.unheard++
 	} else {
 		a.unheard = 0
 	}
 	rejected := own > 0 || a.unheard >= 2
-	if !a.heard && rejected && a.ep.Proto == endpoint.TCP && !isLocalClose(err) {
+	// A connection that took bytes and stayed open past that window was accepted: its close is
+	// a lost connection even if no reply proved it (one-way calls before its first two-way one).
+	proven := a.proven || a.handed > 0 && !young
+	if !a.heard && !proven && rejected && a.ep.Proto == endpoint.TCP && !isLocalClose(err) {
 		err = &silentPeerError{err: err}
 	}
 	switch {
-	case !a.proven && rejected:
+	case !proven && rejected:
 		a.dialFails++
 		a.lastErr = err
 		a.retryAt = now + int64(backoff(a.dialFails))
