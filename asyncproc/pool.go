@@ -116,14 +116,14 @@ func (p *Pool) ReserveEvent() error { return p.reserve(true, true) }
 // concurrent use.
 func (p *Pool) ReserveNotice() error { return p.reserve(true, false) }
 
-// reserve takes a slot: for a call while fewer than InFlightLimit calls are reserved, for an
-// event whatever the calls; while the queue has room when capped.
 // The refusals of reserve: ErrQueueFull, saying which limit (the Communicator's keys).
 var (
 	errInflightFull  = fmt.Errorf("%w: async-inflight-limit async calls are unfinished", call.ErrQueueFull)
 	errCallbacksWait = fmt.Errorf("%w: asyncqueuecap callbacks wait for an async worker", call.ErrQueueFull)
 )
 
+// reserve takes a slot: for a call while fewer than InFlightLimit calls are reserved, for an
+// event whatever the calls; while the queue has room when capped.
 func (p *Pool) reserve(event, capped bool) error {
 	// Count first, then look at closing: Close sets closing before it reads the count, so either
 	// Close sees this slot and waits for it, or this sees closing and undoes it. Checking first
