@@ -9,7 +9,7 @@ import (
 )
 
 // TestKeepAliveSlowUploadLivesTLS is TestKeepAliveSlowUploadLives over an ssl endpoint: a 4 MiB
-// request to a TLS server that reads it at about 1 MiB/s, with keep-alive-interval 1s, succeeds.
+// request to a TLS server that reads it at about 512 KiB/s, with keep-alive-interval 2s, succeeds.
 // On loopback the kernel takes most of the request at once, so the only progress is its send
 // queue draining (SIOCOUTQ), which the keepalive sampled only when the connection's Fd() was not
 // negative, never for TLS: the connection looked stalled, its ping and then its health probe
@@ -17,15 +17,20 @@ import (
 // samples the socket under the TLS records (tlsconn.LoopConn.SockFd). The server runs its
 // handler on workers, so that its loop answers the ping while the 4 MiB request is decoded and
 // its reply encoded (inline, under -race on a loaded machine, that held the loop past the ping's
-// deadline: the call ended after 10 s in one make test beside two CPU hogs and a CI run).
+// deadline: the call ended after 10 s in one make test beside two CPU hogs and a CI run). Its
+// keepalive interval is two seconds, and the reader takes 512 KiB/s (the upload lasts about 8 s,
+// four intervals, still far past the two in which a connection seen making no progress dies):
+// with one second, the server's pong, sent once it has decrypted the 4 MiB ahead of the ping,
+// came too late under -race in one make test beside two CPU hogs in three.
 func TestKeepAliveSlowUploadLivesTLS(t *testing.T) {
+	const interval = 2 * time.Second
 	p := newTLSPKI(t)
 	g := startTLSGreeter(t, p, "tls", tlsServerOpt{pair: p.server, workers: true})
-	r := startSlowReader(t, g.addr, 1<<20)
+	r := startSlowReader(t, g.addr, 512<<10)
 	c := tlsComm(t, tomlTLS(p.ca.File), func(c *conf.Config) {
 		livenessTimeouts(c)
-		c.SyncInvokeTimeout = 3 * live // the upload takes about 5s
-		c.KeepAliveInterval = uploadKeepAlive
+		c.SyncInvokeTimeout = 3 * live // the upload takes about 8s
+		c.KeepAliveInterval = interval
 	})
 	sp := sslProxy(t, c, servant, r.addr())
 	ctx := testCtx(t)
@@ -36,7 +41,7 @@ func TestKeepAliveSlowUploadLivesTLS(t *testing.T) {
 		if len(msg) > 300 {
 			msg = msg[:300] + "..."
 		}
-		t.Fatalf("4 MiB upload over TLS at 1 MiB/s with keep-alive-interval %v: %s (after %v)", uploadKeepAlive, msg, time.Since(start))
+		t.Fatalf("4 MiB upload over TLS at 512 KiB/s with keep-alive-interval %v: %s (after %v)", interval, msg, time.Since(start))
 	}
 	if got := r.accepts.Load(); got != 1 {
 		t.Errorf("the server accepted %d connections, want 1: keepalive must not replace a connection that makes progress", got)
