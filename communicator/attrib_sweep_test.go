@@ -53,8 +53,11 @@ func TestAttribSweep(t *testing.T) {
 		{name: "timeout", start: func(t *testing.T) string { return startRawServer(t, never).addr() },
 			call: syncCall, family: communicator.ErrTimeout, result: "timeout", counted: 1,
 			check: func(t *testing.T, e stats.Endpoint) {
-				if e.Sent != 1 || e.Timeouts != 1 || e.Replies != 0 {
-					t.Errorf("endpoint Sent %d Timeouts %d Replies %d, want 1 1 0", e.Sent, e.Timeouts, e.Replies)
+				// The timeout takes the endpoint out, and its health probe (a ping, which this peer
+				// leaves unanswered too) may be sent and expire before the counters are read on a
+				// busy machine: at least the call, no reply.
+				if e.Sent < 1 || e.Timeouts < 1 || e.Replies != 0 {
+					t.Errorf("endpoint Sent %d Timeouts %d Replies %d, want at least 1 1, and 0", e.Sent, e.Timeouts, e.Replies)
 				}
 			}},
 		{name: "connection-lost", start: func(t *testing.T) string { return startRawServer(t, closer).addr() },
