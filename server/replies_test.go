@@ -76,7 +76,10 @@ func pipelineLarge(t *testing.T, s *Server, c *client, slow bool) {
 	}
 	taken := s.bodiesTaken.Load()
 	written := make(chan error, 1)
-	if err := c.c.SetWriteDeadline(time.Now().Add(testTimeout)); err != nil {
+	// A minute for 21 MiB: a write deadline that expires mid-record breaks a TLS stream for good
+	// (the server then waits for the rest of the record, and every read here times out), which
+	// testTimeout's 10 s did under -race beside two CPU hogs.
+	if err := c.c.SetWriteDeadline(time.Now().Add(largeTimeout)); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _, err := c.c.Write(frames); written <- err }()
