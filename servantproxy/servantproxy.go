@@ -214,16 +214,23 @@ type TarsReply interface {
 // protobuf reply: a body that does not decode ends the call with a *CallError matching
 // ErrDecode, which the interceptors' End sees too.
 func (s *ServantProxy) InvokeTars(ctx context.Context, fn string, body []byte, rsp TarsReply, opts ...CallOption) error {
-	if s == nil || s.p == nil {
-		return errUnbound
-	}
-	if ctx == nil {
-		return errNilContext
-	}
-	if rsp == nil {
-		return errNilTarsReply
+	if err := s.checkTars(ctx, rsp); err != nil {
+		return err
 	}
 	return s.invokeVia(ctx, fn, nil, body, rsp, opts)
+}
+
+// checkTars refuses a TARS-body call that cannot be made: an unbound proxy, a nil ctx or rsp.
+func (s *ServantProxy) checkTars(ctx context.Context, rsp TarsReply) error {
+	switch {
+	case s == nil || s.p == nil:
+		return errUnbound
+	case ctx == nil:
+		return errNilContext
+	case rsp == nil:
+		return errNilTarsReply
+	}
+	return nil
 }
 
 var errNilTarsReply = errors.New("servantproxy: nil TarsReply: pass a value to decode the reply into")
@@ -398,14 +405,8 @@ func (s *ServantProxy) AsyncInvokeTars(ctx context.Context, fn string, body []by
 	if cb == nil {
 		return errors.New("servantproxy: nil callback")
 	}
-	if s == nil || s.p == nil {
-		return errUnbound
-	}
-	if ctx == nil {
-		return errNilContext
-	}
-	if rsp == nil {
-		return errNilTarsReply
+	if err := s.checkTars(ctx, rsp); err != nil {
+		return err
 	}
 	return s.p.asyncCall(ctx, fn, collect(opts), nil, body, rsp, cb, nil)
 }
