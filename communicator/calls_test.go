@@ -247,7 +247,8 @@ func TestKilledServerFailsInFlightCallsPromptly(t *testing.T) {
 }
 
 // TestServerErrorsAreTyped checks the TARS return codes a server answers with reach the caller
-// as *ServerError with the code and description.
+// as *ServerError with the code, the description and the endpoint that answered (before, a
+// ServerError did not say which of a proxy's servers answered).
 func TestServerErrorsAreTyped(t *testing.T) {
 	g := startGreeter(t, "a", serverOpt{})
 	comm := newComm(t, nil)
@@ -276,6 +277,9 @@ func TestServerErrorsAreTyped(t *testing.T) {
 			}
 			if se.Desc == "" {
 				t.Fatalf("ServerError %d has no description", se.Code)
+			}
+			if se.Endpoint != g.addr || !strings.Contains(err.Error(), g.addr) {
+				t.Fatalf("ServerError.Endpoint = %q (text %q), want %s", se.Endpoint, err, g.addr)
 			}
 		})
 	}

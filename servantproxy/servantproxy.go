@@ -800,7 +800,7 @@ func resultErr(c *call.Call) error {
 		return &call.CallError{Servant: c.Servant, Func: c.Func, Endpoint: c.Addr, Elapsed: time.Duration(call.Now() - c.Start), Err: c.Err}
 	}
 	if c.Ret != codec.RetOK {
-		return &ServerError{Code: c.Ret, Desc: c.Desc}
+		return &ServerError{Code: c.Ret, Desc: c.Desc, Endpoint: c.Addr}
 	}
 	return nil
 }

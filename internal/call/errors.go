@@ -81,8 +81,9 @@ func (e *ConnError) Is(target error) bool { return target == ErrConnection }
 
 // ServerError is a reply whose TARS return code (iRet) was not 0. Match it with errors.As.
 type ServerError struct {
-	Code int32  // the TARS return code, e.g. -3 for an unknown function
-	Desc string // sResultDesc as the server sent it
+	Code     int32  // the TARS return code, e.g. -3 for an unknown function
+	Desc     string // sResultDesc as the server sent it
+	Endpoint string // host:port of the server that answered ("" when not known)
 }
 
 // Is makes a server's overload answer (-9) match ErrOverload.
@@ -92,7 +93,11 @@ func (e *ServerError) Is(target error) bool {
 
 func (e *ServerError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tarscomm: server returned %d", e.Code)
+	b.WriteString("tarscomm: server ")
+	if e.Endpoint != "" {
+		b.WriteString(e.Endpoint + " ")
+	}
+	fmt.Fprintf(&b, "returned %d", e.Code)
 	if name := codec.RetName(e.Code); !strings.HasPrefix(name, "return code ") {
 		b.WriteString(" (" + name + ")") // TARS's codes are named; an application's are its own
 	}
