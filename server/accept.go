@@ -11,6 +11,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Accepting. A stream server (tcp, unix) accepts its connections itself, from a net.Listener on
@@ -114,8 +115,8 @@ func (s *Server) acceptLoop(ln net.Listener, cli *gnet.Client) {
 			if _, err := cli.EnrollContext(c, admitted); err != nil { // closes c either way
 				s.unadmit()
 				s.lim.acceptFails.Add(1)
-				if outOfDescriptors(err) {
-					s.log.Warn("connection not enrolled", zap.Error(err))
+				if outOfDescriptors(err) { // a storm when it happens: once a second, as peerLine's
+					s.peerLine(zapcore.WarnLevel, "not enrolled", "connection not enrolled", zap.Error(err))
 				} else {
 					s.log.Debug("connection not enrolled", zap.Error(err))
 				}

@@ -70,7 +70,8 @@ type Server struct {
 	stats  *stats.Shared      // requests served, when WithStats; nil: not counted
 	panics lograte.Limiter    // a handler's panics (and Goexits) are logged once a second at most, per function
 	// peerLines limits the lines a peer can repeat at will (peerLine): refused authentications,
-	// connections closed for their replies not read.
+	// connections closed for their replies not read, connections not enrolled for want of a
+	// descriptor.
 	peerLines lograte.Limiter
 
 	mu       sync.Mutex // guards the following
