@@ -71,11 +71,16 @@ func bigReplies(t *testing.T) func(s *Server) {
 	}
 }
 
-// flood writes n requests for Big on c in one go, from id 1.
+// flood writes n requests for Big on c in one go, from id 1. Each has a minute to wait for a
+// worker: with request's 3 s, on a busy machine the requests behind the first few dozen were
+// answered as queue timeouts (a few bytes each) instead of run, and a backlog meant to grow to
+// 50 MiB stayed under the cap a test waited for (TestMaxBacklog/workers, beside two CPU hogs).
 func flood(c *client, n int) {
 	var frames []byte
 	for i := range n {
-		frames = codec.AppendRequest(frames, request(int32(i+1), pbServant, "Big", nil))
+		req := request(int32(i+1), pbServant, "Big", nil)
+		req.Timeout = int32(largeTimeout / time.Millisecond)
+		frames = codec.AppendRequest(frames, req)
 	}
 	c.write(frames)
 }
@@ -285,7 +290,13 @@ func TestMaxBacklog(t *testing.T) {
 			checkEcho(other, 1)
 			stuck := dial(t, addr)
 			flood(stuck, 200) // 50 MiB of replies
-			eventually(t, "the cap closes the connection", func() bool { return s.LimitStats().Backlog == 1 })
+			eventually(t, "the cap closes the connection", func() bool {
+				st := s.LimitStats()
+				if st.QueueTimeout > 0 {
+					t.Fatalf("LimitStats() = %+v: requests of the flood were not run", st)
+				}
+				return st.Backlog == 1
+			})
 			stuck.drainUntilClosed()
 			if st := s.LimitStats(); st != (LimitStats{Backlog: 1}) {
 				t.Fatalf("LimitStats() = %+v, want the one closed by the cap", st)
