@@ -170,7 +170,9 @@ func TestIdleTimeoutSparesWork(t *testing.T) {
 	}, WithWorkers(2), WithIdleTimeout(time.Second)) // a second between dial and write is never idle
 
 	blocked := dial(t, addr)
-	blocked.write(codec.AppendRequest(nil, request(1, pbServant, "Block", []byte("late"))))
+	held := request(1, pbServant, "Block", []byte("late"))
+	held.Timeout = int32(largeTimeout / time.Millisecond) // 3 s: its handler's ctx ended before the release under load
+	blocked.write(codec.AppendRequest(nil, held))
 	blk.waitStarted(t)
 	unread := dial(t, addr)
 	unread.write(codec.AppendRequest(nil, request(2, pbServant, "Large", nil)))

@@ -114,7 +114,9 @@ func TestStopRunsQueuedJobs(t *testing.T) {
 	c := dial(t, a.String())
 	var frames []byte
 	for i := range 4 {
-		frames = codec.AppendRequest(frames, request(int32(i+1), pbServant, "Held", []byte{byte('a' + i)}))
+		req := request(int32(i+1), pbServant, "Held", []byte{byte('a' + i)})
+		req.Timeout = int32(largeTimeout / time.Millisecond) // queued past 3 s under load, they would not run
+		frames = codec.AppendRequest(frames, req)
 	}
 	c.write(frames)
 	h.waitStarted(t) // one runs, three wait in the queue
