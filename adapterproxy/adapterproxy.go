@@ -170,6 +170,7 @@ type Stats struct {
 	Late        uint64 // replies for no pending call (timed out, abandoned, or unknown id): dropped
 	Timeouts    uint64 // calls expired waiting for a reply
 	Dropped     uint64 // calls abandoned by their caller before they were written: never sent
+	StopRefused uint64 // calls its server refused unrun as it was stopping (each moves elsewhere once)
 	ConnFails   uint64 // dials that failed
 	ConnLosses  uint64 // established connections that closed
 	Deactivated uint64 // times the health rules took the endpoint out of rotation

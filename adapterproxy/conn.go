@@ -339,6 +339,13 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	if a.isPing(c) {
 		a.ping = nil
 	}
+	stopping := r.Ret == codec.RetOverload && r.ResultDesc == codec.StoppingDesc
+	if stopping {
+		// The next calls go elsewhere while the server finishes its Stop (its listener is
+		// closed already, its connections close at the end).
+		a.stats.StopRefused++
+		a.guard.leaving(now)
+	}
 	switch {
 	case c.Deadline != 0 && now > c.Deadline:
 		// The reply came after the deadline (the sweep that would have expired the call had
@@ -355,6 +362,17 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 		if owned {
 			bufpool.Put(frame)
 		}
+	case stopping && c.Refused == 0 && c.Dest != nil:
+		// A tarscomm server that is stopping refused the call without running it: it goes to
+		// another endpoint (ObjectProxy.Retry), once.
+		if owned {
+			bufpool.Put(frame)
+		}
+		err := &call.ServerError{Code: r.Ret, Desc: r.ResultDesc, Endpoint: a.addr}
+		*r = codec.ResponsePacket{}
+		c.Refused = 1
+		c.Dest.Retry(c, err)
+		return nil
 	case owned:
 		c.Ret, c.Desc, c.RspCtx, c.RspSt = r.Ret, r.ResultDesc, r.Context, r.Status
 		c.SetBigBody(frame, r.Buffer)

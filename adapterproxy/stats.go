@@ -80,6 +80,7 @@ func (a *AdapterProxy) EndpointStats(thread int) stats.Endpoint {
 		Replies:             s.Replies,
 		Late:                s.Late,
 		Timeouts:            s.Timeouts,
+		StopRefused:         s.StopRefused,
 		ConnFails:           s.ConnFails,
 		ConnLosses:          s.ConnLosses,
 		Reconnects:          uint64(max(int(a.dialGen)-1, 0)),

@@ -54,4 +54,8 @@ const (
 	// which a TarsGo server, shutting down gracefully, asks the client to
 	// move to a new connection.
 	ReconnectDesc = "_reconnect_"
+	// StoppingDesc is the ResultDesc with which a tarscomm server, stopping gracefully,
+	// refuses (RetOverload) a request that reached it after its Stop began: the request was not
+	// run, so a tarscomm client sends it to another endpoint.
+	StoppingDesc = "server is stopping"
 )

@@ -269,7 +269,10 @@ func (o *ObjectProxy) Expire(c *call.Call) {
 // it goes to an endpoint it has not tried yet if retries remain and the retry budget
 // (Options.Guard) has a token (a hashed call to the one its code's fallback names, as the next
 // calls with the code go while the endpoint it failed on is down); otherwise it fails with err.
-// Must be called on the loop goroutine.
+// A call a stopping server refused unrun (c.Refused == 1) goes to an endpoint it has not tried,
+// once, whatever Options.Retries and the budget say: it did not run, and its server is leaving
+// (gRPC moves the calls a GOAWAY says were not processed so, brpc retries ELOGOFF). Must be
+// called on the loop goroutine.
 func (o *ObjectProxy) Retry(c *call.Call, err error) { o.retry(c, err) }
 
 // retry is Retry, returning the index of the endpoint it sent c to, or -1 (c ended, or moved to
@@ -280,14 +283,19 @@ func (o *ObjectProxy) retry(c *call.Call, err error) int {
 		c.Complete(err)
 		return -1
 	}
-	c.Delayed(now) // it goes later than it was encoded: the server gets the time left
+	c.Delayed(now)          // it goes later than it was encoded: the server gets the time left
+	moved := c.Refused == 1 // its endpoint is stopping: no sibling connection, no retry taken
+	if moved {
+		c.Refused = 2
+		c.Tries-- // send counts it again
+	}
 	if o.pools != nil {
-		if o.sibling(c, now) {
+		if !moved && o.sibling(c, now) {
 			return -1
 		}
 		c.Owner, c.Hops = nil, 0 // on another endpoint, c has its connections to try
 	}
-	if int(c.Tries) > o.retries || len(o.cur.active) < 2 {
+	if !moved && int(c.Tries) > o.retries || len(o.cur.active) < 2 {
 		c.Complete(err)
 		return -1
 	}
@@ -300,7 +308,7 @@ func (o *ObjectProxy) retry(c *call.Call, err error) int {
 	if i < 0 {
 		i = o.pickUntried(c)
 	}
-	if i < 0 || !o.budget.withdraw(now) {
+	if i < 0 || !moved && !o.budget.withdraw(now) {
 		c.Complete(err)
 		return -1
 	}

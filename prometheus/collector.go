@@ -37,7 +37,7 @@ type Collector struct {
 	calls, codes, duration                                                      *prometheus.Desc
 	queue, wakeups, handBacks, batches, requests, direct, writes, out, in, late *prometheus.Desc
 	pending, active, state, timeouts, connFails, reconnects                     *prometheus.Desc
-	deactivated, badDatagrams, pushes, pushesDropped                            *prometheus.Desc
+	deactivated, badDatagrams, pushes, pushesDropped, stopRefused               *prometheus.Desc
 	buckets                                                                     []float64
 }
 
@@ -78,6 +78,7 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 		connFails:     d("endpoint", "connect_failures_total", "Dials that failed.", ep...),
 		reconnects:    d("endpoint", "reconnects_total", "Dials after the first.", ep...),
 		deactivated:   d("endpoint", "deactivations_total", "Times the health rules took the endpoint out of rotation.", ep...),
+		stopRefused:   d("endpoint", "stop_refused_total", "Calls the endpoint's server refused unrun as it stopped; each went to another endpoint once, when one was left.", ep...),
 		badDatagrams:  d("endpoint", "bad_datagrams_total", "Datagrams of a udp endpoint dropped for not being exactly one decodable reply.", ep...),
 		pushes:        d("endpoint", "pushes_total", "Packets the server pushed on the endpoint's connections.", ep...),
 		pushesDropped: d("endpoint", "pushes_dropped_total", "Pushed packets nobody took (no push callback, or its queue was full).", ep...),
@@ -98,7 +99,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	for _, d := range []*prometheus.Desc{c.queue, c.wakeups, c.handBacks, c.batches, c.requests, c.direct,
 		c.writes, c.out, c.in, c.late, c.pending, c.active, c.state, c.timeouts, c.connFails, c.reconnects, c.deactivated,
-		c.badDatagrams, c.pushes, c.pushesDropped} {
+		c.badDatagrams, c.pushes, c.pushesDropped, c.stopRefused} {
 		ch <- d
 	}
 }
@@ -245,6 +246,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.connFails, e.ConnFails, l...)
 		counter(c.reconnects, e.Reconnects, l...)
 		counter(c.deactivated, e.Deactivated, l...)
+		counter(c.stopRefused, e.StopRefused, l...)
 		counter(c.badDatagrams, e.BadDatagrams, l...)
 		counter(c.pushes, e.Pushes, l...)
 		counter(c.pushesDropped, e.PushesDropped, l...)

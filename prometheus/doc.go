@@ -22,7 +22,7 @@
 //	tarscomm_endpoint_pending{servant,endpoint,thread}                    gauge
 //	tarscomm_endpoint_active{servant,endpoint,thread}                     gauge, 1 or 0
 //	tarscomm_endpoint_state{servant,endpoint,thread,state}                gauge, 1 for the current state
-//	tarscomm_endpoint_{timeouts,connect_failures,reconnects,deactivations}_total{servant,endpoint,thread}
+//	tarscomm_endpoint_{timeouts,connect_failures,reconnects,deactivations,stop_refused}_total{servant,endpoint,thread}
 //	tarscomm_endpoint_{bad_datagrams,pushes,pushes_dropped}_total{servant,endpoint,thread}
 //
 // result is a stats.Result name: ok, timeout, connection, queue_full, no_endpoint, overload,

@@ -186,6 +186,16 @@ func outOfDescriptors(err error) bool {
 		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
 }
 
+// closeListener closes a stream server's listener, once; the accept loop ends on it. Stop calls
+// it first of all, so that a client dialling the server while it stops is refused at once (and
+// sends its calls elsewhere) rather than accepted and closed under the calls it wrote.
+func (s *Server) closeListener() {
+	s.lnOnce.Do(func() {
+		close(s.acceptStop)
+		_ = s.ln.Close()
+	})
+}
+
 // admitted is the context of a connection the accept loop enrolls: admit counted it already.
 var admitted any = &struct{ admitted bool }{true}
 
@@ -193,8 +203,7 @@ var admitted any = &struct{ admitted bool }{true}
 // end: after it no Enroll runs, so the client engine may stop (an Enroll racing Client.Stop would
 // hang).
 func (s *Server) stopAccepting() {
-	close(s.acceptStop)
-	_ = s.ln.Close()
+	s.closeListener()
 	<-s.acceptDone
 	s.enrolling.Wait()
 }

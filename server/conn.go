@@ -417,8 +417,9 @@ func (l *loop) readAt() int64 {
 	return l.stamp
 }
 
-// stoppingDesc describes the refusal of a request that arrives after Stop began.
-const stoppingDesc = "server is stopping"
+// stoppingDesc describes the refusal of a request that arrives after Stop began. A tarscomm
+// client sends a request refused so to another endpoint: it was not run.
+const stoppingDesc = codec.StoppingDesc
 
 // dispatch decodes frame, which came from remote, into a job and queues it for the workers, or
 // answers at once into l.out when there is no handler, the server is stopping or the queue is

@@ -139,8 +139,10 @@
 //
 // # Stopping
 //
-// Stop refuses new connections (closed on accept) and new requests (answered with RetOverload
-// -9, "server is stopping"), waits for the handlers in flight and the writing of their
+// Stop closes the listener (a stream server's: a client dialling it is refused; a datagram
+// server's socket stays open until the end) and refuses new requests (answered with RetOverload
+// -9 and codec.StoppingDesc, "server is stopping": they did not run, and a tarscomm client sends
+// them to another endpoint), waits for the handlers in flight and the writing of their
 // replies, closes the connections, and waits for every goroutine it started: the gnet loops
 // and the workers. gnet.Run blocks, so Start runs it on a goroutine that Stop waits for.
 //

@@ -99,6 +99,7 @@ type Server struct {
 	ln         net.Listener
 	cli        *gnet.Client
 	acceptStop chan struct{}  // closed by Stop: the accept loop ends
+	lnOnce     sync.Once      // closeListener's
 	acceptDone chan struct{}  // closed when the accept loop has ended
 	enrolling  sync.WaitGroup // connections accepted and being enrolled with a loop
 
@@ -350,10 +351,12 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
-// Stop shuts the server down gracefully: it refuses new connections and new requests (they are
-// answered with codec.RetOverload), waits for the handlers in flight and the writing of their
-// replies (until the clients have taken them from the sockets' send queues), then closes every connection and waits until every goroutine the Server started has
-// exited. If ctx ends first, Stop cancels the ctx handed to handlers, drops queued requests,
+// Stop shuts the server down gracefully: it closes its listener (a client dialling it is
+// refused) and refuses new requests on the open connections (answered with codec.RetOverload
+// and codec.StoppingDesc: a tarscomm client sends them to another endpoint, as they did not
+// run), waits for the handlers in flight and the writing of their replies (until the clients
+// have taken them from the sockets' send queues), then closes every connection and waits until
+// every goroutine the Server started has exited. If ctx ends first, Stop cancels the ctx handed to handlers, drops queued requests,
 // and returns ctx.Err() as soon as it can no longer wait (the rest goes on without it: the workers
 // exit, and release what they held, as their handlers return); calling Stop again waits for the
 // rest. Stop on a Server that never started returns nil. A Stop called from a handler waits for
@@ -392,6 +395,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	if !s.booted {
 		return nil // Start failed and cleaned up
+	}
+	if s.cli != nil {
+		s.closeListener() // a client dialling now is refused, not accepted and closed
 	}
 
 	var idleErr error

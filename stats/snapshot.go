@@ -103,9 +103,12 @@ type Endpoint struct {
 	// PushesDropped those of them nobody took (no push callback, or its queue was full).
 	Pushes        uint64 `json:"pushes"`
 	PushesDropped uint64 `json:"pushes_dropped"`
+	// StopRefused counts the calls the endpoint's server refused unrun as it was stopping; each
+	// went to another endpoint once, when one was left.
+	StopRefused uint64 `json:"stop_refused"`
 }
 
-// AddCounts adds the cumulative counters of e (Sent ... PushesDropped) to d, not its gauges
+// AddCounts adds the cumulative counters of e (Sent ... StopRefused) to d, not its gauges
 // (State, Pending, Active, the health window): e is another connection of d's endpoint, or one
 // that is gone.
 func (d *Endpoint) AddCounts(e Endpoint) {
@@ -113,6 +116,7 @@ func (d *Endpoint) AddCounts(e Endpoint) {
 	d.Replies += e.Replies
 	d.Late += e.Late
 	d.Timeouts += e.Timeouts
+	d.StopRefused += e.StopRefused
 	d.ConnFails += e.ConnFails
 	d.ConnLosses += e.ConnLosses
 	d.Reconnects += e.Reconnects
@@ -253,6 +257,7 @@ func (s Snapshot) Delta(prev Snapshot) Snapshot {
 			e.Replies = sub(e.Replies, p.Replies)
 			e.Late = sub(e.Late, p.Late)
 			e.Timeouts = sub(e.Timeouts, p.Timeouts)
+			e.StopRefused = sub(e.StopRefused, p.StopRefused)
 			e.ConnFails = sub(e.ConnFails, p.ConnFails)
 			e.ConnLosses = sub(e.ConnLosses, p.ConnLosses)
 			e.Reconnects = sub(e.Reconnects, p.Reconnects)

@@ -16,7 +16,9 @@ type Router interface {
 	Route(c *Call)
 	// Retry is called for a call that failed with err before any byte of it was written: it
 	// sends c to another endpoint if the servant's retry policy and c's deadline allow, and
-	// completes it with err otherwise.
+	// completes it with err otherwise. It is also called for a call a stopping server refused
+	// without running it (c.Refused == 1): that one moves to another endpoint once whatever the
+	// policy, as it never ran.
 	Retry(c *Call, err error)
 }
 
@@ -84,17 +86,18 @@ type Call struct {
 	Handler any
 
 	// Owned by the loop goroutine while the call is pending.
-	ID     int32 // the request id its AdapterProxy gave it (adapterproxy/pending.go); 0 before
-	Owner  Owner
-	Rec    Recorder // counts the call when it ends; nil: not counted
-	next   *Call    // Stack link
-	tprev  *Call    // Wheel links
-	tnext  *Call
-	tslot  int32
-	SentAt int64  // when its AdapterProxy took it (Now clock): its endpoint's latency counts from here
-	Tries  int8   // endpoints tried so far
-	Hops   int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
-	Tried  uint64 // bit i%64: an endpoint i of list TriedIn was tried (objectproxy's markTried)
+	ID      int32 // the request id its AdapterProxy gave it (adapterproxy/pending.go); 0 before
+	Owner   Owner
+	Rec     Recorder // counts the call when it ends; nil: not counted
+	next    *Call    // Stack link
+	tprev   *Call    // Wheel links
+	tnext   *Call
+	tslot   int32
+	SentAt  int64  // when its AdapterProxy took it (Now clock): its endpoint's latency counts from here
+	Tries   int8   // endpoints tried so far
+	Hops    int8   // moves to another connection of the same endpoint (ObjectProxy.Retry)
+	Refused int8   // 1: refused unrun by a stopping server, to move elsewhere (Router.Retry); 2: moved (once only)
+	Tried   uint64 // bit i%64: an endpoint i of list TriedIn was tried (objectproxy's markTried)
 	// Pair, for the two calls of a backup request, makes them count as one (pair.go); nil for
 	// any other call.
 	Pair *Pair
@@ -227,7 +230,7 @@ func Put(c *Call) {
 	c.Frame, c.Dest, c.Servant, c.Func, c.Start = frame, nil, "", "", 0
 	c.Finish, c.Notify, c.Rsp, c.Callback, c.RawCallback, c.StopCancel, c.OnEnd = nil, nil, nil, nil, nil, nil, nil
 	c.Owner, c.Rec, c.next, c.tprev, c.tnext, c.tslot, c.SentAt = nil, nil, nil, nil, nil, 0, 0
-	c.Tries, c.Hops, c.Tried, c.TriedIn, c.Pair, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, nil, nil, false, 0, "", false
+	c.Tries, c.Hops, c.Refused, c.Tried, c.TriedIn, c.Pair, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, 0, nil, nil, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.CtxDst, c.StDst, c.Handler = nil, nil, nil
 	if c.sentTo.Load() != nil {

@@ -11,7 +11,7 @@ import (
 func TestPutResetsEveryField(t *testing.T) {
 	want := []string{"Oneway", "Hashed", "Hash", "Deadline", "Frame", "Dest", "Servant", "Func", "Start", "Finish", "Notify",
 		"Rsp", "Callback", "RawCallback", "StopCancel", "OnEnd", "Handler", "ID", "Owner", "Rec", "next", "tprev", "tnext", "tslot",
-		"SentAt", "Tries", "Hops", "Tried", "Pair", "TriedIn", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
+		"SentAt", "Tries", "Hops", "Refused", "Tried", "Pair", "TriedIn", "Unsent", "QIdx", "Addr", "timerArmed", "Ret", "Desc", "Body", "Big", "bodyBuf", "Err", "RspCtx", "RspSt",
 		"CtxDst", "StDst", "state", "done", "sentTo"}
 	typ := reflect.TypeFor[Call]()
 	var got []string

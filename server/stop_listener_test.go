@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+// TestStopRefusesDials: once Stop began, a client dialling the server is refused (ECONNREFUSED),
+// while a request on an open connection is still answered -9 "server is stopping" and the
+// handler Stop waits for still replies. Before, the listener stayed open until the end of Stop:
+// the dial succeeded and the server closed the connection at once, so a client that wrote calls
+// on it lost them with a connection error instead of sending them elsewhere.
+func TestStopRefusesDials(t *testing.T) {
+	leakCheck(t)
+	h := newBlocker()
+	s := New(WithWorkers(1), WithNumEventLoop(1))
+	mustHandle(t, s, pbServant, "Held", h.handle)
+	stopOnCleanup(t, s)
+	a, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, a.String())
+	held := request(1, pbServant, "Held", []byte("a"))
+	held.Timeout = 60_000 // held past the dials below, whatever they take
+	c.write(codec.AppendRequest(nil, held))
+	h.waitStarted(t)
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		stopped <- s.Stop(ctx)
+	}()
+	eventually(t, "Stop began", func() bool { return s.stopping.Load() })
+	// The listener closes right after stopping is set: a dial may still be accepted meanwhile.
+	var derr error
+	for deadline := time.Now().Add(5 * time.Second); derr == nil; time.Sleep(5 * time.Millisecond) {
+		nc, err := net.DialTimeout("tcp", a.String(), time.Second)
+		if err != nil {
+			derr = err
+			break
+		}
+		_ = nc.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("dials still accepted 5s after Stop began")
+		}
+	}
+	if !errors.Is(derr, syscall.ECONNREFUSED) {
+		t.Fatalf("dial during Stop: %v, want ECONNREFUSED", derr)
+	}
+	c.write(codec.AppendRequest(nil, request(2, pbServant, "Held", []byte("b"))))
+	if rsp := c.recv(); rsp.RequestID != 2 || rsp.Ret != codec.RetOverload || rsp.ResultDesc != codec.StoppingDesc {
+		t.Fatalf("request after Stop began: id %d ret %d %q, want 2 refused %d %q", rsp.RequestID, rsp.Ret, rsp.ResultDesc, codec.RetOverload, codec.StoppingDesc)
+	}
+	close(h.release)
+	if rsp := c.recv(); rsp.RequestID != 1 || rsp.Ret != codec.RetOK || string(rsp.Buffer) != "a" {
+		t.Fatalf("held reply: id %d ret %d body %q", rsp.RequestID, rsp.Ret, rsp.Buffer)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	c.expectClosed()
+}
