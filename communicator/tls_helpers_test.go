@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,9 @@ type tlsServerOpt struct {
 	block      bool                        // SayHello blocks until the server stops
 	authKeys   func(string) (string, bool) // with server.WithAuth
 	workers    bool                        // handlers on workers, so the loop answers pings while one runs
+	// short answers with the name's length instead of the name ("4194304@id"): an upload's
+	// reply is a few bytes.
+	short bool
 }
 
 // startTLSGreeter starts a project server with TLS answering SayHello like startGreeter's.
@@ -73,6 +77,9 @@ func startTLSGreeter(t *testing.T, p *tlsPKI, id string, o tlsServerOpt) *greete
 			case <-stop:
 				return nil, ctx.Err()
 			}
+		}
+		if o.short {
+			return &hellopb.HelloReply{Message: strconv.Itoa(len(req.GetName())) + "@" + id, Seq: req.GetSeq()}, nil
 		}
 		return &hellopb.HelloReply{Message: req.GetName() + "@" + id, Seq: req.GetSeq()}, nil
 	})
