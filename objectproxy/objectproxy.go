@@ -283,8 +283,10 @@ func (o *ObjectProxy) retry(c *call.Call, err error) int {
 		c.Complete(err)
 		return -1
 	}
-	c.Delayed(now)          // it goes later than it was encoded: the server gets the time left
-	moved := c.Refused == 1 // its endpoint is stopping: no sibling connection, no retry taken
+	c.Delayed(now) // it goes later than it was encoded: the server gets the time left
+	// A call its stopping server refused moves to another endpoint: no sibling connection of
+	// the same one, and no retry taken.
+	moved := c.Refused == 1
 	if moved {
 		c.Refused = 2
 		c.Tries-- // send counts it again

@@ -356,10 +356,10 @@ func (s *Server) Addr() net.Addr {
 // and codec.StoppingDesc: a tarscomm client sends them to another endpoint, as they did not
 // run), waits for the handlers in flight and the writing of their replies (until the clients
 // have taken them from the sockets' send queues), then closes every connection and waits until
-// every goroutine the Server started has exited. If ctx ends first, Stop cancels the ctx handed to handlers, drops queued requests,
-// and returns ctx.Err() as soon as it can no longer wait (the rest goes on without it: the workers
-// exit, and release what they held, as their handlers return); calling Stop again waits for the
-// rest. Stop on a Server that never started returns nil. A Stop called from a handler waits for
+// every goroutine the Server started has exited. If ctx ends first, Stop cancels the ctx handed
+// to handlers, drops queued requests, and returns ctx.Err() as soon as it can no longer wait (the
+// rest goes on without it: the workers exit, and release what they held, as their handlers
+// return); calling Stop again waits for the rest. Stop on a Server that never started returns nil. A Stop called from a handler waits for
 // that handler too (until its ctx ends): call it from another goroutine. A nil ctx is refused
 // (ErrNilContext) before anything stops.
 func (s *Server) Stop(ctx context.Context) error {
