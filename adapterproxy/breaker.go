@@ -66,12 +66,6 @@ const (
 	overloadMax = time.Second
 )
 
-// leaving keeps the balancer off the endpoint for overloadMax: its server is stopping (it
-// refused a call with codec.StoppingDesc), and will close its connections when it has stopped.
-func (g *guard) leaving(now int64) {
-	g.overUntil = max(g.overUntil, now+int64(overloadMax))
-}
-
 // probeWait is how long a probe may stay unanswered before another call may probe (the first
 // one ended without an outcome the breaker sees, e.g. its caller gave up).
 const probeWait = time.Second

@@ -318,6 +318,17 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 		return nil
 	}
 	c := a.calls.take(r.RequestID)
+	if c == nil && r.PacketType == codec.PacketOneway && r.Ret == codec.RetOverload && r.ResultDesc == codec.StoppingDesc {
+		// A stopping tarscomm server refused a one-way call (server.appendOnewayRefusal): it
+		// is lost, but the next calls go elsewhere. Request id -1 is its notice of the Stop,
+		// sent on every connection as it begins, for no call (ids given here are positive).
+		a.stopRefused(a.loop.Now(), r.RequestID > 0)
+		if owned {
+			bufpool.Put(frame)
+		}
+		*r = codec.ResponsePacket{}
+		return nil
+	}
 	if c == nil {
 		a.stats.Late++
 		if owned {
@@ -329,7 +340,12 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
 	now := a.loop.Now()
-	a.health.ok(now)
+	stopping := r.Ret == codec.RetOverload && r.ResultDesc == codec.StoppingDesc
+	if stopping {
+		a.stopRefused(now, !a.isPing(c))
+	} else {
+		a.health.ok(now)
+	}
 	a.replied(c, r.Ret)
 	if !a.proven {
 		a.proven = true
@@ -338,13 +354,6 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	}
 	if a.isPing(c) {
 		a.ping = nil
-	}
-	stopping := r.Ret == codec.RetOverload && r.ResultDesc == codec.StoppingDesc
-	if stopping {
-		// The next calls go elsewhere while the server finishes its Stop (its listener is
-		// closed already, its connections close at the end).
-		a.stats.StopRefused++
-		a.guard.leaving(now)
 	}
 	switch {
 	case c.Deadline != 0 && now > c.Deadline:
@@ -383,6 +392,20 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	*r = codec.ResponsePacket{}
 	c.Complete(nil)
 	return nil
+}
+
+// stopRefused records a refusal by a stopping server (codec.StoppingDesc): the endpoint leaves
+// rotation at once, as the health rules take a failing one out. Its probes keep it out while the
+// server finishes its Stop (they are refused too; its listener is closed already, and its
+// connections close at the end), so that no call dials a server gone (it would fail with a
+// refused connect, unrun but not retried under retries = 0), and bring it back once a server
+// answers there again (a restarted one). The refusal is not a failure of the endpoint. A call's
+// refusal is counted (Stats.StopRefused); a ping's, or the server's notice, is not.
+func (a *AdapterProxy) stopRefused(now int64, call bool) {
+	if call {
+		a.stats.StopRefused++
+	}
+	a.health.deactivate(now)
 }
 
 // backoff returns the wait before the next dial after n consecutive failures.

@@ -9,40 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/examples/hello/hellopb"
-	"github.com/tarscomm/tarscomm/server"
 )
 
 // holdingGreeter is a greeter whose SayHello holds a call named "hold" until release is closed,
 // so that a Stop waits for it; the others are answered at once.
 func holdingGreeter(t *testing.T, id string, release <-chan struct{}) *greeter {
 	t.Helper()
-	endToEnd(t)
-	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server-"+id)), server.WithNumEventLoop(1), server.WithWorkers(8))
-	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
-		if req.GetName() == "hold" {
-			<-release
-		}
-		return &hellopb.HelloReply{Message: req.GetName() + "@" + id, Seq: req.GetSeq()}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &greeter{id: id, srv: s, addr: a.String(), release: make(chan struct{})}
-	t.Cleanup(func() {
-		if err := stopServer(t, "server "+id, s); err != nil {
-			t.Logf("stop server %s: %v", id, err)
-		}
-	})
-	return g
+	return countingHolder(t, id, release, nil)
 }
 
 // refusesConnections reports whether addr no longer serves new connections: the dial fails, or
@@ -97,9 +73,9 @@ func endStops(t *testing.T, release func(), held, stopped <-chan error, n int) {
 
 // TestStopOneOfTwoLosesNoCall stops one of a proxy's two servers gracefully while eight callers
 // keep calling through the proxy, and the Stop is held open by a call the stopping server is
-// still running. Every call succeeds: the stopping server refuses the calls that reach it with
-// -9 "server is stopping" (never run), and the client sends those to the other server, and no
-// more to the stopping one. Before, each such refusal was the caller's error (a *ServerError
+// still running. Every call succeeds: the stopping server's notice takes it out of rotation, and
+// the calls that reach it anyway are refused with -9 "server is stopping" (never run), which the
+// client sends to the other server. Before, each such refusal was the caller's error (a *ServerError
 // -9): a rolling restart failed calls on every server it stopped.
 func TestStopOneOfTwoLosesNoCall(t *testing.T) {
 	release := make(chan struct{})
@@ -156,9 +132,6 @@ func TestStopOneOfTwoLosesNoCall(t *testing.T) {
 		t.Fatalf("the stopping server answered %d calls that began after its Stop (want them all refused, then sent to b)", from[0].Load())
 	}
 	e, _ := attribEndpointStats(comm.Stats(), a.addr)
-	if e.StopRefused == 0 {
-		t.Fatalf("endpoint a's stats count no call refused as it stopped (%+v), yet calls were made while it stopped", e)
-	}
 	t.Logf("calls answered by b while a was stopping: %d; refused by a as it stopped: %d", from[1].Load(), e.StopRefused)
 }
 
@@ -216,4 +189,63 @@ func stopRefusals(comm *communicator.Communicator, gs ...*greeter) uint64 {
 		n += e.StopRefused
 	}
 	return n
+}
+
+// TestStopOnewayGoesElsewhere sends one-way calls through a proxy with two servers while one of
+// them stops. A one-way call gets no reply, so before, a client sending only one-way calls never
+// learnt that the server was stopping: it went on sending half of them there, to be dropped,
+// until Stop closed the connection. The stopping server now sends a notice on every connection
+// as its Stop begins (a one-way -9 "server is stopping" for no call, and the same for each
+// one-way request it refuses): the client takes the endpoint out of rotation, and every one-way
+// call after that runs on the other server.
+func TestStopOnewayGoesElsewhere(t *testing.T) {
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	a := holdingGreeter(t, "a", release)
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the server's Stop
+	var ranB atomic.Int32
+	b := startGreeter(t, "b", serverOpt{handled: &ranB})
+	comm := newComm(t, nil)
+	both := proxyTo(t, comm, a, b)
+	onlyA := proxyTo(t, comm, a)
+	ctx := testCtx(t)
+	held := make(chan error, 1)
+	go func() { _, err := sayHello(ctx, onlyA, "hold", 1); held <- err }()
+	for i := range 4 { // connect both
+		if _, err := sayHello(ctx, both, "warm", uint64(i)); err != nil {
+			t.Fatalf("warm-up call %d: %v", i, err)
+		}
+	}
+	stopped := make(chan error, 1)
+	beginStop(t, a, stopped)
+	for deadline := time.Now().Add(10 * time.Second); endpointActive(comm, a); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a is still in rotation 10s after its Stop began: the client was not told")
+		}
+	}
+	ran0 := ranB.Load()
+	const n = 20
+	for i := range n {
+		if err := both.InvokeOneway(ctx, "SayHello", &hellopb.HelloRequest{Name: "oneway", Seq: uint64(i)}); err != nil {
+			t.Fatalf("one-way call %d: %v", i, err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); int(ranB.Load()-ran0) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d one-way calls made after a left rotation ran on b in 10s: the rest went to the stopping a, and were lost",
+				ranB.Load()-ran0, n)
+		}
+	}
+	endStops(t, func() { releaseOnce.Do(func() { close(release) }) }, held, stopped, 1)
+}
+
+// endpointActive reports whether g's endpoint is in rotation on every net thread that has a
+// connection to it (the proxies' rows in the stats).
+func endpointActive(comm *communicator.Communicator, g *greeter) bool {
+	for _, e := range comm.Stats().Endpoints {
+		if e.Servant == servant && e.Endpoint == g.addr && !e.Active {
+			return false
+		}
+	}
+	return true
 }

@@ -279,14 +279,14 @@ func (o *ObjectProxy) Retry(c *call.Call, err error) { o.retry(c, err) }
 // another connection of the same endpoint).
 func (o *ObjectProxy) retry(c *call.Call, err error) int {
 	now := o.loop.Now()
-	if c.Deadline != 0 && c.Deadline <= now {
-		c.Complete(err)
-		return -1
-	}
-	c.Delayed(now) // it goes later than it was encoded: the server gets the time left
 	// A call its stopping server refused moves to another endpoint: no sibling connection of
 	// the same one, and no retry taken.
 	moved := c.Refused == 1
+	if c.Deadline != 0 && c.Deadline <= now {
+		fail(c, err, moved)
+		return -1
+	}
+	c.Delayed(now) // it goes later than it was encoded: the server gets the time left
 	if moved {
 		c.Refused = 2
 		c.Tries-- // send counts it again
@@ -298,7 +298,7 @@ func (o *ObjectProxy) retry(c *call.Call, err error) int {
 		c.Owner, c.Hops = nil, 0 // on another endpoint, c has its connections to try
 	}
 	if !moved && int(c.Tries) > o.retries || len(o.cur.active) < 2 {
-		c.Complete(err)
+		fail(c, err, moved)
 		return -1
 	}
 	// An endpoint first: a retry that has nowhere to go takes no token from the budget. A hashed
@@ -311,11 +311,23 @@ func (o *ObjectProxy) retry(c *call.Call, err error) int {
 		i = o.pickUntried(c)
 	}
 	if i < 0 || !moved && !o.budget.withdraw(now) {
-		c.Complete(err)
+		fail(c, err, moved)
 		return -1
 	}
 	o.send(c, i)
 	return i
+}
+
+// fail ends c, which Retry could not send again, with err; a call a stopping server refused
+// (refused, err its *call.ServerError) ends as the refusal's reply would have: its return code
+// and description, for the caller, the interceptors and the stats alike.
+func fail(c *call.Call, err error, refused bool) {
+	if se, ok := err.(*call.ServerError); ok && refused {
+		c.Ret, c.Desc = se.Code, se.Desc
+		c.Complete(nil)
+		return
+	}
+	c.Complete(err)
 }
 
 func (o *ObjectProxy) send(c *call.Call, i int) {

@@ -181,7 +181,8 @@ func listenAddr(eng gnet.Engine) (net.Addr, error) {
 	return nil, syscall.EAFNOSUPPORT
 }
 
-// OnOpen attaches a conn to c, or refuses c once Stop began.
+// OnOpen attaches a conn to c, or refuses c once Stop began (unless the accept loop took it
+// before).
 func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
 	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize, Budget: s.budget},
@@ -191,12 +192,12 @@ func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		cs.remoteStr = cs.remote.String()
 	}
 	counted := c.Context() == admitted // by the accept loop
-	if s.stopping.Load() {
-		if counted {
-			s.unadmit()
-		}
+	if s.stopping.Load() && !counted {
 		return nil, gnet.Close
 	}
+	// A connection the accept loop took before Stop closed the listener is served all the
+	// same: the calls its client wrote on it are refused with codec.StoppingDesc, which the
+	// client sends elsewhere, and Stop closes it with the others. Closed here, they were lost.
 	if !counted && !s.admit(cs.remote) {
 		return nil, gnet.Close
 	}
@@ -358,13 +359,17 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 	}
 	oneway := req.PacketType == codec.PacketOneway
 	h, ret, desc := s.route(req, servantName, fn, &l.routes)
-	if h != nil && s.stopping.Load() {
+	stopped := h != nil && s.stopping.Load()
+	if stopped {
 		h, ret, desc = nil, codec.RetOverload, stoppingDesc
 		s.refused(req)
 	}
 	if h == nil {
-		if !oneway {
+		switch {
+		case !oneway:
 			l.out.b = appendReply(l.out.b, &l.resp, req, ret, desc, nil, nil)
+		case stopped:
+			l.out.b = appendOnewayRefusal(l.out.b, &l.resp, req)
 		}
 		*req = codec.RequestPacket{} // as below: an idle loop keeps no view of the frame (80 MiB held before)
 		return true
@@ -444,11 +449,12 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 		j.body = append(j.body[:0], req.Buffer...)
 		req.Buffer = j.body
 	}
+	stopped := false
 	if h != nil {
 		// Count before checking stopping, so that Stop either sees the request in flight or
 		// the request sees Stop.
 		s.inflight.Add(1)
-		if s.stopping.Load() {
+		if stopped = s.stopping.Load(); stopped {
 			s.done(1)
 			h, ret, desc = nil, codec.RetOverload, stoppingDesc
 			s.refused(req)
@@ -483,11 +489,31 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 			s.refused(req)
 		}
 	}
-	if req.PacketType != codec.PacketOneway {
+	switch {
+	case req.PacketType != codec.PacketOneway:
 		l.out.b = appendReply(l.out.b, &l.resp, req, ret, desc, nil, nil)
+	case stopped && cs != nil:
+		l.out.b = appendOnewayRefusal(l.out.b, &l.resp, req)
 	}
 	putJob(j)
 	return true
+}
+
+// appendOnewayRefusal appends to b a reply to req, a one-way request refused because the server
+// is stopping, which a tarscomm client reads as "this endpoint is leaving" (adapterproxy's
+// reply): a one-way call gets no reply otherwise, and a client sending only one-way calls would
+// go on sending them here, to be dropped, until Stop closes the connection. The reply is marked
+// one-way, which TarsGo's client drops in silence (TarsCpp's drops a reply for an id it does not
+// track, with an error line); none goes for id 0, a push's id, or a TUP request.
+func appendOnewayRefusal(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket) []byte {
+	if req.RequestID == codec.PushRequestID || req.Version == codec.VersionTup {
+		return b
+	}
+	fillResponse(rp, req, codec.RetOverload, stoppingDesc, nil, nil)
+	rp.PacketType = codec.PacketOneway
+	b = codec.AppendResponse(b, rp)
+	rp.Buffer, rp.Context, rp.Status = nil, nil, nil
+	return b
 }
 
 // enqueue marks cs as having replies to write and wakes the loop if it is not already due to

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/panjf2000/gnet/v2"
 
 	"github.com/tarscomm/tarscomm/codec"
 )
@@ -91,4 +94,62 @@ func (p *Pusher) RemoteAddr() net.Addr {
 		return nil
 	}
 	return p.cs.remote
+}
+
+// stoppingNotice is the packet Stop sends on every connection as it begins: a one-way reply
+// with -9 and codec.StoppingDesc for request id -1, an id no client has given a request yet (they
+// count up from 1). A tarscomm client takes the endpoint out of rotation on it, as on any
+// refusal by a stopping server, so that even a connection on which it sends nothing meanwhile (a
+// net thread with no call for it, an idle one the server closes at the end) does not dial a
+// server gone. TarsGo's client drops a one-way reply in silence; TarsCpp's drops a reply for an id
+// it does not track, with an error line. It is not a push: request id 0 would make a TarsCpp
+// client without a push callback close the connection, failing the calls the stopping server is
+// about to answer.
+var stoppingNotice = codec.AppendResponse(nil, &codec.ResponsePacket{
+	Version:    codec.VersionTars,
+	PacketType: codec.PacketOneway,
+	RequestID:  -1,
+	Ret:        codec.RetOverload,
+	ResultDesc: stoppingDesc,
+})
+
+// noticeStopping queues stoppingNotice on every connection that is being served (its TLS
+// handshake and its authentication done), on each loop. Called by Stop as it begins.
+func (s *Server) noticeStopping() {
+	s.engineMu.RLock()
+	defer s.engineMu.RUnlock()
+	if s.engineDown {
+		return
+	}
+	s.loopsMu.Lock()
+	ls := make([]*loop, 0, len(s.loops))
+	for _, l := range s.loops {
+		ls = append(ls, l)
+	}
+	s.loopsMu.Unlock()
+	for _, l := range ls {
+		_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			l.noticeStopping()
+			return nil
+		}))
+	}
+}
+
+// noticeStopping queues stoppingNotice on l's connections. Loop goroutine only.
+func (l *loop) noticeStopping() {
+	for _, cs := range l.conns {
+		if cs.c == nil || cs.hs != nil || !cs.authed {
+			continue
+		}
+		cs.mu.Lock()
+		cs.out.ready()
+		cs.out.b = append(cs.out.b, stoppingNotice...)
+		cs.pushed.Store(true)
+		wake := !cs.queued
+		cs.queued = true
+		cs.mu.Unlock()
+		if wake {
+			l.enqueue(cs)
+		}
+	}
 }

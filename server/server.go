@@ -352,16 +352,18 @@ func (s *Server) Addr() net.Addr {
 }
 
 // Stop shuts the server down gracefully: it closes its listener (a client dialling it is
-// refused) and refuses new requests on the open connections (answered with codec.RetOverload
-// and codec.StoppingDesc: a tarscomm client sends them to another endpoint, as they did not
-// run), waits for the handlers in flight and the writing of their replies (until the clients
-// have taken them from the sockets' send queues), then closes every connection and waits until
-// every goroutine the Server started has exited. If ctx ends first, Stop cancels the ctx handed
-// to handlers, drops queued requests, and returns ctx.Err() as soon as it can no longer wait (the
-// rest goes on without it: the workers exit, and release what they held, as their handlers
-// return); calling Stop again waits for the rest. Stop on a Server that never started returns nil. A Stop called from a handler waits for
-// that handler too (until its ctx ends): call it from another goroutine. A nil ctx is refused
-// (ErrNilContext) before anything stops.
+// refused), tells the clients of the open connections (a notice a tarscomm client takes the
+// endpoint out of rotation on) and refuses new requests on them (answered with
+// codec.RetOverload and codec.StoppingDesc: a tarscomm client sends them to another endpoint,
+// as they did not run), waits for the handlers in flight and the writing of their replies
+// (until the clients have taken them from the sockets' send queues), then closes every
+// connection and waits until every goroutine the Server started has exited. If ctx ends first,
+// Stop cancels the ctx handed to handlers, drops queued requests, and returns ctx.Err() as soon
+// as it can no longer wait (the rest goes on without it: the workers exit, and release what they
+// held, as their handlers return); calling Stop again waits for the rest. Stop on a Server that
+// never started returns nil. A Stop called from a handler waits for that handler too (until its
+// ctx ends): call it from another goroutine. A nil ctx is refused (ErrNilContext) before
+// anything stops.
 func (s *Server) Stop(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
@@ -398,6 +400,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	if s.cli != nil {
 		s.closeListener() // a client dialling now is refused, not accepted and closed
+		s.noticeStopping()
 	}
 
 	var idleErr error
@@ -628,6 +631,11 @@ func (s *Server) route(req *codec.RequestPacket, servantName, fn []byte, rc *rou
 		if f = sv.funcs[string(fn)]; f == nil {
 			if string(fn) == codec.FuncPing {
 				req.FuncName = codec.FuncPing
+				if s.stopping.Load() {
+					// Not alive for long: a tarscomm client's health probe must not bring the
+					// endpoint back into rotation while its server stops.
+					return nil, codec.RetOverload, stoppingDesc
+				}
 				return nil, codec.RetOK, ""
 			}
 			req.FuncName = string(fn)

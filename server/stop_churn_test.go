@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -63,7 +64,11 @@ func TestStopDuringChurn(t *testing.T) {
 							_ = c.(*net.TCPConn).CloseWrite()
 						}
 						fr := codec.NewFrameReader(c, 0)
-						if f, err := fr.Next(); err == nil {
+						f, err := fr.Next()
+						if err == nil && bytes.Equal(f, stoppingNotice) {
+							f, err = fr.Next() // the reply after the notice of the Stop
+						}
+						if err == nil {
 							var rsp codec.ResponsePacket
 							if err := codec.DecodeResponse(f, &rsp); err != nil {
 								bad.Store(err)
