@@ -317,8 +317,9 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 		*r = codec.ResponsePacket{}
 		return nil
 	}
+	stopping := r.Ret == codec.RetOverload && r.ResultDesc == codec.StoppingDesc
 	c := a.calls.take(r.RequestID)
-	if c == nil && r.PacketType == codec.PacketOneway && r.Ret == codec.RetOverload && r.ResultDesc == codec.StoppingDesc {
+	if c == nil && stopping && r.PacketType == codec.PacketOneway {
 		// A stopping tarscomm server refused a one-way call (server.appendOnewayRefusal): it
 		// is lost, but the next calls go elsewhere. Request id -1 is its notice of the Stop,
 		// sent on every connection as it begins, for no call (ids given here are positive).
@@ -340,7 +341,6 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	a.loop.Wheel().Remove(c)
 	a.stats.Replies++
 	now := a.loop.Now()
-	stopping := r.Ret == codec.RetOverload && r.ResultDesc == codec.StoppingDesc
 	if stopping {
 		a.stopRefused(now, !a.isPing(c))
 	} else {

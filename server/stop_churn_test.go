@@ -107,16 +107,7 @@ func TestStopDuringChurn(t *testing.T) {
 // queued than workers: the ones already queued when Stop begins are run and answered, those
 // arriving after are refused -9, and Stop waits for all.
 func TestStopRunsQueuedJobs(t *testing.T) {
-	leakCheck(t)
-	h := newBlocker()
-	s := New(WithWorkers(1), WithNumEventLoop(1))
-	mustHandle(t, s, pbServant, "Held", h.handle)
-	stopOnCleanup(t, s)
-	a, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := dial(t, a.String())
+	s, h, c, _ := heldServer(t)
 	var frames []byte
 	for i := range 4 {
 		req := request(int32(i+1), pbServant, "Held", []byte{byte('a' + i)})
@@ -150,4 +141,20 @@ func TestStopRunsQueuedJobs(t *testing.T) {
 		t.Fatalf("Stop: %v", err)
 	}
 	c.expectClosed()
+}
+
+// heldServer starts a worker server (one worker, one loop) whose Held handler blocks until h is
+// released, and dials it: the set-up of the tests of a Stop held open by a running request.
+func heldServer(t *testing.T) (s *Server, h *blocker, c *client, addr string) {
+	t.Helper()
+	leakCheck(t)
+	h = newBlocker()
+	s = New(WithWorkers(1), WithNumEventLoop(1))
+	mustHandle(t, s, pbServant, "Held", h.handle)
+	stopOnCleanup(t, s)
+	a, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, h, dial(t, a.String()), a.String()
 }

@@ -18,16 +18,7 @@ import (
 // the dial succeeded and the server closed the connection at once, so a client that wrote calls
 // on it lost them with a connection error instead of sending them elsewhere.
 func TestStopRefusesDials(t *testing.T) {
-	leakCheck(t)
-	h := newBlocker()
-	s := New(WithWorkers(1), WithNumEventLoop(1))
-	mustHandle(t, s, pbServant, "Held", h.handle)
-	stopOnCleanup(t, s)
-	a, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := dial(t, a.String())
+	s, h, c, addr := heldServer(t)
 	held := request(1, pbServant, "Held", []byte("a"))
 	held.Timeout = 60_000 // held past the dials below, whatever they take
 	c.write(codec.AppendRequest(nil, held))
@@ -42,7 +33,7 @@ func TestStopRefusesDials(t *testing.T) {
 	// The listener closes right after stopping is set: a dial may still be accepted meanwhile.
 	var derr error
 	for deadline := time.Now().Add(5 * time.Second); derr == nil; time.Sleep(5 * time.Millisecond) {
-		nc, err := net.DialTimeout("tcp", a.String(), time.Second)
+		nc, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			derr = err
 			break
