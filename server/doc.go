@@ -147,7 +147,9 @@
 // and a tarscomm client sends them to another endpoint), waits for the handlers in flight and
 // the writing of their replies, closes the connections, and waits for every goroutine it
 // started: the gnet loops and the workers. gnet.Run blocks, so Start runs it on a goroutine
-// that Stop waits for.
+// that Stop waits for. A Stop whose ctx ends first refuses the requests still queued for a
+// worker the same way (they did not run, and move elsewhere), waits up to 100 ms for those
+// answers to be written, then closes the connections under the handlers still running.
 //
 // # Example
 //

@@ -114,9 +114,11 @@ type Server struct {
 	bodiesTaken atomic.Int64 // large reply bodies written from their handler's scratch (tests look)
 
 	// Shared by loops, workers and Stop.
-	stopping atomic.Bool  // Stop began: refuse new requests
-	forced   atomic.Bool  // Stop gave up waiting: drop queued jobs
-	inflight atomic.Int64 // requests handed to workers whose replies are not yet written
+	stopping atomic.Bool // Stop began: refuse new requests
+	forced   atomic.Bool // Stop gave up waiting: queued jobs are refused, not run
+	// forcedRefusals counts the queued requests refused after Stop gave up (refuseJob).
+	forcedRefusals atomic.Int64
+	inflight       atomic.Int64 // requests handed to workers whose replies are not yet written
 	// queuedBytes counts the frames of requests handed to workers and not finished
 	// (WithQueueBytes, worker.go).
 	queuedBytes atomic.Int64
@@ -358,8 +360,9 @@ func (s *Server) Addr() net.Addr {
 // as they did not run), waits for the handlers in flight and the writing of their replies
 // (until the clients have taken them from the sockets' send queues), then closes every
 // connection and waits until every goroutine the Server started has exited. If ctx ends first,
-// Stop cancels the ctx handed to handlers, drops queued requests, and returns ctx.Err() as soon
-// as it can no longer wait (the rest goes on without it: the workers exit, and release what they
+// Stop cancels the ctx handed to handlers, refuses the requests still queued for a worker as it
+// refuses new ones (they did not run; it waits up to 100 ms more for those answers to be
+// written), and returns ctx.Err() as soon as it can no longer wait (the rest goes on without it: the workers exit, and release what they
 // held, as their handlers return); calling Stop again waits for the rest. Stop on a Server that
 // never started returns nil. A Stop called from a handler waits for that handler too (until its
 // ctx ends): call it from another goroutine. A nil ctx is refused (ErrNilContext) before
@@ -413,6 +416,8 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 		if idleErr != nil {
 			s.force()
+			s.refuseQueued()
+			s.writeRefusals()
 		}
 	}
 	s.shutdownOnce.Do(s.shutdownEngine)
@@ -433,6 +438,23 @@ func (s *Server) Stop(ctx context.Context) error {
 		return fmt.Errorf("tarscomm/server: engine: %w", s.runErr)
 	}
 	return nil
+}
+
+// refusalGrace bounds how long a Stop that gave up waits for the refusals of the requests it
+// took from the worker queue to be written, past its ctx: the engine's close drops what the
+// connections have not written.
+const refusalGrace = 100 * time.Millisecond
+
+// writeRefusals waits, at most refusalGrace, until the connections have written what they hold,
+// when a Stop that gave up refused queued requests (refuseQueued): their clients learn that they
+// did not run instead of losing the connection under them.
+func (s *Server) writeRefusals() {
+	if s.forcedRefusals.Load() == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refusalGrace)
+	defer cancel()
+	_ = s.waitWritten(ctx)
 }
 
 // force makes Stop stop waiting for handlers: queued jobs are dropped, handlers' ctx cancelled.

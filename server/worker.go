@@ -98,12 +98,7 @@ func (s *Server) work() {
 			break // closed by Stop
 		}
 		if s.forced.Load() {
-			if s.opts.idle > 0 && j.cs != nil {
-				j.cs.handling.Add(-1)
-			}
-			s.done(1) // Stop gave up waiting: drop what is still queued
-			s.unqueue(j)
-			putJob(j)
+			s.refuseJob(&w, j) // Stop gave up waiting: what is still queued does not run
 			continue
 		}
 		var (
@@ -165,6 +160,33 @@ func (s *Server) finishJob(w *worker, j *job, body []byte, ret int32, desc strin
 	w.rsp.next(len(body), taken)
 	s.unqueue(j)
 	putJob(j)
+}
+
+// refuseJob answers j, a request Stop gave up on before a worker ran it, as a stopping server
+// answers the requests it refuses (codec.RetOverload, codec.StoppingDesc): it did not run, and a
+// tarscomm client sends it to another endpoint. A one-way request is only counted.
+func (s *Server) refuseJob(w *worker, j *job) {
+	s.refused(&j.req)
+	s.forcedRefusals.Add(1)
+	s.finishJob(w, j, nil, codec.RetOverload, stoppingDesc)
+}
+
+// refuseQueued answers every request still waiting in the worker queue with refuseJob, for a
+// Stop that gave up: the workers may all be held by handlers that ignore their ctx, and the
+// engine closes the connections next.
+func (s *Server) refuseQueued() {
+	w := worker{rsp: newScratch()}
+	for {
+		select {
+		case j := <-s.jobs:
+			if j == nil {
+				return // closed: the engine ended already
+			}
+			s.refuseJob(&w, j)
+		default:
+			return
+		}
+	}
 }
 
 // queueTimeoutDesc is the result description of a request that waited too long for a worker.
