@@ -84,10 +84,9 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 		if !g.state.CompareAndSwap(nextOpen, nextCalled) {
 			return &call.CallError{Servant: p.name, Func: fn, Err: errNextAgain}
 		}
-		if !dyed && p.icpt != nil && info.MessageType&dye.MessageType == 0 {
-			// An interceptor dyed the ctx it handed on (dye.WithKey): the call is dyed too.
-			if key, ok := dye.FromContext(ctx); ok {
-				info.MessageType, info.Status = dye.Apply(info.MessageType, info.Status, key)
+		if p.icpt != nil {
+			if v := carry.From(ctx); v != carried && v != nil {
+				info.MessageType, info.Status = handedOn(v, dyed, info.MessageType, info.Status)
 			}
 		}
 		oo := *o
@@ -125,6 +124,21 @@ func (p *proxy) viaHooks(ctx context.Context, fn string, o *callOptions, oneway,
 		info.End(err) // an interceptor refused the call: the ones outside it see it end
 	}
 	return err
+}
+
+// handedOn adds to a call's message type and status what an interceptor put in the ctx it handed
+// to next (dye.WithKey, cookie.WithCookies, tracekey.WithTraceID): v, that ctx's values, which
+// include the caller's. A call dyed by its option (dyed) or already dyed, or traced, by an
+// interceptor keeps its key; the cookies go under the call's own entries.
+func handedOn(v *carry.Values, dyed bool, mt int32, status map[string]string) (int32, map[string]string) {
+	if v.Dyed && !dyed && mt&dye.MessageType == 0 {
+		mt, status = dye.Apply(mt, status, v.DyeKey)
+	}
+	status = cookie.Apply(status, v.Cookies)
+	if v.Traced && mt&tracekey.MessageType == 0 {
+		mt, status = tracekey.Apply(mt, status, v.TraceID)
+	}
+	return mt, status
 }
 
 // errInterceptorPanicked is the error the interceptors' End gets for a call whose interceptor
