@@ -10,9 +10,10 @@
 //	r.Start()
 //	defer r.Close()
 //
-// Values follow TarsCpp: Sum and Count are integers; Avg is sum/count as a decimal ("0" when
-// nothing was reported); Max and Min start at 0 each interval, and Min keeps the least non-zero
-// value (a Min of "0" is not sent); Distr(b1, ..., bn) counts each value in the first bound
+// Values follow TarsCpp: Sum and Count are integers; Avg is sum/count as a decimal with up to
+// six decimals, trailing zeros dropped ("195.857143", "1234567"; "0" when nothing was
+// reported); Max and Min start at 0 each interval, and Min keeps the least non-zero value (a
+// Min of "0" is not sent); Distr(b1, ..., bn) counts each value in the first bound
 // greater than it, and one at or above bn in "max" ("b1|n1,...,bn|nn,max|n"). Every interval
 // reads and resets them. The head is {moduleName, ip "", propertyName, iPropertyVer 2}, with the
 // set when Options.SetDivision gives one (moduleName "<module>.<name><area><group>"); batches

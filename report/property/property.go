@@ -125,7 +125,7 @@ func (p *Property) Take() []Info {
 		case kindAvg:
 			v = "0"
 			if count != 0 {
-				v = strconv.FormatFloat(float64(sum)/float64(count), 'g', 6, 64)
+				v = decimal(float64(sum) / float64(count))
 			}
 		case kindMax:
 			v = strconv.FormatInt(mx, 10)
@@ -198,4 +198,12 @@ func (r *Registry) Properties() []*Property {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.order)
+}
+
+// decimal formats an average as TarsCpp's TC_Common::tostr(double) does: fixed notation with six
+// decimals (std::to_string), its trailing zeros dropped, and the point with them ("195.857143",
+// "1234567", "10.5"). Six significant digits ('g', 6) sent 1234567 as "1.23457e+06".
+func decimal(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 6, 64)
+	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }

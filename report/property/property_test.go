@@ -29,7 +29,7 @@ func TestPoliciesAsTarsCpp(t *testing.T) {
 	got := fmt.Sprint(p.Take())
 	// Distr: 0, 5, 7 < 10; 10 and 99 < 100; 250 < 1000; 1000 past the last bound ("max", as
 	// TarsCpp's distr::get).
-	want := "[{Sum 1371} {Avg 195.857} {Distr 10|3,100|2,1000|1,max|1} {Max 1000} {Min 5} {Count 7}]"
+	want := "[{Sum 1371} {Avg 195.857143} {Distr 10|3,100|2,1000|1,max|1} {Max 1000} {Min 5} {Count 7}]"
 	if got != want {
 		t.Errorf("values\n got %s\nwant %s", got, want)
 	}
