@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"internal/closetest":  {},
 	"internal/benchcpu":   {},
 	"internal/archtest":   {},
+	"internal/docstest":   {},
 	"future":              {},
 	"protocol/endpointf":  {"codec"},
 	"protocol/requestf":   {"codec"},
