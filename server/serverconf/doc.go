@@ -40,7 +40,7 @@
 // # Use
 //
 //	cfg, err := conf.Load("server.toml")
-//	srvs, err := serverconf.New(cfg.Server, server.WithLogger(log)) // options from code apply last, to every adapter
+//	srvs, err := serverconf.New(cfg.Server, server.WithLogger(logger)) // options from code apply last, to every adapter
 //	err = hellopb.RegisterGreeter(srvs.Server("Hello.Server.GreeterObj"), "Hello.Server.GreeterObj", greeter{})
 //	err = srvs.Start() // every adapter, or none
 //	defer srvs.Stop(ctx)
