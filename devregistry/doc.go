@@ -58,6 +58,10 @@
 //	curl -X POST 'http://127.0.0.1:17891/deregister?obj=...' --data-urlencode 'endpoint=...'
 //	curl http://127.0.0.1:17891/objects   # everything served, as JSON
 //
+// A registered endpoint joins the object's active list after the file's; an address is listed
+// once: registering one the file lists as active adds nothing, and one it lists as inactive
+// makes it active.
+//
 // Register and Deregister do the same from Go. HTTP rather than a TARS servant of its own: a
 // registration is one line of shell from any language or script, with no stubs to generate, and
 // an interface of this tool's own would suggest a compatibility with the TARS framework's

@@ -218,7 +218,9 @@ func (r *Registry) expired(reg registration, now time.Time) bool {
 func key(ep endpoint.Endpoint) string { return ep.Proto.String() + " " + ep.Addr() }
 
 // Lookup returns every endpoint of obj: the file's, then the registered ones (oldest
-// registration first) as active.
+// registration first) as active. An address is listed once: a registration of an endpoint the
+// file lists as active adds nothing, and one the file lists as inactive makes it active (its
+// server says it is up), as TARS's registry keys an adapter by its address.
 func (r *Registry) Lookup(obj string) naming.List {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -239,7 +241,17 @@ func (r *Registry) lookup(obj string) naming.List {
 		}
 		return strings.Compare(key(a.ep), key(b.ep))
 	})
+	listed := make(map[string]bool, len(l.Active))
+	for _, ep := range l.Active {
+		listed[key(ep)] = true
+	}
 	for _, reg := range regs {
+		k := key(reg.ep)
+		if listed[k] {
+			continue
+		}
+		listed[k] = true
+		l.Inactive = slices.DeleteFunc(l.Inactive, func(ep endpoint.Endpoint) bool { return key(ep) == k })
 		l.Active = append(l.Active, reg.ep)
 	}
 	return l
