@@ -36,6 +36,10 @@ func Parse(data []byte) (Config, error) {
 			return Config{}, fmt.Errorf("conf: line %d: %s: the value is not valid TOML (quote it); not shown: a secret",
 				pe.Position.Line, pe.LastKey)
 		}
+		if strings.Contains(err.Error(), `(last key "server.adapter"): incompatible types`) {
+			// The decoder's own words (a map where a slice goes) do not say what to write.
+			return Config{}, fmt.Errorf("conf: server.adapter is a list of tables: write [[server.adapter]], one for each adapter (%w)", err)
+		}
 		return Config{}, fmt.Errorf("conf: %w", err)
 	}
 	if err := checkKeys(md); err != nil {
@@ -69,7 +73,15 @@ var durationKeys = map[string]bool{
 // "sync-invoke-timeout = 3000" (milliseconds in TARS) would silently become 3µs.
 func checkKeys(md toml.MetaData) error {
 	var errs []error
+	named := make(map[string]bool) // servants named without quotes, said once each
 	for _, k := range md.Undecoded() {
+		if name, ok := unquotedServant(md, k); ok {
+			if !named[name] {
+				named[name] = true
+				errs = append(errs, fmt.Errorf("conf: unknown key %s: a servant's name has dots, which TOML reads as nested tables: quote it, [servant.%q]", k, name))
+			}
+			continue
+		}
 		errs = append(errs, fmt.Errorf("conf: unknown key %s", k))
 	}
 	for _, k := range md.Keys() {
@@ -143,4 +155,26 @@ func quoteKey(name string) string {
 func IsSecretKey(key string) bool {
 	k := strings.ToLower(key)
 	return strings.Contains(k, "secret") || strings.Contains(k, "password")
+}
+
+// unquotedServant reports whether k, a key the configuration does not have, is under a servant
+// table whose name was written without quotes ([servant.A.B.C], which TOML reads as servant "A"
+// holding a table "B" holding "C"), and returns the name as the table meant it ("A.B.C"): the
+// parts after "servant" that name tables. A quoted name is one part, as is a name without dots
+// with a misspelled key under it.
+func unquotedServant(md toml.MetaData, k toml.Key) (string, bool) {
+	if len(k) < 3 || k[0] != "servant" {
+		return "", false
+	}
+	n := 1
+	for n < len(k) {
+		if t := md.Type(k[:n+1]...); t != "Hash" && t != "" { // "": a table named only on the way
+			break
+		}
+		n++
+	}
+	if n < 3 { // servant and one name
+		return "", false
+	}
+	return strings.Join(k[1:n], "."), true
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -411,6 +413,10 @@ func parseTOML(data []byte) (map[string]naming.List, []group, error) {
 	var f fileTOML
 	md, err := toml.Decode(string(data), &f)
 	if err != nil {
+		if name, ok := unquotedName(data, err); ok {
+			// The decoder's own words (a map where a list goes) do not say what to write.
+			return nil, nil, fmt.Errorf("an object's name has dots, which TOML reads as nested tables: quote it, %q = [...] (%w)", name, err)
+		}
 		return nil, nil, err
 	}
 	var errs []error
@@ -459,4 +465,34 @@ func parseTOML(data []byte) (map[string]naming.List, []group, error) {
 		return nil, nil, err
 	}
 	return static, groups, nil
+}
+
+// unquotedKey matches the decoder's error for a table where a list of endpoints goes, under one
+// of the file's tables: the key's first part.
+var unquotedKey = regexp.MustCompile(`\(last key "(objects|inactive|groups)\.([^".]+)"\): incompatible types: TOML value has type map`)
+
+// unquotedName reports whether err, data's decoding error, comes from an object name written
+// without quotes (Hello.GreeterServer.GreeterObj = [...], which TOML reads as nested tables), and
+// returns the name as it was meant: the path of keys from the table down to the list.
+func unquotedName(data []byte, err error) (string, bool) {
+	m := unquotedKey.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "", false
+	}
+	var raw map[string]any
+	if _, derr := toml.Decode(string(data), &raw); derr != nil {
+		return "", false
+	}
+	table, _ := raw[m[1]].(map[string]any)
+	path := []string{m[2]}
+	v := table[m[2]]
+	for {
+		sub, ok := v.(map[string]any)
+		if !ok || len(sub) == 0 {
+			break
+		}
+		k := slices.Sorted(maps.Keys(sub))[0]
+		path, v = append(path, k), sub[k]
+	}
+	return strings.Join(path, "."), len(path) > 1
 }
