@@ -88,6 +88,9 @@ type Communicator struct {
 
 	naming    naming.Source // resolves proxy strings without '@'; nil: they have no endpoints
 	ownNaming func()        // closes a source the Communicator made from its config
+	// namingWhere names the naming source in errors: the key and address that configured it, or
+	// WithNaming.
+	namingWhere string
 
 	mu       sync.Mutex
 	proxies  map[string]servantproxy.ServantProxy // by identity (see Proxy), handed out as copies; guarded by mu
@@ -376,6 +379,7 @@ func (c *Communicator) proxy(proxy, set string, internal bool) (*servantproxy.Se
 			}
 		})
 		opts.Await, opts.Demand, opts.WaitReason = true, m.Start, m.Err
+		opts.NoEndpoint = c.noEndpoint(target.Object, set)
 	}
 	for i, t := range c.threads {
 		o, err := t.NewObjectProxy(target, opts)

@@ -36,7 +36,7 @@ func (c *Communicator) namingTarget() (target, key string) {
 // configuration names, built by its scheme's naming.Builder and owned (closed) by c.
 func (c *Communicator) startNaming(src naming.Source) error {
 	if src != nil {
-		c.naming = src
+		c.naming, c.namingWhere = src, "the naming source given to WithNaming"
 		return nil
 	}
 	target, key := c.namingTarget()
@@ -53,7 +53,20 @@ func (c *Communicator) startNaming(src naming.Source) error {
 		return fmt.Errorf("communicator: %s: %w", key, err)
 	}
 	c.naming, c.ownNaming = src, func() { _ = naming.Close(src) }
+	written := map[string]string{"naming": target, "naming-file": c.cfg.Naming.NamingFile, "locator": c.cfg.Naming.Locator}[key]
+	c.namingWhere = fmt.Sprintf("%s %q", key, written) // as the configuration writes it
 	return nil
+}
+
+// noEndpoint is the error of a call to object (in set, if not "") whose naming source lists no
+// endpoint to call: it says where the list came from, and what to look at.
+func (c *Communicator) noEndpoint(object, set string) error {
+	in := ""
+	if set != "" {
+		in = " in set " + set
+	}
+	return fmt.Errorf("%w: %s lists no active endpoint of %s%s (none under that name, or every one inactive); the list is asked for again",
+		ErrNoEndpoint, c.namingWhere, object, in)
 }
 
 // callable returns eps without the endpoints a client cannot call (endpoint.CallProblem: port 0,
