@@ -49,11 +49,11 @@ func (c *Communicator) startNaming(src naming.Source) error {
 		EndpointCache: c.cfg.EndpointCache,
 		StringToProxy: c.StringToProxy,
 	})
+	written := map[string]string{"naming": target, "naming-file": c.cfg.Naming.NamingFile, "locator": c.cfg.Naming.Locator}[key]
 	if err != nil {
-		return fmt.Errorf("communicator: %s: %w", key, err)
+		return fmt.Errorf("communicator: %s = %q: %w", key, written, err) // the key as the file writes it
 	}
 	c.naming, c.ownNaming = src, func() { _ = naming.Close(src) }
-	written := map[string]string{"naming": target, "naming-file": c.cfg.Naming.NamingFile, "locator": c.cfg.Naming.Locator}[key]
 	c.namingWhere = fmt.Sprintf("%s %q", key, written) // as the configuration writes it
 	return nil
 }

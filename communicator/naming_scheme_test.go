@@ -84,7 +84,7 @@ func TestNamingKeyFile(t *testing.T) {
 // schemes, and for etcd the module to import.
 func TestNamingKeyUnknownScheme(t *testing.T) {
 	for target, wants := range map[string][]string{
-		"consul://127.0.0.1:8500":    {`communicator: naming: `, `unknown scheme "consul"`, "dns, dns+srv, file", "tars"},
+		"consul://127.0.0.1:8500":    {`communicator: naming = "consul://127.0.0.1:8500": naming: unknown scheme "consul"`, "dns, dns+srv, file", "tars"},
 		"etcd://127.0.0.1:2379/tars": {`unknown scheme "etcd"`, `import _ "github.com/tarscomm/tarscomm/etcd"`},
 	} {
 		cfg := conf.Default()

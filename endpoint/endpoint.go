@@ -229,6 +229,11 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	}
 	proto, ok := protocolOf(words[0])
 	if !ok {
+		if host, port, err := net.SplitHostPort(words[0]); err == nil && len(words) == 1 {
+			// host:port, as a Go address is written: say how TARS writes it.
+			return Endpoint{}, &SyntaxError{Msg: "bad protocol " + strconv.Quote(words[0]) +
+				": an endpoint is written " + strconv.Quote("tcp -h "+host+" -p "+port), Input: s}
+		}
 		return fail("bad protocol", words[0])
 	}
 	e.Proto = proto

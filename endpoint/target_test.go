@@ -127,7 +127,7 @@ func TestParse(t *testing.T) {
 		{
 			name:    "not an endpoint",
 			in:      "A.B.C@127.0.0.1:18015",
-			wantErr: `endpoint: bad protocol "127.0.0.1:18015" in "127.0.0.1:18015"`,
+			wantErr: `endpoint: bad protocol "127.0.0.1:18015": an endpoint is written "tcp -h 127.0.0.1 -p 18015" in "127.0.0.1:18015"`,
 		},
 		{
 			name:    "separator without a protocol",

@@ -222,8 +222,13 @@ func (s *Server) Handle(servantName, fn string, h HandlerFunc) error {
 // Start listens on addr ("127.0.0.1:0" picks a free port; a gnet address such as
 // "tcp://:18015" or "unix:///tmp/s.sock" is used as is) and serves in the background. It
 // returns the bound address once the listener accepts connections. Start runs once; a failed
-// Start leaves the Server stopped.
+// Start leaves the Server stopped, except when addr is written as a proxy string's endpoint
+// ("tcp -h 127.0.0.1 -p 18015"): that is refused before anything starts, with the address to
+// write instead.
 func (s *Server) Start(addr string) (net.Addr, error) {
+	if hint, ok := endpointForm(addr); ok {
+		return nil, fmt.Errorf("tarscomm/server: Start(%q): Start takes host:port (or tcp://, udp://, unix:// addresses), not the endpoint form of proxy strings and serverconf%s", addr, hint)
+	}
 	s.mu.Lock()
 	switch s.state {
 	case stateRunning:
@@ -344,6 +349,39 @@ func (s *Server) Start(addr string) (net.Addr, error) {
 	s.state = stateStopped
 	s.mu.Unlock()
 	return nil, fmt.Errorf("tarscomm/server: start on %s: %w", addr, err)
+}
+
+// endpointForm reports whether addr is written as a TARS endpoint ("tcp -h 127.0.0.1 -p 18015"),
+// which Start does not take, and the address to write instead when it can tell (": write
+// \"127.0.0.1:18015\"").
+func endpointForm(addr string) (hint string, ok bool) {
+	words := strings.Fields(addr)
+	if len(words) < 2 || !strings.HasPrefix(words[1], "-") {
+		return "", false
+	}
+	scheme := ""
+	switch words[0] {
+	case "tcp":
+	case "udp":
+		scheme = "udp://"
+	case "ssl":
+		return ": serve TLS with WithTLS on a host:port", true
+	default:
+		return "", false
+	}
+	var host, port string
+	for i := 1; i+1 < len(words); i++ {
+		switch words[i] {
+		case "-h":
+			host = words[i+1]
+		case "-p":
+			port = words[i+1]
+		}
+	}
+	if host == "" || port == "" {
+		return "", true
+	}
+	return fmt.Sprintf(": write %q", scheme+net.JoinHostPort(host, port)), true
 }
 
 // Addr returns the address Start bound, or nil before Start succeeded.

@@ -44,3 +44,26 @@ func TestStartBadAddressError(t *testing.T) {
 		}
 	}
 }
+
+// TestStartEndpointFormSaysWhatToWrite: Start given the endpoint form of proxy strings and
+// serverconf ("tcp -h 127.0.0.1 -p 18030") is refused with the address to write instead, and
+// the Server can still be started. Before, the error was the listener's "missing port in
+// address", though the port is there (found by a review following the docs).
+func TestStartEndpointFormSaysWhatToWrite(t *testing.T) {
+	leakCheck(t)
+	s := New()
+	mustHandle(t, s, "App.S.Obj", "echo", echo)
+	for addr, want := range map[string]string{
+		"tcp -h 127.0.0.1 -p 18030": `write "127.0.0.1:18030"`,
+		"udp -h ::1 -p 18030":       `write "udp://[::1]:18030"`,
+		"ssl -h 127.0.0.1 -p 18030": "WithTLS",
+	} {
+		if _, err := s.Start(addr); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Start(%q): %v, want an error saying %s", addr, err, want)
+		}
+	}
+	stopOnCleanup(t, s)
+	if _, err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatalf("Start with host:port after the refusals: %v", err)
+	}
+}
