@@ -400,8 +400,9 @@ func (s *Server) Addr() net.Addr {
 // connection and waits until every goroutine the Server started has exited. If ctx ends first,
 // Stop cancels the ctx handed to handlers, refuses the requests still queued for a worker as it
 // refuses new ones (they did not run; it waits up to 100 ms more for those answers to be
-// written), and returns ctx.Err() as soon as it can no longer wait (the rest goes on without it: the workers exit, and release what they
-// held, as their handlers return); calling Stop again waits for the rest. Stop on a Server that
+// written), and returns ctx.Err() as soon as it can no longer wait (the rest goes on without
+// it: the workers exit, and release what they held, as their handlers return); calling Stop
+// again waits for the rest. Stop on a Server that
 // never started returns nil. A Stop called from a handler waits for that handler too (until its
 // ctx ends): call it from another goroutine. A nil ctx is refused (ErrNilContext) before
 // anything stops.
@@ -495,7 +496,8 @@ func (s *Server) writeRefusals() {
 	_ = s.waitWritten(ctx)
 }
 
-// force makes Stop stop waiting for handlers: queued jobs are dropped, handlers' ctx cancelled.
+// force makes Stop stop waiting for handlers: queued jobs are refused (refuseJob), handlers' ctx
+// cancelled.
 func (s *Server) force() {
 	s.forced.Store(true)
 	s.cancel()
