@@ -66,6 +66,13 @@ func (c *Communicator) startReports() error {
 // the calls of the user's servants end first (ErrClosed), so that the final report counts them.
 func (c *Communicator) closeReports() {
 	c.reportsOnce.Do(func() {
+		// The two final reports go out together: each may wait its report timeout for a
+		// service that does not answer, and Close waits for the longer, not for their sum.
+		var reports sync.WaitGroup
+		defer reports.Wait()
+		if c.reports.prop != nil {
+			reports.Go(func() { _ = c.reports.prop.Close() })
+		}
 		if c.reports.stat != nil {
 			// The final report counts the calls Close ends: those of the user's servants end
 			// first, while the reporters' own proxies still run.
@@ -79,9 +86,6 @@ func (c *Communicator) closeReports() {
 			}
 			wg.Wait()
 			_ = c.reports.stat.Close()
-		}
-		if c.reports.prop != nil {
-			_ = c.reports.prop.Close()
 		}
 	})
 }
