@@ -437,7 +437,9 @@ func (c *Communicator) limitOf(obj string, max int, internal bool) *servantproxy
 // Close may be called from an async callback: it then does the same except waiting for that
 // callback (and for other callbacks blocked in Close), which is still running. When it returns,
 // every other callback has run and none will; the worker running the calling callback exits
-// once the callback returns.
+// once the callback returns. A callback that waits for something a Close in another callback
+// holds (a sync.Once whose function calls Close, a mutex held around Close) waits for ever: that
+// Close waits for it.
 func (c *Communicator) Close() error {
 	if c.async == nil {
 		return nil // not made by New: nothing runs
