@@ -248,7 +248,9 @@ func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64
 }
 
 // race waits for the first useful outcome of c and its backup c2: a reply (a server error is a
-// reply) from either, or the failure of both. The other call is dropped.
+// reply) from either, or the failure of both. A refusal (-9: call.Call.Unrun, the server did
+// not run it: its queue was full) is a failure here, as it is to the Recorder (call.Pair): the
+// other half may still be answered. The other call is dropped.
 func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backup) (*call.Call, error) {
 	b := p.backup
 	done := watched(ctx)
@@ -258,7 +260,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 		x.Start = start
 		return x, nil
 	}
-	var failed *call.Call // the one that ended with a transport error, waiting for the other
+	var failed *call.Call // the one that ended with a transport error or a refusal, waiting for the other
 	for {
 		var got, other *call.Call
 		select {
@@ -288,7 +290,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 					abandoned = true // the loop recycles it; the pair's count is its
 				default:
 					<-x.Done()
-					if x.Err == nil && replied == nil {
+					if x.Err == nil && !x.Unrun() && replied == nil {
 						replied = x
 					} else {
 						ended[k] = x
@@ -314,12 +316,12 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 				return nil, cancelled(ctx, p.name, fn, ep, start)
 			}
 			b.drop(h)
-			if keep == c2 && keep.Err == nil {
+			if keep == c2 && keep.Err == nil && !keep.Unrun() {
 				b.won.Add(1)
 			}
 			return outcome(keep)
 		}
-		if got.Err != nil && failed == nil {
+		if (got.Err != nil || got.Unrun()) && failed == nil {
 			failed = got // the other may still answer
 			continue
 		}
@@ -327,7 +329,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 			// Both ended: got is the one reply, or, both having failed, the later failure.
 			call.Put(failed)
 			b.drop(h)
-			if got == c2 && got.Err == nil {
+			if got == c2 && got.Err == nil && !got.Unrun() {
 				b.won.Add(1)
 			}
 			return outcome(got)

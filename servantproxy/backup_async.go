@@ -139,8 +139,8 @@ func (a *asyncBackup) end(x *call.Call) {
 	if x == a.c2 {
 		other = a.c // nil when cancel gave c up: x's outcome is the call's
 	}
-	if x.Err != nil && other != nil && a.failed == nil {
-		a.failed = x // the other may still answer
+	if (x.Err != nil || x.Unrun()) && other != nil && a.failed == nil {
+		a.failed = x // the other may still answer (a refusal did not run: race)
 		a.mu.Unlock()
 		return
 	}
@@ -157,7 +157,7 @@ func (a *asyncBackup) end(x *call.Call) {
 	}
 	if x == a.c2 {
 		x.Start = a.start // its elapsed time is the call's
-		if x.Err == nil {
+		if x.Err == nil && !x.Unrun() {
 			a.b.won.Add(1)
 		}
 	}

@@ -139,6 +139,11 @@ func (c *Call) SetAddr(addr *string) {
 	c.sentTo.Store(addr)
 }
 
+// Unrun reports whether c, ended, was answered with a refusal: RetOverload (-9), which a server
+// answers without running the call (its queue full, or it is stopping). Of a backup pair, such
+// a reply is no outcome while the other half may still answer (Pair, servantproxy's race).
+func (c *Call) Unrun() bool { return c.Err == nil && c.Ret == codec.RetOverload }
+
 // SentTo returns the endpoint a pending call was last sent to, "" before one was chosen: what a
 // caller giving up on the call (its context ended) names in its error. It may be read from any
 // goroutine; read before Abandon, while the caller's use of the call is still its own.

@@ -6,7 +6,8 @@ import "sync/atomic"
 // sent to another endpoint) count as the one call they are, in the Recorder: a reply is counted
 // when it comes, and the other half is not (whether it replied, failed or was dropped); without
 // a reply, the half that ends last is counted, whose error is the pair's, as its caller gets it,
-// and the other half is not. The backup request logic (servantproxy) gives both halves the same
+// and the other half is not. A refusal (Call.Unrun: -9, the call did not run) is no reply here:
+// it is counted only as the last half, as a failure is. The backup request logic (servantproxy) gives both halves the same
 // Pair (Call.Pair), opening each before it submits it; both end on the same loop (the backup
 // goes to the first call's net thread), which alone reads counted.
 //
@@ -51,7 +52,7 @@ func (p *Pair) counts(c *Call, err error) bool {
 	switch {
 	case p.counted:
 		return false
-	case err == nil:
+	case err == nil && !c.Unrun():
 		p.counted, p.half = true, c
 		return true
 	case last:
