@@ -60,11 +60,14 @@ func (a *AdapterProxy) isPing(c *call.Call) bool {
 
 // silentPeerError is why a connection failed that the peer closed without sending a single byte
 // while calls waited: what a TLS server does with a client that does not speak TLS (it reads a
-// TARS frame where a ClientHello should be, and hangs up without an alert).
+// TARS frame where a ClientHello should be, and hangs up without an alert), and what a server at
+// its connection limit does with one connection too many (a tarscomm server's WithMaxConns,
+// TarsCpp's maxconns).
 type silentPeerError struct{ err error }
 
 func (e *silentPeerError) Error() string {
-	return e.err.Error() + " (the peer closed the connection without sending a byte: a TLS server does that to a plain TCP client; if the endpoint speaks TLS, declare it ssl, not tcp)"
+	return e.err.Error() + " (the peer closed the connection without sending a byte: a server at its connection limit (maxconns) does that, " +
+		"and a TLS server to a plain TCP client: if the endpoint speaks TLS, declare it ssl, not tcp)"
 }
 
 func (e *silentPeerError) Unwrap() error { return e.err }

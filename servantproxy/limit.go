@@ -1,6 +1,7 @@
 package servantproxy
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/tarscomm/tarscomm/internal/call"
@@ -15,10 +16,13 @@ import (
 type Limit struct {
 	max int64
 	n   atomic.Int64
+	err error // what a refused call fails with: ErrOverload, naming the limit
 }
 
 // NewLimit returns a Limit of max calls in flight (0 or less: none).
-func NewLimit(max int) *Limit { return &Limit{max: int64(max)} }
+func NewLimit(max int) *Limit {
+	return &Limit{max: int64(max), err: fmt.Errorf("%w: the servant's max-inflight (%d) calls are in flight", call.ErrOverload, max)}
+}
 
 // acquire takes a slot, reporting false (and taking none) when all are in use.
 func (l *Limit) acquire() bool {

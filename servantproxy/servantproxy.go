@@ -640,7 +640,7 @@ func (p *proxy) prepare(ctx context.Context, fn string, o *callOptions, timeout 
 	// The slot is taken before any work, so that an overloaded servant refuses a call without
 	// marshalling it; the one later failure (marshal) gives it back.
 	if !p.limit.acquire() {
-		return nil, nil, p.unsent(fn, stats.Overload, ErrOverload)
+		return nil, nil, p.unsent(fn, stats.Overload, p.limit.err)
 	}
 
 	var i int
