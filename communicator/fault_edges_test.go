@@ -190,10 +190,11 @@ func TestIdleCloseIsNotFailedConnect(t *testing.T) {
 				t.Fatalf("closed %d connections, want 1", n)
 			}
 			eventually(t, time.Second, "the proxy sees both sides closed", func() bool { return ep.p.Stats().Active == 0 })
-			// Long enough for the client's loop to see the close, shorter than the shortest
-			// reconnect backoff (37.5ms): a call now finds out whether the close counted as a
-			// failed connect.
-			time.Sleep(10 * time.Millisecond)
+			// Once the client's loop has seen the close (on a quiet machine, well before the
+			// shortest reconnect backoff, 37.5ms), a call finds out whether the close counted as a
+			// failed connect. (A fixed 10 ms pause was not always enough on a busy machine: the
+			// call was written on the dead connection.)
+			sawClose(t, comm, ep)
 			for i := range 5 {
 				start := time.Now()
 				if err := onewayHello(ctx, sp, "after", uint64(i)); err != nil {
@@ -220,7 +221,7 @@ func TestIdleCloseIsNotFailedConnect(t *testing.T) {
 			})
 			tt.close(a.p)
 			eventually(t, time.Second, "the proxy sees both sides closed", func() bool { return a.p.Stats().Active == 0 })
-			time.Sleep(10 * time.Millisecond)
+			sawClose(t, comm, a)
 			a0 := a.g.oneways.Load()
 			const n = 40
 			for i := range n {
@@ -424,4 +425,17 @@ func TestIdleCloseRacesNewCalls(t *testing.T) {
 	if conns < 5 {
 		t.Fatalf("only %d connections in %v: the idle close did not happen often enough to test anything", conns, runFor)
 	}
+}
+
+// sawClose waits until comm's net thread has seen the loss of its connection to e.
+func sawClose(t *testing.T, comm *communicator.Communicator, e *faultEP) {
+	t.Helper()
+	eventually(t, live, "the client sees its connection closed", func() bool {
+		for _, x := range comm.Stats().Endpoints {
+			if x.Endpoint == e.p.Addr() && x.ConnLosses > 0 {
+				return true
+			}
+		}
+		return false
+	})
 }

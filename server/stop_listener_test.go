@@ -43,8 +43,10 @@ func TestStopRefusesDials(t *testing.T) {
 			t.Fatal("dials still accepted 5s after Stop began")
 		}
 	}
-	if !errors.Is(derr, syscall.ECONNREFUSED) {
-		t.Fatalf("dial during Stop: %v, want ECONNREFUSED", derr)
+	// Refused, or reset: a dial whose SYN the listener's queue held when it closed is reset (a
+	// busy machine shows it); either way the client was not accepted.
+	if !errors.Is(derr, syscall.ECONNREFUSED) && !errors.Is(derr, syscall.ECONNRESET) {
+		t.Fatalf("dial during Stop: %v, want ECONNREFUSED (or ECONNRESET)", derr)
 	}
 	c.write(codec.AppendRequest(nil, request(2, pbServant, "Held", []byte("b"))))
 	if rsp := c.recv(); rsp.RequestID != 2 || rsp.Ret != codec.RetOverload || rsp.ResultDesc != codec.StoppingDesc {
