@@ -10,9 +10,9 @@
 // derived ctx to next (what it puts there with dye.WithKey, cookie.WithCookies or
 // tracekey.WithTraceID goes on the request as from the caller's ctx, under what the call has
 // set already: a dyeing key or trace it carries stays), and register with OnEnd what to do when
-// the call ends. It must call next
-// at most once, before it returns, and return its error (or its own, without calling next, to
-// refuse the call): a second call, or one after it returned, makes no call and returns an error.
+// the call ends. It must call next at most once, before it returns, and return its error (or its
+// own, without calling next, to refuse the call): a second call, or one after it returned, makes
+// no call and returns an error.
 // For an async call (info.Async) the ctx handed to next gives the call its values and deadline,
 // but only the caller's ctx cancels it: the call outlives the interceptor, and a cancel it defers
 // (ctx, cancel := context.WithTimeout(ctx, d); defer cancel()) must not end it. An async call's

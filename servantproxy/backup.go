@@ -260,7 +260,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 		x.Start = start
 		return x, nil
 	}
-	var failed *call.Call // the one that ended with a transport error or a refusal, waiting for the other
+	var failed *call.Call // the one that failed or was refused, waiting for the other
 	for {
 		var got, other *call.Call
 		select {

@@ -7,9 +7,9 @@ import "sync/atomic"
 // when it comes, and the other half is not (whether it replied, failed or was dropped); without
 // a reply, the half that ends last is counted, whose error is the pair's, as its caller gets it,
 // and the other half is not. A refusal (Call.Unrun: -9, the call did not run) is no reply here:
-// it is counted only as the last half, as a failure is. The backup request logic (servantproxy) gives both halves the same
-// Pair (Call.Pair), opening each before it submits it; both end on the same loop (the backup
-// goes to the first call's net thread), which alone reads counted.
+// it is counted only as the last half, as a failure is. The backup request logic (servantproxy)
+// gives both halves the same Pair (Call.Pair), opening each before it submits it; both end on
+// the same loop (the backup goes to the first call's net thread), which alone reads counted.
 //
 // The backup is opened with Join, which refuses once the first call has been counted as the
 // last half (it ended on the loop just as the backup timer fired): that backup is not sent, and
