@@ -30,6 +30,7 @@ type greeter struct {
 	srv     *server.Server
 	addr    string // host:port
 	release chan struct{}
+	holding atomic.Int32 // calls a holding greeter's handler holds (countingHolder)
 }
 
 // ownClients holds, per client address of a connection to the tests' servers, whether it is

@@ -23,14 +23,16 @@ import (
 )
 
 // countingHolder is a greeter whose SayHello holds a call named "hold" until release is closed,
-// so that a Stop waits for it, and counts this process's "during" calls in run (when not nil),
+// so that a Stop waits for it (g.holding counts the calls held: waitHolding), and counts this process's "during" calls in run (when not nil),
 // so that a test can tell how many of the calls it made ran somewhere.
 func countingHolder(t *testing.T, id string, release <-chan struct{}, run *atomic.Int64, opts ...server.Option) *greeter {
 	t.Helper()
 	endToEnd(t)
 	s := server.New(append([]server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server-" + id)), server.WithNumEventLoop(1), server.WithWorkers(8)}, opts...)...)
+	g := &greeter{id: id, srv: s, release: make(chan struct{})}
 	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		if req.GetName() == "hold" {
+			g.holding.Add(1)
 			<-release
 		}
 		if run != nil && req.GetName() == "during" && ownCaller(cur) {
@@ -45,7 +47,7 @@ func countingHolder(t *testing.T, id string, release <-chan struct{}, run *atomi
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &greeter{id: id, srv: s, addr: a.String(), release: make(chan struct{})}
+	g.addr = a.String()
 	t.Cleanup(func() {
 		if err := stopServer(t, "server "+id, s); err != nil {
 			t.Logf("stop server %s: %v", id, err)
@@ -78,6 +80,7 @@ func TestStopCallsThroughStopEnd(t *testing.T) {
 		_, err := sayHello(ctx, onlyA, "hold", 1, servantproxy.WithTimeout(25*time.Second))
 		held <- err
 	}()
+	waitHolding(t, a, 1)
 	for i := range 20 {
 		if _, err := sayHello(ctx, both, "warm", uint64(i)); err != nil {
 			t.Fatalf("warm-up call %d: %v", i, err)
@@ -168,6 +171,7 @@ func TestStopLoneRefusalIsAServerReply(t *testing.T) {
 		_, err := sayHello(ctx, onlyA, "hold", 1, servantproxy.WithTimeout(25*time.Second))
 		held <- err
 	}()
+	waitHolding(t, a, 1)
 	if _, err := sayHello(ctx, onlyA, "warm", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -221,8 +225,10 @@ func TestStopServesConnectionAcceptedBefore(t *testing.T) {
 	var runA, runB atomic.Int64
 	endToEnd(t)
 	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server-a")), server.WithNumEventLoop(1))
+	a := &greeter{id: "a", srv: s}
 	err := server.HandleProto(s, servant, "SayHello", func(ctx context.Context, cur *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {
 		if req.GetName() == "hold" {
+			a.holding.Add(1)
 			<-release
 		}
 		if req.GetName() == "during" && ownCaller(cur) {
@@ -237,7 +243,7 @@ func TestStopServesConnectionAcceptedBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &greeter{id: "a", srv: s, addr: addr.String()}
+	a.addr = addr.String()
 	t.Cleanup(func() {
 		releaseOnce.Do(func() { close(release) })
 		if err := stopServer(t, "server a", s); err != nil {
@@ -255,7 +261,7 @@ func TestStopServesConnectionAcceptedBefore(t *testing.T) {
 		_, err := sayHello(ctx, onlyA, "hold", 1, servantproxy.WithTimeout(25*time.Second))
 		held <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // a's only loop runs the held call
+	waitHolding(t, a, 1) // a's only loop runs the held call
 
 	both := proxyTo(t, newComm(t, nil), a, b)
 	const n = 4
@@ -299,5 +305,16 @@ func TestStopServesConnectionAcceptedBefore(t *testing.T) {
 	}
 	if len(failed) > 0 {
 		t.Fatalf("%d of %d calls failed (ran: a %d, b %d) while one of two servers stopped; first: %v", len(failed), n, runA.Load(), runB.Load(), failed[0])
+	}
+}
+
+// waitHolding waits until g's handler holds n calls: a Stop begun before a held call reached the
+// server would refuse it (-9) instead of waiting for it.
+func waitHolding(t *testing.T, g *greeter, n int32) {
+	t.Helper()
+	for deadline := time.Now().Add(live); g.holding.Load() < n; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server %s holds %d calls %v after they were made, want %d\n%s", g.id, g.holding.Load(), live, n, allStacks())
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,13 +17,15 @@ import (
 )
 
 // udpHolder serves udpServant's "echo" over UDP on loopback, holding a "hold" request until
-// release is closed.
-func udpHolder(t *testing.T, id string, release <-chan struct{}) (*server.Server, *net.UDPAddr) {
+// release is closed; holding counts the requests held.
+func udpHolder(t *testing.T, id string, release <-chan struct{}) (s *server.Server, addr *net.UDPAddr, holding *atomic.Int32) {
 	t.Helper()
 	endToEnd(t)
-	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("udp-"+id)), server.WithWorkers(8))
+	holding = new(atomic.Int32)
+	s = server.New(server.WithLogger(zaptest.NewLogger(t).Named("udp-"+id)), server.WithWorkers(8))
 	if err := s.Handle(udpServant, "echo", func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
 		if string(req) == "hold" {
+			holding.Add(1)
 			<-release
 		}
 		return append(rsp, req...), nil
@@ -38,7 +41,7 @@ func udpHolder(t *testing.T, id string, release <-chan struct{}) (*server.Server
 			t.Logf("stop udp %s: %v", id, err)
 		}
 	})
-	return s, a.(*net.UDPAddr)
+	return s, a.(*net.UDPAddr), holding
 }
 
 // TestStopUDPThroughStopEnd is TestStopCallsThroughStopEnd over UDP: callers
@@ -47,8 +50,8 @@ func udpHolder(t *testing.T, id string, release <-chan struct{}) (*server.Server
 func TestStopUDPThroughStopEnd(t *testing.T) {
 	release := make(chan struct{})
 	var releaseOnce sync.Once
-	sa, aa := udpHolder(t, "a", release)
-	_, ab := udpHolder(t, "b", release)
+	sa, aa, holdingA := udpHolder(t, "a", release)
+	_, ab, _ := udpHolder(t, "b", release)
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	comm := newComm(t, nil)
 	var both, onlyA servantproxy.ServantProxy
@@ -64,6 +67,11 @@ func TestStopUDPThroughStopEnd(t *testing.T) {
 		_, err := onlyA.InvokeRaw(ctx, "echo", []byte("hold"), servantproxy.WithTimeout(25*time.Second))
 		held <- err
 	}()
+	for deadline := time.Now().Add(live); holdingA.Load() < 1; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server a holds no call %v after it was made\n%s", live, allStacks())
+		}
+	}
 	for i := range 10 {
 		if _, err := both.InvokeRaw(ctx, "echo", []byte("warm")); err != nil {
 			t.Fatalf("warm-up %d: %v", i, err)

@@ -90,6 +90,7 @@ func TestStopOneOfTwoLosesNoCall(t *testing.T) {
 
 	held := make(chan error, 1)
 	go func() { _, err := sayHello(ctx, onlyA, "hold", 1); held <- err }()
+	waitHolding(t, a, 1)
 	// Warm both connections, then begin A's Stop: it waits for the held call.
 	for i := range 20 {
 		if _, err := sayHello(ctx, both, "warm", uint64(i)); err != nil {
@@ -153,6 +154,7 @@ func TestStopAllMovesOnce(t *testing.T) {
 	for _, g := range []*greeter{a, b} {
 		only := proxyTo(t, comm, g)
 		go func() { _, err := sayHello(ctx, only, "hold", 1); held <- err }()
+		waitHolding(t, g, 1)
 	}
 	for i := range 4 { // connect both
 		if _, err := sayHello(ctx, both, "warm", uint64(i)); err != nil {
@@ -211,6 +213,7 @@ func TestStopOnewayGoesElsewhere(t *testing.T) {
 	ctx := testCtx(t)
 	held := make(chan error, 1)
 	go func() { _, err := sayHello(ctx, onlyA, "hold", 1); held <- err }()
+	waitHolding(t, a, 1)
 	for i := range 4 { // connect both
 		if _, err := sayHello(ctx, both, "warm", uint64(i)); err != nil {
 			t.Fatalf("warm-up call %d: %v", i, err)
