@@ -51,7 +51,8 @@ type Config struct {
 
 	// TimeoutCheckInterval is the tick at which a net thread expires timed-out calls; a call
 	// outlives its deadline by at most this much. Default 10ms, 1ms..1s. (TarsCpp's
-	// "timeoutcheckinterval" defaults to 100ms.)
+	// "timeoutcheckinterval" defaults to 100ms.) A net thread with no call waiting is not woken
+	// at this tick, only for its connections' chores (every 100ms).
 	TimeoutCheckInterval time.Duration `toml:"timeout-check-interval"`
 
 	// RefreshEndpointInterval is how often endpoints are asked again of the registry (the

@@ -78,18 +78,28 @@ func (t *Thread) exit(entered bool) {
 	}
 }
 
-// publish tells callers whether the thread is quiet: no call waits on it for a reply or to be
-// written (every such call with a deadline is in the wheel), and at the end of the turn before
-// at most one did. The second condition keeps the direct path to lone calls: when many callers
-// share the thread, the wheel empties now and then as a batch of replies completes, and a
-// caller writing its call alone then would only split the next batch and make the loop wait
-// for the mutex. Holder of own only.
+// publish tells the ticker whether the thread is idle (its wheel is empty: tick), and callers
+// whether it is quiet: no call waits on it for a reply or to be written (every such call with a
+// deadline is in the wheel), and at the end of the turn before at most one did. The second
+// condition keeps the direct path to lone calls: when many callers share the thread, the wheel
+// empties now and then as a batch of replies completes, and a caller writing its call alone
+// then would only split the next batch and make the loop wait for the mutex. Holder of own
+// only.
 func (t *Thread) publish() {
 	n := t.wheel.Len()
 	q := !t.opts.NoDirect && n == 0 && t.lastLen <= 1
 	t.lastLen = n
 	if t.quiet.Load() != q {
 		t.quiet.Store(q)
+	}
+	if e := n == 0; t.idle.Load() != e {
+		t.idle.Store(e)
+		if !e && t.tickerAsleep.Load() && t.tickerAsleep.CompareAndSwap(true, false) {
+			select {
+			case t.pokeTicker <- struct{}{}:
+			default:
+			}
+		}
 	}
 }
 

@@ -15,7 +15,8 @@
 //
 // Replies are parsed and matched on the loop; deadlines are swept by the loop whenever it runs
 // (a wakeup, traffic, a close), and at least every timeout check interval, which one ticker
-// goroutine per Thread asks for. A reply that arrives after its call's deadline ends the call
+// goroutine per Thread asks for while calls wait (an idle loop is woken only for its
+// connections' chores). A reply that arrives after its call's deadline ends the call
 // with ErrTimeout: a call never succeeds late, however late the sweep. Dials run on
 // short-lived goroutines (one per connection attempt, never per call) and enroll the connection
 // with the loop.

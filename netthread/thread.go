@@ -72,12 +72,15 @@ type Thread struct {
 	batch     []byte                         // the connections' Flushes gather frames here, one at a time (Batch)
 
 	// Shared with callers; atomics only.
-	queue    call.Stack
-	queued   atomic.Int64 // calls in queue
-	notified atomic.Bool  // a wakeup is on its way to the loop
-	tickDue  atomic.Bool  // the ticker asked for a sweep
-	gate     atomic.Int64 // closedBit | Submits in progress
-	broken   atomic.Bool  // the anchor socket failed: the loop can no longer be woken
+	queue        call.Stack
+	queued       atomic.Int64 // calls in queue
+	notified     atomic.Bool  // a wakeup is on its way to the loop
+	tickDue      atomic.Bool  // the ticker asked for a sweep
+	idle         atomic.Bool  // the wheel was empty at the end of the last turn: the ticker wakes the loop for chores only
+	tickerAsleep atomic.Bool  // the ticker sleeps until the next chore: a call entering the wheel pokes it
+	choreAt      atomic.Int64 // nextChore, for the ticker
+	gate         atomic.Int64 // closedBit | Submits in progress
+	broken       atomic.Bool  // the anchor socket failed: the loop can no longer be woken
 
 	objsMu sync.Mutex
 	objs   []*objectproxy.ObjectProxy // every ObjectProxy built on this thread
@@ -102,6 +105,7 @@ type Thread struct {
 	flushing  bool                         // flush is running (it can be re-entered from a write error)
 	sweeping  bool                         // sweep is running
 	nextChore int64                        // when connection chores (keepalive, idle close) run next
+	tickTurns uint64                       // turns the ticker asked for (tests read it)
 
 	// Lifetimes.
 	dialMu     sync.RWMutex // held for reading while a dialer enrolls a connection
@@ -109,6 +113,7 @@ type Thread struct {
 	dials      sync.WaitGroup
 	stopTicker chan struct{}
 	tickerDone chan struct{}
+	pokeTicker chan struct{} // wakes the ticker asleep until the next chore (publish)
 	closeOnce  sync.Once
 }
 
@@ -134,6 +139,7 @@ func New(opts Options) (*Thread, error) {
 		log:        opts.Log.With(zap.Int("netthread", opts.Index)),
 		stopTicker: make(chan struct{}),
 		tickerDone: make(chan struct{}),
+		pokeTicker: make(chan struct{}, 1),
 	}
 	if !opts.NoStats {
 		t.rec = new(stats.Recorder)
@@ -370,6 +376,7 @@ func (t *Thread) run() int64 {
 	t.sweep()
 	if t.tickDue.Load() {
 		t.tickDue.Store(false)
+		t.tickTurns++
 		if t.now >= t.nextChore {
 			t.chores()
 		}
@@ -435,6 +442,7 @@ func (t *Thread) chores() {
 		every = ka
 	}
 	t.nextChore = t.now + every
+	t.choreAt.Store(t.nextChore)
 	for _, o := range t.objects() {
 		o.Tick(t.now)
 	}
@@ -487,20 +495,41 @@ func (t *Thread) sweep() {
 	t.sweeping = false
 }
 
-// tick asks the loop for a deadline sweep every check interval.
+// tick asks the loop for a deadline sweep every check interval while calls wait in the wheel,
+// and for the connections' chores when they are due. While the thread is idle (its wheel was
+// empty at the end of the loop's last turn) neither the loop nor the ticker wakes between
+// chores: the ticker sleeps until the next, and the turn that puts a call into the empty wheel
+// wakes it (publish, which pokes it when it is asleep; each of them stores its flag before it
+// reads the other's, so one of them sees the other).
 func (t *Thread) tick() {
 	defer close(t.tickerDone)
-	tk := time.NewTicker(t.opts.CheckInterval)
-	defer tk.Stop()
+	every := t.opts.CheckInterval
+	tm := time.NewTimer(every)
+	defer tm.Stop()
 	for {
 		select {
-		case <-tk.C:
-			t.tickDue.Store(true)
-			if t.notified.CompareAndSwap(false, true) {
-				t.wake()
-			}
+		case <-tm.C:
+			t.tickerAsleep.Store(false)
+		case <-t.pokeTicker:
+			tm.Reset(every) // a call entered the wheel: nothing is due before its first tick
+			continue
 		case <-t.stopTicker:
 			return
+		}
+		if t.idle.Load() {
+			if wait := time.Duration(t.choreAt.Load() - call.Now()); wait > 0 {
+				t.tickerAsleep.Store(true)
+				if t.idle.Load() {
+					tm.Reset(wait) // nothing to expire, no chore due: the loop sleeps on
+					continue
+				}
+				t.tickerAsleep.Store(false)
+			}
+		}
+		tm.Reset(every)
+		t.tickDue.Store(true)
+		if t.notified.CompareAndSwap(false, true) {
+			t.wake()
 		}
 	}
 }
