@@ -130,12 +130,15 @@ func (p *ResponsePacket) appendTail(b []byte) []byte {
 	return b
 }
 
-// Decode reads p from d, replacing all of p. Tags 1 to 7 are required, as
-// in TarsGo; 8 and 9 are optional. Buffer accepts a simple list or a list of
-// int8; from a simple list it is a view into d's input, not a copy, valid
-// only as long as that input is. Empty maps decode as nil; a success reply
-// with empty maps decodes without allocating. On error p's contents are
-// unspecified.
+// Decode reads p from d, replacing all of p. Tags 1 to 5 are required, 6 to 9
+// optional: a response without Buffer or Status decodes with it nil. TarsGo's
+// and TarsCpp's readers require 6 and 7 (Encode always writes them), but
+// TarsJava's server leaves out a null status, as it is for every tars_ping
+// reply, and its reader takes both as optional. Buffer accepts a simple list
+// or a list of int8; from a simple list it is a view into d's input, not a
+// copy, valid only as long as that input is. Empty maps decode as nil; a
+// success reply with empty maps decodes without allocating. On error p's
+// contents are unspecified.
 func (p *ResponsePacket) Decode(d *Decoder) error {
 	var err error
 	if p.Version, err = d.ReadInt16(1, true); err != nil {
@@ -153,10 +156,10 @@ func (p *ResponsePacket) Decode(d *Decoder) error {
 	if p.Ret, err = d.ReadInt32(5, true); err != nil {
 		return err
 	}
-	if p.Buffer, err = d.ReadBytesView(6, true); err != nil {
+	if p.Buffer, err = d.ReadBytesView(6, false); err != nil {
 		return err
 	}
-	if p.Status, err = d.ReadStringMap(7, true); err != nil {
+	if p.Status, err = d.ReadStringMap(7, false); err != nil {
 		return err
 	}
 	if p.ResultDesc, err = d.ReadString(8, false); err != nil {

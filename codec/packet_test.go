@@ -133,8 +133,9 @@ func TestPacketBufferAsList(t *testing.T) {
 	}
 }
 
-// Tags 1 to 7 of both packets are required; the request's 8 to 10 and the
-// response's 8 and 9 are not.
+// Tags 1 to 7 of a request are required, its 8 to 10 are not; a response
+// needs tags 1 to 5 only (a TarsJava server leaves out a null sBuffer or
+// status), and decodes without 6 or 7 as a nil Buffer or Status.
 func TestPacketRequiredTags(t *testing.T) {
 	req := fullRequest()
 	rsp := fullResponse()
@@ -151,8 +152,11 @@ func TestPacketRequiredTags(t *testing.T) {
 		rspBytes := dropTag(t, AppendResponse(nil, &rsp)[HeaderLen:], tag)
 		var p ResponsePacket
 		err = p.Decode(NewDecoder(rspBytes))
-		if wantErr := tag <= 7; wantErr != errors.Is(err, ErrRequired) || (!wantErr && err != nil) {
+		if wantErr := tag <= 5; wantErr != errors.Is(err, ErrRequired) || (!wantErr && err != nil) {
 			t.Errorf("response without tag %d: got %v, want ErrRequired %v", tag, err, wantErr)
+		}
+		if err == nil && (tag == 6 && p.Buffer != nil || tag == 7 && p.Status != nil || p.RequestID != rsp.RequestID) {
+			t.Errorf("response without tag %d: decoded Buffer %x, Status %v, request id %d", tag, p.Buffer, p.Status, p.RequestID)
 		}
 	}
 }
@@ -239,10 +243,14 @@ func TestPacketTruncated(t *testing.T) {
 			if err := tc.decode(body); err != nil {
 				t.Fatalf("whole packet: %v", err)
 			}
-			// A packet cut before or inside its required fields (1..7), or
-			// inside any field, fails; one cut between optional fields is a
-			// valid shorter packet.
-			minLen, boundaries := fieldBoundaries(t, body)
+			// A packet cut before or inside its required fields (a request's
+			// 1..7, a response's 1..5), or inside any field, fails; one cut
+			// between optional fields is a valid shorter packet.
+			lastRequired := byte(7)
+			if strings.HasPrefix(tc.name, "response") {
+				lastRequired = 5
+			}
+			minLen, boundaries := fieldBoundaries(t, body, lastRequired)
 			for i := range len(body) {
 				err := tc.decode(body[:i])
 				if wantOK := i >= minLen && boundaries[i]; wantOK != (err == nil) {
@@ -264,9 +272,9 @@ func TestPacketTruncated(t *testing.T) {
 	}
 }
 
-// fieldBoundaries returns the offset just past tag 7, where the optional
-// fields start, and the offsets at which a top-level field starts.
-func fieldBoundaries(t *testing.T, body []byte) (minLen int, starts map[int]bool) {
+// fieldBoundaries returns the offset just past tag lastRequired, where the
+// optional fields start, and the offsets at which a top-level field starts.
+func fieldBoundaries(t *testing.T, body []byte, lastRequired byte) (minLen int, starts map[int]bool) {
 	t.Helper()
 	starts = map[int]bool{}
 	d := NewDecoder(body)
@@ -276,13 +284,13 @@ func fieldBoundaries(t *testing.T, body []byte) (minLen int, starts map[int]bool
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tag <= 7 {
+		if tag <= lastRequired {
 			minLen = d.Offset() + 1
 		}
 		if err := d.SkipField(); err != nil {
 			t.Fatal(err)
 		}
-		if tag <= 7 {
+		if tag <= lastRequired {
 			minLen = d.Offset()
 		}
 	}
