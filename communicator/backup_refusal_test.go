@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/servantproxy"
@@ -28,41 +26,25 @@ import (
 // Before, 4 or 5 of 6 such calls failed with B's -9 (found by a review of backpressure), and the
 // backup stats counted each such refusal as a backup that won (no longer).
 func TestBackupWaitsPastARefusal(t *testing.T) {
-	endToEnd(t)
 	var aEntered atomic.Int64
-	a := server.New(server.WithLogger(zaptest.NewLogger(t).Named("A")))
-	if err := a.Handle(servant, "Echo", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+	_, aAddr := startEcho(t, "A", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
 		if string(req) != "hold" {
 			aEntered.Add(1)
 		}
 		time.Sleep(100 * time.Millisecond)
 		return append(rsp, req...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	aAddr, err := a.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopServer(t, "A", a) })
+	})
 
 	release := make(chan struct{})
 	var once sync.Once
 	rel := func() { once.Do(func() { close(release) }) }
 	entered := make(chan struct{}, 16)
-	b := server.New(server.WithLogger(zaptest.NewLogger(t).Named("B")), server.WithWorkers(1), server.WithQueueCap(1))
-	if err := b.Handle(servant, "Echo", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+	b, bAddr := startEcho(t, "B", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
 		entered <- struct{}{}
 		<-release
 		return append(rsp, req...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	bAddr, err := b.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rel(); _ = stopServer(t, "B", b) })
+	}, server.WithWorkers(1), server.WithQueueCap(1))
+	t.Cleanup(rel)
 
 	comm := newComm(t, func(c *conf.Config) {
 		c.SyncInvokeTimeout = live
@@ -71,7 +53,7 @@ func TestBackupWaitsPastARefusal(t *testing.T) {
 	})
 	ctx := testCtx(t)
 	var filler servantproxy.ServantProxy
-	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(bAddr.String()), &filler); err != nil {
+	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(bAddr), &filler); err != nil {
 		t.Fatal(err)
 	}
 	var held sync.WaitGroup
@@ -95,7 +77,7 @@ func TestBackupWaitsPastARefusal(t *testing.T) {
 	}
 
 	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(aAddr.String())+":"+tcpEndpoint(bAddr.String()), &sp); err != nil {
+	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(aAddr)+":"+tcpEndpoint(bAddr), &sp); err != nil {
 		t.Fatal(err)
 	}
 	lost := 0

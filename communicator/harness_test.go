@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
+
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/internal/closetest"
@@ -44,6 +46,24 @@ func stopServer(t testing.TB, what string, s *server.Server) error {
 		defer cancel()
 		return s.Stop(ctx)
 	})
+}
+
+// startEcho starts a tarscomm server on loopback named name (its logger's name) with opts,
+// serving the test servant's function "Echo" with h, and returns its address; t.Cleanup stops
+// it (after the cleanups registered later: release what h waits for in one of those).
+func startEcho(t *testing.T, name string, h server.HandlerFunc, opts ...server.Option) (*server.Server, string) {
+	t.Helper()
+	endToEnd(t)
+	s := server.New(append([]server.Option{server.WithLogger(zaptest.NewLogger(t).Named(name))}, opts...)...)
+	if err := s.Handle(servant, "Echo", h); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stopServer(t, name, s) })
+	return s, addr.String()
 }
 
 // allStacks returns the stacks of every goroutine.

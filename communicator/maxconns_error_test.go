@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
@@ -21,24 +19,15 @@ import (
 // the endpoint speaks TLS, declare it ssl, not tcp"), wrong here, and sent the user to change tcp
 // to ssl (found by a review of backpressure).
 func TestMaxConnsCloseNamesTheLimit(t *testing.T) {
-	endToEnd(t)
-	srv := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server")), server.WithMaxConns(1))
-	if err := srv.Handle(servant, "Echo", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+	srv, addr := startEcho(t, "server", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
 		return append(rsp, req...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopServer(t, "server", srv) })
+	}, server.WithMaxConns(1))
 	comm := newComm(t, func(c *conf.Config) {
 		c.SyncInvokeTimeout = live
 		c.Servants = map[string]conf.Servant{servant: {Connections: 2}}
 	})
 	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(addr.String()), &sp); err != nil {
+	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(addr), &sp); err != nil {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)

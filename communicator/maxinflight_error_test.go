@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
@@ -22,31 +20,23 @@ import (
 // server's own -9 overload (which matches ErrOverload too), nor find the key to look at (found
 // by a review of backpressure).
 func TestMaxInflightErrorSaysWhichLimit(t *testing.T) {
-	endToEnd(t)
 	release := make(chan struct{})
 	var once sync.Once
 	rel := func() { once.Do(func() { close(release) }) }
 	entered := make(chan struct{}, 4)
-	srv := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server")))
-	if err := srv.Handle(servant, "Echo", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+	_, addr := startEcho(t, "server", func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
 		entered <- struct{}{}
 		<-release
 		return append(rsp, req...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rel(); _ = stopServer(t, "server", srv) })
+	})
+	t.Cleanup(rel)
 
 	comm := newComm(t, func(c *conf.Config) {
 		c.SyncInvokeTimeout = live
 		c.Servants = map[string]conf.Servant{servant: {MaxInflight: 1}}
 	})
 	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(addr.String()), &sp); err != nil {
+	if err := comm.StringToProxy(servant+"@"+tcpEndpoint(addr), &sp); err != nil {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
@@ -60,7 +50,7 @@ func TestMaxInflightErrorSaysWhichLimit(t *testing.T) {
 	case <-time.After(live):
 		t.Fatal("the held call never reached its handler")
 	}
-	_, err = sp.InvokeRaw(ctx, "Echo", []byte("x"))
+	_, err := sp.InvokeRaw(ctx, "Echo", []byte("x"))
 	rel()
 	if herr := <-held; herr != nil {
 		t.Errorf("held call: %v", herr)
