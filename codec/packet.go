@@ -102,7 +102,9 @@ type ResponsePacket struct {
 }
 
 // Encode writes p: tags 1 to 7 always, as TarsGo's reader requires them;
-// ResultDesc and Context only when non-empty, as TarsGo does.
+// Context only when non-empty, as TarsGo does; ResultDesc when non-empty or
+// when Ret is not RetOK, even empty: TarsJava's client (v1.7.2 to v1.7.4)
+// requires it in every error reply, and TarsJava's servers always write it.
 func (p *ResponsePacket) Encode(e *Encoder) {
 	b := p.appendHead(grow(e.Buf, 32+len(p.Buffer)+len(p.ResultDesc)))
 	e.Buf = p.appendTail(append(b, p.Buffer...))
@@ -121,7 +123,7 @@ func (p *ResponsePacket) appendHead(b []byte) []byte {
 // appendTail appends tags 7 to 9, which follow Buffer's bytes.
 func (p *ResponsePacket) appendTail(b []byte) []byte {
 	b = appendStringMap(b, 7, p.Status)
-	if p.ResultDesc != "" {
+	if p.ResultDesc != "" || p.Ret != RetOK {
 		b = appendString(b, 8, p.ResultDesc)
 	}
 	if len(p.Context) > 0 {

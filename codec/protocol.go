@@ -13,6 +13,10 @@ const (
 const (
 	// VersionTars is the plain TARS protocol.
 	VersionTars int16 = 1
+	// VersionTupComplex is TUP's older form (TarsJava's VERSION2, TarsNode's
+	// "tup-complex"): a UniAttribute whose values carry their type names.
+	// Answered as VersionTup is.
+	VersionTupComplex int16 = 2
 	// VersionTup is TUP: the body is a UniAttribute. TarsGo servers answer a
 	// TUP request with a RequestPacket-shaped reply.
 	VersionTup int16 = 3

@@ -506,7 +506,7 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 // one-way, which TarsGo's client drops in silence (TarsCpp's drops a reply for an id it does not
 // track, with an error line); none goes for id 0, a push's id, or a TUP request.
 func appendOnewayRefusal(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket) []byte {
-	if req.RequestID == codec.PushRequestID || req.Version == codec.VersionTup {
+	if req.RequestID == codec.PushRequestID || tup(req.Version) {
 		return b
 	}
 	fillResponse(rp, req, codec.RetOverload, stoppingDesc, nil, nil)

@@ -43,9 +43,11 @@
 // need WithWorkers (goexit.go).
 // One-way requests (codec.PacketOneway) run their handler but get no reply. A reply whose frame
 // would exceed WithMaxPacketSize is answered RetServerEncode -2 instead, saying so. Requests are
-// served in TARS's version 1 only (protobuf services use it too): one of TUP (3), XML (4), JSON
-// (5) or another version is answered RetServerDecode -1 naming it, without a handler running (a
-// TUP one with a TUP-shaped reply, its code in status STATUS_RESULT_CODE, as TarsCpp answers).
+// served in TARS's version 1 only (protobuf services use it too): one of TUP (3, or 2, TarsJava's
+// and TarsNode's older form), XML (4), JSON (5) or another version is answered RetServerDecode -1
+// naming it, without a handler running (a TUP one with a TUP-shaped reply, its code in status
+// STATUS_RESULT_CODE, as TarsCpp answers). An error reply always carries sResultDesc (tag 8),
+// empty if the handler's error gave none: TarsJava's client requires it.
 //
 // A connection whose client shuts down its writing side (a half-close) is closed as soon as the
 // loop reads the end of its stream: gnet knows no half-closed connection. Replies still being

@@ -850,7 +850,7 @@ func (l *loop) fillCurrent(cur *Current, req *codec.RequestPacket, remote net.Ad
 // reference to the body or the maps). A TUP request's refusal is a TUP reply (tupRefusal).
 func appendReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, ret int32, desc string,
 	body []byte, cur *Current) []byte {
-	if req.Version == codec.VersionTup {
+	if tup(req.Version) {
 		return tupRefusal(b, req, ret, desc)
 	}
 	fillResponse(rp, req, ret, desc, body, cur)
@@ -859,14 +859,19 @@ func appendReply(b []byte, rp *codec.ResponsePacket, req *codec.RequestPacket, r
 	return b
 }
 
+// tup reports whether iVersion v is TUP's, in either form: TUP requests get TUP-shaped replies.
+// TarsJava's and TarsNode's servers answer version 2 as they answer 3, and TarsNode's client
+// reads the replies of both as requests.
+func tup(v int16) bool { return v == codec.VersionTup || v == codec.VersionTupComplex }
+
 // unserved is the description of the refusal of a request of iVersion v: the server reads TARS
-// requests (iVersion 1, protobuf services' too) only. TUP (3), XML (4) and JSON (5) requests,
+// requests (iVersion 1, protobuf services' too) only. TUP (2, 3), XML (4) and JSON (5) requests,
 // which TarsCpp and TarsGo servers also serve, are answered codec.RetServerDecode with it
 // before any handler runs: a handler would read their bodies as TARS fields.
 func unserved(v int16) string {
 	name := ""
 	switch v {
-	case codec.VersionTup:
+	case codec.VersionTup, codec.VersionTupComplex:
 		name = " (TUP)"
 	case codec.VersionXML:
 		name = " (XML)"
