@@ -23,6 +23,7 @@ import (
 	"github.com/tarscomm/tarscomm/interop/echopb"
 	"github.com/tarscomm/tarscomm/interop/internal/job"
 	"github.com/tarscomm/tarscomm/interop/internal/tarsidl"
+	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/server"
 )
 
@@ -392,6 +393,24 @@ func (e *echoServer) recorded(tag string) []int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]int64(nil), e.notes[tag]...)
+}
+
+// checkSum calls sum(nums, label) on sp and checks the reply: len(nums), their total (a long
+// out parameter) and label.
+func checkSum(t *testing.T, ctx context.Context, sp *servantproxy.ServantProxy, nums []int32, label string) {
+	t.Helper()
+	var want int64
+	for _, n := range nums {
+		want += int64(n)
+	}
+	body, err := sp.InvokeRaw(ctx, tarsidl.FuncSum, tarsidl.EncodeSum(nums, label))
+	if err != nil {
+		t.Fatalf("sum: %v", err)
+	}
+	ret, total, echoed, err := tarsidl.DecodeSumReply(body)
+	if err != nil || int(ret) != len(nums) || total != want || echoed != label {
+		t.Errorf("sum: ret %d, total %d, label %q, err %v; want %d, %d, %q", ret, total, echoed, err, len(nums), want, label)
+	}
 }
 
 // eventually polls cond every 10ms until it holds or 5s pass.

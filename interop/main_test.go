@@ -29,6 +29,7 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	tarsNode.dir = filepath.Join(dir, "tarsnode") // installed by the first TarsNode test
 	bins.server = filepath.Join(dir, "tarsgo-server")
 	bins.client = filepath.Join(dir, "tarsgo-client")
 	for _, b := range []struct{ out, pkg string }{

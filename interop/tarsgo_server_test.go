@@ -462,14 +462,7 @@ func TestTarsGoServerTarsIDL(t *testing.T) {
 			t.Errorf("echo of %d bytes: ret %d, %d bytes back, err %v", n, ret, len(out), err)
 		}
 	}
-	body, err := sp.InvokeRaw(ctx, tarsidl.FuncSum, tarsidl.EncodeSum([]int32{1, -2, 1 << 30, 1 << 30, 7}, "label"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ret, total, label, err := tarsidl.DecodeSumReply(body)
-	if err != nil || ret != 5 || total != 2<<30+6 || label != "label" {
-		t.Errorf("sum: ret %d, total %d, label %q, err %v; want 5, %d, \"label\"", ret, total, label, err, int64(2<<30+6))
-	}
+	checkSum(t, ctx, sp, []int32{1, -2, 1 << 30, 1 << 30, 7}, "label")
 	done := make(chan error, 1)
 	data := job.Payload(1000, 5)
 	if err := sp.AsyncInvokeRaw(ctx, tarsidl.FuncEcho, tarsidl.EncodeEcho(data), func(body []byte, err error) {
@@ -491,7 +484,7 @@ func TestTarsGoServerTarsIDL(t *testing.T) {
 	// deadline TarsGo derives from iTimeout) ended first. The reply arrives about when our
 	// deadline passes: the call ends with it or with ErrTimeout, at about 200ms.
 	start := time.Now()
-	body, err = sp.InvokeRaw(ctx, tarsidl.FuncSleep, tarsidl.EncodeSleep(3000), servantproxy.WithTimeout(200*time.Millisecond))
+	body, err := sp.InvokeRaw(ctx, tarsidl.FuncSleep, tarsidl.EncodeSleep(3000), servantproxy.WithTimeout(200*time.Millisecond))
 	if elapsed := time.Since(start); elapsed > time.Second {
 		t.Errorf("sleep(3000) with a 200ms timeout took %v", elapsed)
 	}
