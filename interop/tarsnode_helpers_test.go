@@ -163,26 +163,99 @@ type nodeResult struct {
 // runNodeClient runs client.js against proxy with steps and returns a result per step.
 func runNodeClient(t *testing.T, proxy string, steps ...nodeStep) []nodeResult {
 	t.Helper()
+	c := startNodeClient(t, proxy, steps...)
+	res := make([]nodeResult, 0, len(steps))
+	for range steps {
+		res = append(res, c.next(t))
+	}
+	c.wait(t)
+	return res
+}
+
+// nodeClient is a running client.js.
+type nodeClient struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte // its standard output, a line at a time; closed at its end
+	stderr *lockedBuffer
+	cancel context.CancelFunc
+}
+
+// startNodeClient starts client.js against proxy with steps; t.Cleanup ends it.
+func startNodeClient(t *testing.T, proxy string, steps ...nodeStep) *nodeClient {
+	t.Helper()
 	dir := tarsNodeDir(t)
 	in, err := json.Marshal(steps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "--no-warnings", "client.js", proxy, string(in))
-	cmd.Dir = dir
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	c := &nodeClient{lines: make(chan []byte, len(steps)), stderr: new(lockedBuffer), cancel: cancel}
+	c.cmd = exec.CommandContext(ctx, "node", "--no-warnings", "client.js", proxy, string(in))
+	c.cmd.Dir = dir
+	c.cmd.Stderr = c.stderr
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := c.cmd.StdoutPipe()
 	if err != nil {
-		t.Fatalf("client.js: %v\n%s", err, stderr.String())
+		t.Fatal(err)
 	}
-	var res []nodeResult
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(steps) {
-		t.Fatalf("client.js printed %q (%v), want %d results\n%s", out, err, len(steps), stderr.String())
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	return res
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			c.lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = c.stdin.Close()
+	})
+	return c
+}
+
+// next returns the result of the next step.
+func (c *nodeClient) next(t *testing.T) nodeResult {
+	t.Helper()
+	var line []byte
+	var ok bool
+	select {
+	case line, ok = <-c.lines:
+	case <-time.After(60 * time.Second):
+	}
+	if !ok {
+		err := c.cmd.Wait()
+		t.Fatalf("client.js ended (%v) before the results of all its steps\n%s", err, c.stderr.String())
+	}
+	var r nodeResult
+	if err := json.Unmarshal(line, &r); err != nil {
+		t.Fatalf("client.js printed %q: %v\n%s", line, err, c.stderr.String())
+	}
+	return r
+}
+
+// resume answers a wait step.
+func (c *nodeClient) resume(t *testing.T) {
+	t.Helper()
+	if _, err := io.WriteString(c.stdin, "\n"); err != nil {
+		t.Fatalf("client.js: %v\n%s", err, c.stderr.String())
+	}
+}
+
+// wait waits for client.js to end, which must be a success.
+func (c *nodeClient) wait(t *testing.T) {
+	t.Helper()
+	for line := range c.lines {
+		t.Errorf("client.js printed more than its steps' results: %q", line)
+	}
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("client.js: %v\n%s", err, c.stderr.String())
+	}
 }
 
 // called fails the test unless r is a call that returned ret.

@@ -228,3 +228,31 @@ func TestTarsNodeClient(t *testing.T) {
 		t.Errorf("Note ran %d times as one-way, want 1 (TarsNode's packetType 1)", oneways)
 	}
 }
+
+// TestTarsNodeTupClientThroughStop: TarsNode's client in TUP mode keeps its connection to
+// tarscomm's server while the server stops, then calls again: its process goes on, and the
+// call after the Stop fails as a call to a server gone. Before, Stop's notice (a TARS reply, for
+// request id -1) went on the TUP connection too: TarsNode's client reads every packet of a TUP
+// connection as a TUP reply, threw on it in its socket's handler, and the Node.js process ended
+// (found by a review of TarsNode's wire).
+func TestTarsNodeTupClientThroughStop(t *testing.T) {
+	s := startTarscommServer(t, "tupstop")
+	c := startNodeClient(t, s.tarsProxy(),
+		nodeStep{"op": "tup", "version": 3},
+		nodeStep{"op": "wait"},
+		nodeStep{"op": "tup", "version": 3, "timeout": 500},
+	)
+	refused(t, "TUP version 3", c.next(t), codec.RetServerDecode)
+	if r := c.next(t); r.Op != "wait" {
+		t.Fatalf("client.js: %+v, want the wait", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.srv.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	c.resume(t)
+	// TarsNode fails a call to a server gone at its timeout.
+	refused(t, "a TUP call to the stopped server", c.next(t), -13001)
+	c.wait(t)
+}

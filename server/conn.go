@@ -42,6 +42,7 @@ type conn struct {
 	hs     *tlsconn.ServerHandshake // a WithTLS server's connection until its handshake is over
 	tlsc   *tlsconn.LoopConn        // then: what reads and writes it (c is it too); nil for TCP
 	authed bool                     // the connection may be served: authenticated, or WithAuth is off
+	form   form                     // what the requests read on it so far were (noticeStopping)
 	big    *bigwrite.Writer         // a writer goroutine finishes a large reply: write nothing else
 	held   []replies                // replies waiting, in order, for big to finish
 	gone   atomic.Bool              // OnClose ran: pushes fail (push.go)
@@ -357,6 +358,7 @@ func (l *loop) serve(cs *conn, frame []byte, owned bool) bool {
 		*req = codec.RequestPacket{} // its body is a view of frame: an idle loop must not keep it
 		return false
 	}
+	cs.form.read(req.Version)
 	oneway := req.PacketType == codec.PacketOneway
 	h, ret, desc := s.route(req, servantName, fn, &l.routes)
 	stopped := h != nil && s.stopping.Load()
@@ -442,6 +444,9 @@ func (l *loop) dispatch(cs *conn, remote net.Addr, frame []byte, owned bool) boo
 		putJob(j)
 		s.log.Debug("undecodable request", zap.Error(err), zap.Stringer("remote", remote))
 		return false
+	}
+	if cs != nil {
+		cs.form.read(req.Version)
 	}
 	h, ret, desc := s.route(req, servantName, fn, &l.routes)
 	if !owned {

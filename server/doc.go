@@ -142,9 +142,10 @@
 // # Stopping
 //
 // Stop closes the listener (a stream server's: a client dialling it is refused; a datagram
-// server's socket stays open until the end), sends a notice on every connection (a one-way -9
-// with codec.StoppingDesc for request id -1: a tarscomm client takes the endpoint out of
-// rotation, TarsGo's and TarsCpp's drop it) and refuses new requests, tars_ping included
+// server's socket stays open until the end), sends a notice on every connection whose requests
+// were all TARS's (a one-way -9 with codec.StoppingDesc for request id -1: a tarscomm client
+// takes the endpoint out of rotation, TarsGo's and TarsCpp's drop it; none on a connection that
+// spoke TUP, or has sent nothing, as TarsNode's TUP client could not read it) and refuses new requests, tars_ping included
 // (answered with RetOverload -9 and codec.StoppingDesc, "server is stopping": they did not run,
 // and a tarscomm client sends them to another endpoint), waits for the handlers in flight and
 // the writing of their replies, closes the connections, and waits for every goroutine it

@@ -96,15 +96,15 @@ func (p *Pusher) RemoteAddr() net.Addr {
 	return p.cs.remote
 }
 
-// stoppingNotice is the packet Stop sends on every connection as it begins: a one-way reply
-// with -9 and codec.StoppingDesc for request id -1, an id no client has given a request yet (they
-// count up from 1). A tarscomm client takes the endpoint out of rotation on it, as on any
-// refusal by a stopping server, so that even a connection on which it sends nothing meanwhile (a
-// net thread with no call for it, an idle one the server closes at the end) does not dial a
-// server gone. TarsGo's client drops a one-way reply in silence; TarsCpp's drops a reply for an id
-// it does not track, with an error line. It is not a push: request id 0 would make a TarsCpp
-// client without a push callback close the connection, failing the calls the stopping server is
-// about to answer.
+// stoppingNotice is the packet Stop sends as it begins on every connection that has read TARS
+// requests only (noticeStopping): a one-way reply with -9 and codec.StoppingDesc for request id
+// -1, an id no client has given a request yet (they count up from 1). A tarscomm client takes
+// the endpoint out of rotation on it, as on any refusal by a stopping server, so that even a
+// connection on which it sends nothing meanwhile (a net thread with no call for it, an idle one
+// the server closes at the end) does not dial a server gone. TarsGo's client drops a one-way
+// reply in silence; TarsCpp's drops a reply for an id it does not track, with an error line. It
+// is not a push: request id 0 would make a TarsCpp client without a push callback close the
+// connection, failing the calls the stopping server is about to answer.
 var stoppingNotice = codec.AppendResponse(nil, &codec.ResponsePacket{
 	Version:    codec.VersionTars,
 	PacketType: codec.PacketOneway,
@@ -135,10 +135,34 @@ func (s *Server) noticeStopping() {
 	}
 }
 
-// noticeStopping queues stoppingNotice on l's connections. Loop goroutine only.
+// form is what the requests read on a connection so far were: none yet, all TARS's (version 1),
+// or at least one of another version (TUP, JSON, ...).
+type form uint8
+
+const (
+	formNone form = iota
+	formTars
+	formOther
+)
+
+// read notes a request of iVersion v.
+func (f *form) read(v int16) {
+	switch {
+	case v != codec.VersionTars:
+		*f = formOther
+	case *f == formNone:
+		*f = formTars
+	}
+}
+
+// noticeStopping queues stoppingNotice on l's connections whose requests so far were all TARS's
+// (version 1). The notice is a TARS reply: a client in TUP mode reads every packet of its
+// connection as a TUP reply, which TarsNode's does in the socket's handler, so that a packet it
+// cannot read throws there and ends the Node.js process; and a connection that has sent no
+// request has not said which it reads. Loop goroutine only.
 func (l *loop) noticeStopping() {
 	for _, cs := range l.conns {
-		if cs.c == nil || cs.hs != nil || !cs.authed {
+		if cs.c == nil || cs.hs != nil || !cs.authed || cs.form != formTars {
 			continue
 		}
 		cs.mu.Lock()

@@ -117,15 +117,7 @@ func TestStopRunsQueuedJobs(t *testing.T) {
 	c.write(frames)
 	h.waitStarted(t) // one runs, three wait in the queue
 	eventually(t, "four requests handed to the worker queue", func() bool { return s.inflight.Load() == 4 })
-	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		stopped <- s.Stop(ctx)
-	}()
-	for !s.stopping.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	stopped := beginStop(t, s)
 	c.write(codec.AppendRequest(nil, request(5, pbServant, "Held", []byte("late"))))
 	if rsp := c.recv(); rsp.RequestID != 5 || rsp.Ret != codec.RetOverload {
 		t.Fatalf("request after Stop began: id %d ret %d, want 5 refused %d", rsp.RequestID, rsp.Ret, codec.RetOverload)
@@ -141,6 +133,30 @@ func TestStopRunsQueuedJobs(t *testing.T) {
 		t.Fatalf("Stop: %v", err)
 	}
 	c.expectClosed()
+}
+
+// beginStop runs s.Stop (bounded by testTimeout) on a goroutine and returns once Stop has
+// begun; Stop's result comes on the channel.
+func beginStop(t *testing.T, s *Server) <-chan error {
+	t.Helper()
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		stopped <- s.Stop(ctx)
+	}()
+	eventually(t, "Stop began", func() bool { return s.stopping.Load() })
+	return stopped
+}
+
+// holdFirst sends request 1 (Held, body "a", a 60 s timeout: held past whatever the test does
+// meanwhile) on c and returns once h holds it.
+func holdFirst(t *testing.T, h *blocker, c *client) {
+	t.Helper()
+	held := request(1, pbServant, "Held", []byte("a"))
+	held.Timeout = 60_000
+	c.write(codec.AppendRequest(nil, held))
+	h.waitStarted(t)
 }
 
 // heldServer starts a worker server (one worker, one loop) whose Held handler blocks until h is

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"testing"
-	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
 )
@@ -67,15 +66,7 @@ func TestUDPWorkersStopDrains(t *testing.T) {
 	defer uc.Close()
 	sendDatagram(t, uc, codec.AppendRequest(nil, request(1, pbServant, "Block", []byte("a"))))
 	b.waitStarted(t)
-	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		stopped <- s.Stop(ctx)
-	}()
-	for !s.stopping.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	stopped := beginStop(t, s)
 	sendDatagram(t, uc, codec.AppendRequest(nil, request(2, pbServant, "Echo", []byte("b"))))
 	r, err := recvDatagram(uc, testTimeout)
 	if err != nil || r.RequestID != 2 || r.Ret != codec.RetOverload {

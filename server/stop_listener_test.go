@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net"
 	"syscall"
@@ -19,17 +18,8 @@ import (
 // on it lost them with a connection error instead of sending them elsewhere.
 func TestStopRefusesDials(t *testing.T) {
 	s, h, c, addr := heldServer(t)
-	held := request(1, pbServant, "Held", []byte("a"))
-	held.Timeout = 60_000 // held past the dials below, whatever they take
-	c.write(codec.AppendRequest(nil, held))
-	h.waitStarted(t)
-	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		stopped <- s.Stop(ctx)
-	}()
-	eventually(t, "Stop began", func() bool { return s.stopping.Load() })
+	holdFirst(t, h, c) // held past the dials below, whatever they take
+	stopped := beginStop(t, s)
 	// The listener closes right after stopping is set: a dial may still be accepted meanwhile.
 	var derr error
 	for deadline := time.Now().Add(5 * time.Second); derr == nil; time.Sleep(5 * time.Millisecond) {

@@ -9,12 +9,17 @@
 //                                         any function with the body H (hex); one-way if B
 //   {"op": "parallel", "n": N, "size": S} N echoes of S bytes at once
 //   {"op": "timeout", "ms": N}            the proxy's timeout for the next steps
-//   {"op": "tup", "version": 2|3}         echo as a TUP request (UniAttribute "req") of that
-//                                         version, from a proxy of its own in TUP mode
+//   {"op": "tup", "version": 2|3, "timeout": ms}
+//                                         echo as a TUP request (UniAttribute "req") of that
+//                                         version, from the TUP-mode proxy of that version (one
+//                                         per version, made on first use, its connection kept),
+//                                         with timeout (10 s if 0)
+//   {"op": "wait"}                        reads a line from standard input before going on
 //
-// It prints one JSON array, a result per step: {op, ret, ok, size, total, echoed, hex, code,
-// message, n, failed}. A failed call gives code and message (TarsNode's error: a negative
-// TarsError code of the client, or the server's iRet and sResultDesc).
+// It prints a line of JSON per step as the step ends (before a wait reads): {op, ret, ok, size,
+// total, echoed, hex, code, message, n, failed}. A failed call gives code and message
+// (TarsNode's error: a negative TarsError code of the client, or the server's iRet and
+// sResultDesc).
 "use strict";
 
 var Tars = require("@tars/rpc");
@@ -90,9 +95,13 @@ var run = {
         return Promise.resolve({});
     },
     tup: function (s) {
-        var tupPrx = Tars.Communicator.New().stringToProxy(EchoTars.Proxy, process.argv[2]);
-        tupPrx._worker.version = s.version; // read replies as TUP packets
-        tupPrx.setTimeout(10000);
+        var tupPrx = tupProxies[s.version];
+        if (!tupPrx) {
+            tupPrx = Tars.Communicator.New().stringToProxy(EchoTars.Proxy, process.argv[2]);
+            tupPrx._worker.version = s.version; // read replies as TUP packets
+            tupProxies[s.version] = tupPrx;
+        }
+        tupPrx.setTimeout(s.timeout || 10000);
         var attr = new TarsStream.UniAttribute();
         attr.tupVersion = s.version;
         attr.writeBytes("req", payload(8));
@@ -104,19 +113,58 @@ var run = {
     }
 };
 
-var results = [];
+var tupProxies = {};
+
+// lines hands out the lines of standard input, to the waits in turn.
+var lines = (function () {
+    var buf = "", waiting = [], ready = [];
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", function (d) {
+        buf += d;
+        var i;
+        while ((i = buf.indexOf("\n")) >= 0) {
+            buf = buf.slice(i + 1);
+            if (waiting.length > 0) {
+                waiting.shift()();
+            } else {
+                ready.push(true);
+            }
+        }
+    });
+    return function () {
+        return new Promise(function (resolve) {
+            if (ready.length > 0) {
+                ready.shift();
+                resolve();
+            } else {
+                waiting.push(resolve);
+            }
+        });
+    };
+})();
+process.stdin.pause();
+
+function print(r) {
+    return new Promise(function (resolve) {
+        process.stdout.write(JSON.stringify(r) + "\n", resolve);
+    });
+}
+
 steps.reduce(function (p, s) {
     return p.then(function () {
+        if (s.op === "wait") {
+            return print({ op: "wait" }).then(function () {
+                process.stdin.resume();
+                return lines();
+            });
+        }
         var f = run[s.op];
         if (!f) {
-            return { code: "bad step", message: JSON.stringify(s) };
+            return print({ op: s.op, code: "bad step", message: JSON.stringify(s) });
         }
-        return Promise.resolve(f(s));
-    }).then(function (r) {
-        results.push(withOp(s.op, r));
+        return Promise.resolve(f(s)).then(function (r) { return print(withOp(s.op, r)); });
     });
 }, Promise.resolve()).then(function () {
-    process.stdout.write(JSON.stringify(results) + "\n");
     process.exit(0);
 }, function (e) {
     process.stderr.write("client.js: " + (e && e.stack || e) + "\n");
