@@ -23,6 +23,17 @@ import (
 
 const tarsnodeTarsObj = "Interop.NodeServer.EchoTarsObj"
 
+// echoReply is echo's reply as a generated result type decodes it.
+type echoReply struct {
+	ret int32
+	rsp []byte
+}
+
+func (r *echoReply) UnmarshalTars(b []byte) (err error) {
+	r.ret, r.rsp, err = tarsidl.DecodeEchoReply(b)
+	return err
+}
+
 // nodeServerProxy starts TarsNode's server over proto and returns a proxy of its EchoTars.
 func nodeServerProxy(t *testing.T, proto string) *servantproxy.ServantProxy {
 	t.Helper()
@@ -122,6 +133,15 @@ func TestTarsNodeServer(t *testing.T) {
 		if se := serverError(t, "fail", err); se.Code != code || se.Desc != "failed on purpose" {
 			t.Errorf("sendErrorResponse(%d): code %d %q, want %d \"failed on purpose\"", code, se.Code, se.Desc, code)
 		}
+	}
+
+	// A servant's exception with a code that is not a number: TarsNode answers iRet 0 (NaN
+	// written as an int), an empty body and the text in sResultDesc. Like TarsCpp's client,
+	// tarscomm reads iRet, so the call fails only when the body does not decode: the error then
+	// carries the text.
+	err = sp.InvokeTars(ctx, "throw", nil, new(echoReply))
+	if !errors.Is(err, servantproxy.ErrDecode) || !strings.Contains(err.Error(), "BindAdapter Exception:not implemented") {
+		t.Errorf("a servant's exception: %v, want ErrDecode with TarsNode's text", err)
 	}
 
 	// TarsNode's server does not end a call at iTimeout: the reply comes 1 s late and is dropped.

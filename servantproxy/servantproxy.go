@@ -833,10 +833,16 @@ func result(c *call.Call, rsp any) (err error) {
 	return nil
 }
 
-// decodeError is the error of call c whose reply body did not decode into rsp.
+// decodeError is the error of call c whose reply body did not decode into rsp. A reply with
+// return code 0 and a description says it too: TarsNode's server answers a servant's exception
+// whose code is not a number with iRet 0 (NaN written as an int), an empty body and the
+// exception's text in sResultDesc, and the text is what tells the caller what happened.
 func decodeError(c *call.Call, rsp any, err error) error {
-	return &call.CallError{Servant: c.Servant, Func: c.Func, Endpoint: c.Addr, Elapsed: time.Duration(call.Now() - c.Start),
-		Err: fmt.Errorf("%w into %T: %w", call.ErrDecode, rsp, err)}
+	err = fmt.Errorf("%w into %T: %w", call.ErrDecode, rsp, err)
+	if c.Desc != "" {
+		err = fmt.Errorf("%w (the reply, return code 0, said %q)", err, c.Desc)
+	}
+	return &call.CallError{Servant: c.Servant, Func: c.Func, Endpoint: c.Addr, Elapsed: time.Duration(call.Now() - c.Start), Err: err}
 }
 
 func isServerError(err error) bool {

@@ -9,8 +9,9 @@
 //       };
 //   };
 //
-// and one function of the JS servant only, for error replies: fail(int code, string desc)
-// answers with sendErrorResponse(code, desc), as a TarsNode servant that refuses a call does.
+// and two functions of the JS servant only, for error replies: fail(int code, string desc)
+// answers with sendErrorResponse(code, desc), as a TarsNode servant that refuses a call does;
+// throw throws an error whose code is a string.
 "use strict";
 
 var TarsStream = require("@tars/stream");
@@ -72,6 +73,13 @@ EchoTars.Imp.prototype.onDispatch = function (current, func, buf) {
             reply(current, function (os) { os.writeInt32(0, 0); });
         }, ms);
         return TarsError.SUCCESS;
+    }
+    case "throw": {
+        // A servant that throws an error whose code is not a number, as assert.fail (what
+        // tars2node writes into a function not implemented yet) and Node's system errors do.
+        var e = new Error("not implemented");
+        e.code = "ERR_ASSERTION";
+        throw e;
     }
     case "fail": {
         is = new TarsStream.TarsInputStream(buf);
