@@ -2,7 +2,6 @@ package interop_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -29,19 +28,9 @@ func TestTimeoutDeliveryThroughTarscomm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Stop(ctx); err != nil {
-			t.Errorf("stop relay: %v", err)
-		}
-	})
+	port := serve(t, s, "127.0.0.1:0", "relay")
 
-	res := runTarsGoClient(t, job.Job{Proxy: relayObj + "@" + endpointString(addr.(*net.TCPAddr).Port), Op: job.OpInspect, TimeoutMs: 1500})
+	res := runTarsGoClient(t, job.Job{Proxy: relayObj + "@" + endpointString(port), Op: job.OpInspect, TimeoutMs: 1500})
 	c := res.Calls[0]
 	if c.Err != "" {
 		t.Fatalf("Inspect through the relay: %s", c.Err)

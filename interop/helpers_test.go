@@ -277,7 +277,15 @@ func startTarscommServer(t *testing.T, id string) *tarscommServer {
 	if err := tarsidl.Register(s, tarscommTarsObj); err != nil {
 		t.Fatal(err)
 	}
-	addr, err := s.Start("127.0.0.1:0")
+	port := serve(t, s, "127.0.0.1:0", "tarscomm server "+id)
+	return &tarscommServer{id: id, srv: s, port: port, echo: e}
+}
+
+// serve starts s on addr ("127.0.0.1:0", "udp://127.0.0.1:0") and returns its port; t.Cleanup
+// stops it within 10 s.
+func serve(t *testing.T, s *server.Server, addr, name string) int {
+	t.Helper()
+	a, err := s.Start(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,10 +293,17 @@ func startTarscommServer(t *testing.T, id string) *tarscommServer {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := s.Stop(ctx); err != nil {
-			t.Errorf("stop tarscomm server %s: %v", id, err)
+			t.Errorf("stop %s: %v", name, err)
 		}
 	})
-	return &tarscommServer{id: id, srv: s, port: addr.(*net.TCPAddr).Port, echo: e}
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.Port
+	case *net.UDPAddr:
+		return a.Port
+	}
+	t.Fatalf("%s listens on %v, not TCP or UDP", name, a)
+	return 0
 }
 
 // echoServer implements the generated echopb.EchoServer, with the semantics of TarsGo's

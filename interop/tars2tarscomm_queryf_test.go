@@ -247,18 +247,7 @@ func startQueryFServer(t *testing.T) (string, int) {
 	if err := queryf.RegisterQueryF(s, obj, queryImpl{}); err != nil {
 		t.Fatal(err)
 	}
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Stop(ctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
-	port := addr.(*net.TCPAddr).Port
+	port := serve(t, s, "127.0.0.1:0", "the QueryF server")
 	return obj + "@" + endpointString(port), port
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tarscomm/tarscomm/codec"
@@ -19,6 +20,7 @@ import (
 	"github.com/tarscomm/tarscomm/interop/internal/job"
 	"github.com/tarscomm/tarscomm/interop/internal/tarsidl"
 	"github.com/tarscomm/tarscomm/servantproxy"
+	"github.com/tarscomm/tarscomm/server"
 )
 
 const tarsnodeTarsObj = "Interop.NodeServer.EchoTarsObj"
@@ -275,4 +277,30 @@ func TestTarsNodeTupClientThroughStop(t *testing.T) {
 	// TarsNode fails a call to a server gone at its timeout.
 	refused(t, "a TUP call to the stopped server", c.next(t), -13001)
 	c.wait(t)
+}
+
+// TestTarsNodeClientUDP calls tarscomm's server over UDP with TarsNode's client: a request and
+// its reply a datagram each.
+func TestTarsNodeClientUDP(t *testing.T) {
+	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server-udp")))
+	if err := tarsidl.Register(s, tarscommTarsObj); err != nil {
+		t.Fatal(err)
+	}
+	port := serve(t, s, "udp://127.0.0.1:0", "the UDP server")
+	res := runNodeClient(t, fmt.Sprintf("%s@udp -h 127.0.0.1 -p %d -t 60000", tarscommTarsObj, port),
+		nodeStep{"op": "echo", "size": 0},
+		nodeStep{"op": "echo", "size": 1000},
+		nodeStep{"op": "echo", "size": 30000},
+		nodeStep{"op": "sum", "nums": []int32{3, 4}, "label": "udp"},
+		nodeStep{"op": "raw", "func": "nosuchfunc", "hex": ""},
+	)
+	for i, n := range []int{0, 1000, 30000} {
+		if called(t, fmt.Sprintf("echo of %d bytes over UDP", n), res[i], 0); !res[i].OK || res[i].Size != n {
+			t.Errorf("echo of %d bytes over UDP: %d bytes back, equal %v", n, res[i].Size, res[i].OK)
+		}
+	}
+	if called(t, "sum over UDP", res[3], 2); res[3].Total != 7 || res[3].Echoed != "udp" {
+		t.Errorf("sum over UDP: total %v, label %q; want 7, \"udp\"", res[3].Total, res[3].Echoed)
+	}
+	refused(t, "unknown function over UDP", res[4], codec.RetNoFunc)
 }

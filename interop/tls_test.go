@@ -56,18 +56,7 @@ func startTLSTarscommServer(t *testing.T, p *tlsPKI) int {
 	if err := echopb.RegisterEcho(s, tarscommPbObj, &echoServer{id: "tls", notes: make(map[string][]int64)}); err != nil {
 		t.Fatal(err)
 	}
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Stop(ctx); err != nil {
-			t.Errorf("stop TLS server: %v", err)
-		}
-	})
-	return addr.(*net.TCPAddr).Port
+	return serve(t, s, "127.0.0.1:0", "TLS server")
 }
 
 // runTLSTarsGoClient runs job j in a cmd/tarsgo-client process whose TarsGo configuration
