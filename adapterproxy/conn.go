@@ -16,6 +16,7 @@ import (
 	"github.com/tarscomm/tarscomm/endpoint"
 	"github.com/tarscomm/tarscomm/internal/bufpool"
 	"github.com/tarscomm/tarscomm/internal/call"
+	"github.com/tarscomm/tarscomm/internal/inbound"
 )
 
 // Reconnect backoff after failed dials: doubling from backoffMin up to backoffMax, with up to
@@ -276,6 +277,9 @@ func (a *AdapterProxy) OnTraffic(c gnet.Conn) gnet.Action {
 		if err == nil && frame != nil {
 			err = a.reply(frame, owned)
 		}
+		if a.oversized(err) {
+			continue
+		}
 		if err != nil {
 			a.warn("bad reply, closing connection", zap.Error(err))
 			_, _ = c.Discard(-1)
@@ -338,23 +342,7 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 		*r = codec.ResponsePacket{} // its body is a view of frame: keep none of it
 		return nil
 	}
-	a.loop.Wheel().Remove(c)
-	a.stats.Replies++
-	now := a.loop.Now()
-	if stopping {
-		a.stopRefused(now, !a.isPing(c))
-	} else {
-		a.health.ok(now)
-	}
-	a.replied(c, r.Ret)
-	if !a.proven {
-		a.proven = true
-		a.dialFails, a.retryAt = 0, 0
-		a.health.connected()
-	}
-	if a.isPing(c) {
-		a.ping = nil
-	}
+	now := a.answered(c, r.Ret, stopping)
 	switch {
 	case c.Deadline != 0 && now > c.Deadline:
 		// The reply came after the deadline (the sweep that would have expired the call had
@@ -392,6 +380,64 @@ func (a *AdapterProxy) reply(frame []byte, owned bool) error {
 	*r = codec.ResponsePacket{}
 	c.Complete(nil)
 	return nil
+}
+
+// answered does the bookkeeping of call c, taken from the pending calls, whose reply (return
+// code ret; from a stopping server if stopping) has come, and returns the loop's time.
+func (a *AdapterProxy) answered(c *call.Call, ret int32, stopping bool) int64 {
+	a.loop.Wheel().Remove(c)
+	a.stats.Replies++
+	now := a.loop.Now()
+	if stopping {
+		a.stopRefused(now, !a.isPing(c))
+	} else {
+		a.health.ok(now)
+	}
+	a.replied(c, ret)
+	if !a.proven {
+		a.proven = true
+		a.dialFails, a.retryAt = 0, 0
+		a.health.connected()
+	}
+	if a.isPing(c) {
+		a.ping = nil
+	}
+	return now
+}
+
+// oversized fails the call answered by a reply longer than max-packet-size, when err (from
+// Next) is an *inbound.Oversized whose head reads as a reply's: the Assembler skips the reply
+// unread, and the connection and its other calls go on (before, the connection was closed under
+// them, and the endpoint counted a failure). The call fails with ErrDecode, naming the sizes; the
+// server ran it. It reports whether err was handled so.
+func (a *AdapterProxy) oversized(err error) bool {
+	var ov *inbound.Oversized
+	if !errors.As(err, &ov) {
+		return false
+	}
+	r := &a.resp
+	*r = codec.ResponsePacket{}
+	if codec.DecodeResponseHead(ov.Head, r) != nil {
+		return false
+	}
+	id := r.RequestID
+	*r = codec.ResponsePacket{}
+	a.stats.BytesIn += uint64(ov.Length)
+	a.warn("reply exceeds max-packet-size, skipped", zap.Int("bytes", ov.Length), zap.Int("limit", ov.Max), zap.Int32("request_id", id))
+	c := a.calls.take(id)
+	if c == nil || id == codec.PushRequestID {
+		a.stats.Late++ // or a push: dropped
+		return true
+	}
+	now := a.answered(c, codec.RetOK, false) // the server answered; the limit is ours
+	if c.Deadline != 0 && now > c.Deadline {
+		a.stats.Late++
+		c.Complete(call.ErrTimeout)
+		return true
+	}
+	c.Complete(fmt.Errorf("%w: the reply of %d bytes from %s exceeds max-packet-size %d (%w)",
+		call.ErrDecode, ov.Length, a.addr, ov.Max, codec.ErrFrameTooLarge))
+	return true
 }
 
 // stopRefused records a refusal by a stopping server (codec.StoppingDesc): the endpoint leaves

@@ -99,6 +99,9 @@ func (d *drainer) OnTraffic(c gnet.Conn) gnet.Action {
 		if err == nil && frame != nil {
 			err = a.reply(frame, owned)
 		}
+		if a.oversized(err) {
+			continue
+		}
 		if err != nil {
 			a.warn("bad reply on a connection the server asked to leave, closing it", zap.Error(err))
 			_, _ = c.Discard(-1)

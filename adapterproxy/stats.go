@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -46,6 +47,8 @@ func Result(c *call.Call, err error) (stats.Result, int32) {
 		return stats.Closed, 0
 	case errors.Is(err, call.ErrRequestTooLarge), errors.Is(err, ErrDatagramTooLarge), errors.Is(err, errNoIDRoom):
 		return stats.Refused, 0
+	case errors.Is(err, call.ErrDecode): // a reply longer than max-packet-size (oversized)
+		return stats.ServerError, codec.RetClientDecode
 	}
 	return stats.Connection, 0
 }

@@ -145,3 +145,43 @@ func DecodeResponse(frame []byte, p *ResponsePacket) error {
 	d := Decoder{buf: body}
 	return p.Decode(&d)
 }
+
+// DecodeRequestHead decodes into p what head, the first bytes of a request frame too long to
+// read whole (header included), holds of its head: iVersion, cPacketType, iMessageType and
+// iRequestId (tags 1 to 4), which must be there, and sServantName and sFuncName (5 and 6) when
+// they are whole in head. A server answers the request from them without reading its body.
+func DecodeRequestHead(head []byte, p *RequestPacket) error {
+	d, err := headDecoder(head)
+	if err != nil {
+		return err
+	}
+	if err := p.decodeIDs(d); err != nil {
+		return err
+	}
+	if s, err := d.ReadString(5, false); err == nil {
+		p.ServantName = s
+		if f, err := d.ReadString(6, false); err == nil {
+			p.FuncName = f
+		}
+	}
+	return nil
+}
+
+// DecodeResponseHead decodes into p iVersion, cPacketType and iRequestId (tags 1 to 3), which
+// head, the first bytes of a response frame too long to read whole (header included), must
+// hold: a client fails the call it answers without reading its body.
+func DecodeResponseHead(head []byte, p *ResponsePacket) error {
+	d, err := headDecoder(head)
+	if err != nil {
+		return err
+	}
+	return p.decodeIDs(d)
+}
+
+// headDecoder reads the packet after the frame header in head, the first bytes of a frame.
+func headDecoder(head []byte) (*Decoder, error) {
+	if len(head) < HeaderLen {
+		return nil, fmt.Errorf("%w: %d bytes", ErrFrameTooSmall, len(head))
+	}
+	return &Decoder{buf: head[HeaderLen:]}, nil
+}

@@ -55,17 +55,8 @@ func (p *RequestPacket) appendTail(b []byte) []byte {
 // valid only as long as that input is. Empty maps decode as nil. On error
 // p's contents are unspecified.
 func (p *RequestPacket) Decode(d *Decoder) error {
-	var err error
-	if p.Version, err = d.ReadInt16(1, true); err != nil {
-		return err
-	}
-	if p.PacketType, err = d.ReadInt8(2, true); err != nil {
-		return err
-	}
-	if p.MessageType, err = d.ReadInt32(3, true); err != nil {
-		return err
-	}
-	if p.RequestID, err = d.ReadInt32(4, true); err != nil {
+	err := p.decodeIDs(d)
+	if err != nil {
 		return err
 	}
 	if p.ServantName, err = d.ReadString(5, true); err != nil {
@@ -142,14 +133,8 @@ func (p *ResponsePacket) appendTail(b []byte) []byte {
 // success reply with empty maps decodes without allocating. On error p's
 // contents are unspecified.
 func (p *ResponsePacket) Decode(d *Decoder) error {
-	var err error
-	if p.Version, err = d.ReadInt16(1, true); err != nil {
-		return err
-	}
-	if p.PacketType, err = d.ReadInt8(2, true); err != nil {
-		return err
-	}
-	if p.RequestID, err = d.ReadInt32(3, true); err != nil {
+	err := p.decodeIDs(d)
+	if err != nil {
 		return err
 	}
 	if p.MessageType, err = d.ReadInt32(4, true); err != nil {
@@ -168,5 +153,34 @@ func (p *ResponsePacket) Decode(d *Decoder) error {
 		return err
 	}
 	p.Context, err = d.ReadStringMap(9, false)
+	return err
+}
+
+// decodeIDs reads a request's iVersion, cPacketType, iMessageType and iRequestId (tags 1 to 4).
+func (p *RequestPacket) decodeIDs(d *Decoder) error {
+	var err error
+	if p.Version, err = d.ReadInt16(1, true); err != nil {
+		return err
+	}
+	if p.PacketType, err = d.ReadInt8(2, true); err != nil {
+		return err
+	}
+	if p.MessageType, err = d.ReadInt32(3, true); err != nil {
+		return err
+	}
+	p.RequestID, err = d.ReadInt32(4, true)
+	return err
+}
+
+// decodeIDs reads a response's iVersion, cPacketType and iRequestId (tags 1 to 3).
+func (p *ResponsePacket) decodeIDs(d *Decoder) error {
+	var err error
+	if p.Version, err = d.ReadInt16(1, true); err != nil {
+		return err
+	}
+	if p.PacketType, err = d.ReadInt8(2, true); err != nil {
+		return err
+	}
+	p.RequestID, err = d.ReadInt32(3, true)
 	return err
 }

@@ -42,7 +42,7 @@ var (
 	// not marshal): it was not sent.
 	ErrEncode = call.ErrEncode
 	// ErrDecode matches a call whose reply (return code 0) could not be decoded into its reply
-	// type: the server ran the call.
+	// type, or was larger than max-packet-size: the server ran the call.
 	ErrDecode = call.ErrDecode
 	// ErrDatagramTooLarge matches a call to a udp endpoint whose request is larger than one
 	// datagram carries (65507 bytes): it was not sent.

@@ -71,9 +71,11 @@ func TestBadInputCorruptReply(t *testing.T) {
 }
 
 // TestBadInputReplyAboveMaxPacketSize sets max-packet-size to 256 bytes and gets a reply larger
-// than that to a small request (a raw server pads the reply to "big"): the connection is closed
-// and the call fails promptly with ErrConnection; small calls work before and after. (A request
-// that large is refused before it is sent: TestOversizedRequestFailsAlone.)
+// than that to a small request (a raw server pads the reply to "big"): the call fails promptly
+// with ErrDecode naming the sizes, the reply is skipped, and small calls work before and after
+// on the same connection. (A request that large is refused before it is sent:
+// TestOversizedRequestFailsAlone; other calls in flight: TestOversizedReplySkipped.) Before, the
+// connection was closed and the call failed with ErrConnection.
 func TestBadInputReplyAboveMaxPacketSize(t *testing.T) {
 	raw := startRawServer(t, func(req *codec.RequestPacket, w net.Conn) bool {
 		var in hellopb.HelloRequest
@@ -94,12 +96,15 @@ func TestBadInputReplyAboveMaxPacketSize(t *testing.T) {
 	}
 	start := time.Now()
 	_, err := sayHello(ctx, sp, "big", 2)
-	if !errors.Is(err, communicator.ErrConnection) {
-		t.Fatalf("reply above max-packet-size: err = %v, want ErrConnection", err)
+	if !errors.Is(err, communicator.ErrDecode) || !strings.Contains(err.Error(), "exceeds max-packet-size 256") {
+		t.Fatalf("reply above max-packet-size: err = %v, want ErrDecode naming the limit", err)
 	}
 	within(t, "failing the call with a reply above max-packet-size", time.Since(start), badReplyLimit)
 	if _, err := sayHello(ctx, sp, "small", 3); err != nil {
 		t.Fatalf("call after the oversized reply: %v", err)
+	}
+	if n := raw.accepts.Load(); n != 1 {
+		t.Errorf("the raw server accepted %d connections, want 1: the oversized reply was skipped on it", n)
 	}
 }
 

@@ -518,7 +518,7 @@ func undocumented(err error, foreign bool) string {
 	}
 	for _, want := range []error{communicator.ErrTimeout, communicator.ErrConnection, communicator.ErrClosed,
 		communicator.ErrOverload, communicator.ErrQueueFull, communicator.ErrNoEndpoint,
-		communicator.ErrDatagramTooLarge} {
+		communicator.ErrDatagramTooLarge, communicator.ErrDecode /* a reply above max-packet-size */} {
 		if errors.Is(err, want) {
 			return ""
 		}

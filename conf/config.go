@@ -72,9 +72,9 @@ type Config struct {
 	// "sendqueuelimit".
 	QueueCap int `toml:"queue-cap"`
 
-	// MaxPacketSize is the largest response frame accepted, in bytes; a larger length prefix
-	// closes the connection. A call whose request frame is larger fails unsent
-	// (ErrRequestTooLarge). Default 10 MiB (TarsGo's MaxPackageLength), 64..1 GiB.
+	// MaxPacketSize is the largest response frame accepted, in bytes; a larger reply fails its
+	// call with ErrDecode and is skipped unread, the connection going on. A call whose request
+	// frame is larger fails unsent (ErrRequestTooLarge). Default 10 MiB (TarsGo's MaxPackageLength), 64..1 GiB.
 	MaxPacketSize int `toml:"max-packet-size"`
 
 	// SendBufferLimit bounds the bytes one connection may hold unsent while its server does not

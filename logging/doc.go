@@ -42,8 +42,9 @@
 //	active       how many endpoints a list holds
 //	path, key, value, host, port, istcp, state, loops, workers, since_read, since_ping,
 //	since_moved, panic, stack, ttl, ret (a TARS return code), bytes (a size), sent (bytes
-//	sent), conns (a count of connections), calls (a count of calls), suppressed (how many
-//	lines of its kind a rate-limited line stands for besides itself): what their names say,
+//	sent), conns (a count of connections), calls (a count of calls), request_id (a packet's
+//	iRequestId), limit (the configured bound a value exceeds), suppressed (how many lines of
+//	its kind a rate-limited line stands for besides itself): what their names say,
 //	where one subsystem needs them
 //
 // Loggers are named after the subsystem: tarscomm (the Communicator's default), registry,

@@ -18,7 +18,7 @@ var keys = map[string]bool{
 	"key": true, "value": true, "host": true, "port": true, "istcp": true, "state": true,
 	"loops": true, "workers": true, "since_read": true, "since_ping": true, "since_moved": true,
 	"panic": true, "stack": true, "ttl": true, "ret": true, "bytes": true, "sent": true,
-	"conns": true, "calls": true, "suppressed": true,
+	"conns": true, "calls": true, "request_id": true, "limit": true, "suppressed": true,
 }
 
 // TestKeys reads every non-test Go file of the repository, nested modules included, and checks

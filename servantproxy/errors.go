@@ -30,8 +30,8 @@ var (
 	// ErrEncode: the request could not be encoded (marshalled); the call was not sent. A
 	// *CallError wraps it with the encoder's error.
 	ErrEncode = call.ErrEncode
-	// ErrDecode: the reply (return code 0) could not be decoded into the call's reply type; the
-	// server ran the call. A *CallError wraps it with the decoder's error.
+	// ErrDecode: the reply (return code 0) could not be decoded into the call's reply type, or
+	// was larger than max-packet-size (skipped unread); the server ran the call. A *CallError wraps it with the decoder's error.
 	ErrDecode = call.ErrDecode
 	// ErrInvalidTimeout: WithTimeout was given 0 or a negative duration; the call was not
 	// sent. Leave the option out to use the configured timeout.

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -298,6 +300,9 @@ func (e *events) stream(c gnet.Conn, cs *conn) gnet.Action {
 	}
 	for {
 		frame, owned, err := cs.in.Next(c)
+		if ov := (*inbound.Oversized)(nil); errors.As(err, &ov) && l.answerOversized(cs, ov) {
+			continue
+		}
 		if err != nil {
 			l.s.log.Debug("bad frame, closing", zap.Error(err), zap.Stringer("remote", cs.remote))
 			action = gnet.Close
@@ -337,6 +342,31 @@ func (e *events) stream(c gnet.Conn, cs *conn) gnet.Action {
 		}
 	}
 	return action
+}
+
+// answerOversized answers the request longer than WithMaxPacketSize whose first bytes ov holds
+// (the Assembler skips the rest, unread) with RetServerDecode naming the sizes, or not at all if
+// it is one-way, and reports whether the connection goes on: false if the head does not read as
+// a request's, or the connection is not yet authenticated. The client's other calls on the
+// connection go on; before, it was closed under them.
+func (l *loop) answerOversized(cs *conn, ov *inbound.Oversized) bool {
+	if !cs.authed {
+		return false
+	}
+	req := &l.req
+	*req = codec.RequestPacket{}
+	if err := codec.DecodeRequestHead(ov.Head, req); err != nil {
+		return false
+	}
+	cs.form.read(req.Version)
+	l.s.log.Debug("request exceeds max-packet-size, answered and skipped", zap.Int("bytes", ov.Length),
+		zap.Int("limit", ov.Max), zap.Int32("request_id", req.RequestID), zap.Stringer("remote", cs.remote))
+	if req.PacketType != codec.PacketOneway {
+		desc := fmt.Sprintf("server: request of %d bytes exceeds max-packet-size %d", ov.Length, ov.Max)
+		l.out.b = appendReply(l.out.b, &l.resp, req, codec.RetServerDecode, desc, nil, nil)
+	}
+	*req = codec.RequestPacket{}
+	return true
 }
 
 // serve handles one frame: it answers it at once (inline handler, error, ping) into l.out, or

@@ -15,8 +15,10 @@
 //   - The event loop that owns a connection reads it, splits the stream into frames (every
 //     complete frame of a read is served; split frames wait for more bytes), decodes the
 //     requests, answers what needs no handler (unknown servant -4, unknown function -3,
-//     tars_ping), and writes replies. A frame length below 4 or above WithMaxPacketSize, or
-//     an undecodable packet, closes the connection.
+//     tars_ping), and writes replies. A frame length below 4 or one that is not TARS's, or an
+//     undecodable packet, closes the connection. A request above WithMaxPacketSize is
+//     answered RetServerDecode -1 naming the sizes (none if one-way) and skipped unread: the
+//     connection goes on.
 //   - Inline mode (WithWorkers(0), the default): the loop also runs the handlers, and writes
 //     all the replies of one read with a single Write. This is the fastest mode; handlers must
 //     not block, or they stall every connection of their loop.

@@ -50,8 +50,9 @@ var ErrRequestTooLarge = errors.New("tarscomm: request larger than max-packet-si
 var ErrEncode = errors.New("tarscomm: could not encode the request, call not sent")
 
 // ErrDecode means a reply came back (return code 0) but its body could not be decoded into the
-// call's reply type: a peer whose interface differs from the caller's, or a corrupt body. The
-// server ran the call.
+// call's reply type: a peer whose interface differs from the caller's, or a corrupt body; or
+// the reply was larger than the client's max-packet-size (skipped unread). The server ran the
+// call.
 var ErrDecode = errors.New("tarscomm: could not decode the reply")
 
 type timeoutError struct{}

@@ -2,6 +2,8 @@ package inbound
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"syscall"
 
@@ -34,21 +36,56 @@ type Assembler struct {
 	small    []byte // reused for small frames split across reads
 	view     int    // bytes of the last frame returned as a view into the Conn, not yet consumed
 	fill     filler // the Conn filling the rest of frame itself (see filler), until the next Next
+	skip     int    // bytes of an Oversized frame still to discard as they arrive
 }
+
+// Oversized is the error of Next for a frame longer than Max, which its head's bytes do not show
+// to be another protocol's, and no longer than MaxSkip: the Assembler discards the frame's bytes
+// as they arrive (they take no memory) and then goes on with the next frame, so the caller can
+// answer or fail the one call the frame is for, read from Head, and keep the connection and its
+// other calls. A caller that cannot read Head (it is not the start of a TARS packet) closes the
+// connection, as for the other errors of Next. It wraps codec.ErrFrameTooLarge.
+type Oversized struct {
+	Length int    // the frame's length, header included
+	Max    int    // the Assembler's Max
+	Head   []byte // the frame's first bytes (header included), as many as had arrived, up to HeadLen
+}
+
+// HeadLen bounds Oversized.Head: enough for a request's ids and names (tags 1 to 6) or a
+// response's ids and return code (tags 1 to 5).
+const HeadLen = 512
+
+// MaxSkip is the longest frame an Assembler skips (Oversized); a longer one is an error that
+// closes the connection: whatever its peer meant, it is not waiting for an answer to it.
+const MaxSkip = 1 << 30
+
+func (e *Oversized) Error() string {
+	return fmt.Sprintf("%v: %d bytes, max %d", codec.ErrFrameTooLarge, e.Length, e.Max)
+}
+
+func (e *Oversized) Unwrap() error { return codec.ErrFrameTooLarge }
 
 // Next returns the next whole frame of c, header included, or nil when no frame is complete yet
 // (OnTraffic then returns and waits for the next read). A bad frame length is an error wrapping
-// codec.ErrFrameTooSmall or codec.ErrFrameTooLarge: close the connection.
+// codec.ErrFrameTooSmall or codec.ErrFrameTooLarge: close the connection, unless it is an
+// *Oversized, whose frame the Assembler skips.
 //
 // When owned is true the frame is the caller's, in a buffer from bufpool: it may keep it, hand
 // it to another goroutine, or give it back with bufpool.Put. When owned is false the frame is a
 // view, valid until the next call of Next or the end of the OnTraffic callback, whichever comes
 // first. The caller must call Next until it returns nil or an error in every OnTraffic: the last
-// view is consumed from c by the call that follows it.
+// view is consumed from c by the call that follows it. After an *Oversized error the caller may
+// go on calling Next, which skips that frame.
 func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 	if a.view > 0 {
 		_, _ = c.Discard(a.view)
 		a.view = 0
+	}
+	if a.skip > 0 {
+		n, _ := c.Discard(min(a.skip, c.InboundBuffered()))
+		if a.skip -= n; a.skip > 0 {
+			return nil, false, nil
+		}
 	}
 	if a.length > 0 {
 		if a.fill != nil {
@@ -76,7 +113,10 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 	l, err := codec.FrameLength(head, a.Max)
 	if err != nil {
 		b, _ := c.Peek(min(have, maxQuote))
-		return nil, false, Foreign(b, err)
+		if f := Foreign(b, err); f != err || !errors.Is(err, codec.ErrFrameTooLarge) {
+			return nil, false, f
+		}
+		return nil, false, a.oversized(c, have, head)
 	}
 	if have >= l {
 		f, err := c.Peek(l)
@@ -105,6 +145,25 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 		}
 	}
 	return nil, false, nil
+}
+
+// oversized starts skipping the frame too long for Max whose header is head, of which have
+// bytes are buffered, and returns its *Oversized error; one longer than MaxSkip is an error that
+// is not an *Oversized.
+func (a *Assembler) oversized(c Conn, have int, head []byte) error {
+	l := int(binary.BigEndian.Uint32(head))
+	limit := a.Max
+	if limit <= 0 {
+		limit = codec.DefaultMaxPacketSize
+	}
+	if l > MaxSkip {
+		return fmt.Errorf("%w: %d bytes, max %d", codec.ErrFrameTooLarge, l, limit)
+	}
+	b, _ := c.Peek(min(have, HeadLen))
+	e := &Oversized{Length: l, Max: limit, Head: append([]byte(nil), b...)}
+	n, _ := c.Discard(min(have, l))
+	a.skip = l - n
+	return e
 }
 
 // start takes the buffer of an incomplete large frame of length l, of which have bytes are
@@ -262,5 +321,5 @@ func (a *Assembler) Reset() {
 	if a.reserved > 0 {
 		a.Budget.give(a.reserved)
 	}
-	a.frame, a.length, a.got, a.large, a.reserved, a.view = nil, 0, 0, false, 0, 0
+	a.frame, a.length, a.got, a.large, a.reserved, a.view, a.skip = nil, 0, 0, false, 0, 0, 0
 }

@@ -1,0 +1,83 @@
+package inbound
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/tarscomm/tarscomm/codec"
+)
+
+// TestOversizedSkipped: a frame longer than Max, arriving in chunks between two frames that fit,
+// is reported once as an *Oversized holding its length and first bytes, then skipped as its
+// bytes arrive (none kept), and the frame after it comes out whole. Before, any frame longer
+// than Max was an error that closed the connection with every call on it.
+func TestOversizedSkipped(t *testing.T) {
+	const limit = 1000
+	big := frame(5000, 9)
+	stream := append(append(frame(100, 1), big...), frame(200, 2)...)
+	for _, chunk := range []int{7, 64, 700, 6000} {
+		a := &Assembler{Max: limit}
+		c := &chunkConn{}
+		var frames [][]byte
+		var over []*Oversized
+		for rest := stream; len(rest) > 0; {
+			n := min(chunk, len(rest))
+			c.buf = append(c.buf, rest[:n]...)
+			rest = rest[n:]
+			for {
+				f, _, err := a.Next(c)
+				var ov *Oversized
+				if errors.As(err, &ov) {
+					over = append(over, ov)
+					continue
+				}
+				if err != nil {
+					t.Fatalf("chunks of %d: %v", chunk, err)
+				}
+				if f == nil {
+					break
+				}
+				frames = append(frames, append([]byte(nil), f...))
+			}
+		}
+		if len(over) != 1 {
+			t.Fatalf("chunks of %d: %d oversized reports, want 1", chunk, len(over))
+		}
+		ov := over[0]
+		if ov.Length != len(big) || ov.Max != limit || len(ov.Head) == 0 || !bytes.HasPrefix(big, ov.Head) || len(ov.Head) > HeadLen {
+			t.Errorf("chunks of %d: oversized %d bytes, max %d, head of %d bytes (a prefix: %v); want %d, %d, a prefix of at most %d",
+				chunk, ov.Length, ov.Max, len(ov.Head), bytes.HasPrefix(big, ov.Head), len(big), limit, HeadLen)
+		}
+		if !errors.Is(ov, codec.ErrFrameTooLarge) {
+			t.Errorf("chunks of %d: %v does not match codec.ErrFrameTooLarge", chunk, ov)
+		}
+		if len(frames) != 2 || len(frames[0]) != 100 || len(frames[1]) != 200 || frames[1][10] != frame(200, 2)[10] {
+			t.Errorf("chunks of %d: frames %d, want the 100- and 200-byte ones around the skipped one", chunk, len(frames))
+		}
+		if c.copied > 300 {
+			t.Errorf("chunks of %d: %d bytes copied out, want at most the two frames' 300 (the skipped one is discarded)", chunk, c.copied)
+		}
+	}
+}
+
+// TestOversizedNotSkipped: a length that is another protocol's bytes (HTTP's, text) or longer
+// than MaxSkip is an error that is not an *Oversized: the connection closes, as before.
+func TestOversizedNotSkipped(t *testing.T) {
+	huge := frame(16, 0)
+	huge[0] = 0x7f // a length of about 2 GiB, beyond MaxSkip
+	for name, b := range map[string][]byte{
+		"HTTP":            []byte("HTTP/1.1 400 Bad Request\r\n\r\n"),
+		"text":            []byte("hello, server!\n"),
+		"beyond MaxSkip":  huge,
+		"TLS alert bytes": {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28},
+	} {
+		a := &Assembler{Max: 1000}
+		c := &chunkConn{buf: append([]byte(nil), b...)}
+		_, _, err := a.Next(c)
+		var ov *Oversized
+		if err == nil || errors.As(err, &ov) {
+			t.Errorf("%s: Next returned %v, want an error that is not *Oversized", name, err)
+		}
+	}
+}
