@@ -424,9 +424,14 @@ func (a *AdapterProxy) oversized(err error) bool {
 	*r = codec.ResponsePacket{}
 	a.stats.BytesIn += uint64(ov.Length)
 	a.warn("reply exceeds max-packet-size, skipped", zap.Int("bytes", ov.Length), zap.Int("limit", ov.Max), zap.Int32("request_id", id))
+	if id == codec.PushRequestID {
+		a.stats.Pushes++
+		a.stats.PushesDropped++
+		return true
+	}
 	c := a.calls.take(id)
-	if c == nil || id == codec.PushRequestID {
-		a.stats.Late++ // or a push: dropped
+	if c == nil {
+		a.stats.Late++
 		return true
 	}
 	now := a.answered(c, codec.RetOK, false) // the server answered; the limit is ours

@@ -164,12 +164,14 @@ func TestTLSAuthRefusedCertIsTLS(t *testing.T) {
 }
 
 // startAuthLimited starts a greeter requiring authentication (app/s3cret), over TLS when
-// p is set, that accepts request frames of at most 1 KiB: a larger one closes the connection.
+// p is set, that closes a connection whose replies to one read exceed 1 KiB (WithMaxBacklog): a
+// call with a larger name closes it. (A request above the server's max-packet-size no longer
+// does: it is answered -1.)
 func startAuthLimited(t *testing.T, id string, p *tlsPKI) string {
 	t.Helper()
 	keys := func(ak string) (string, bool) { return "s3cret", ak == "app" }
 	opts := []server.Option{server.WithLogger(zaptest.NewLogger(t).Named("server-" + id)), server.WithNumEventLoop(1),
-		server.WithAuth(keys), server.WithMaxPacketSize(1024)}
+		server.WithAuth(keys), server.WithMaxBacklog(1024)}
 	if p != nil {
 		cfg, err := tlsconn.ServerConfig(tlsconn.Files{Cert: p.server.Cert, Key: p.server.Key}, false)
 		if err != nil {
@@ -200,7 +202,7 @@ func startAuthLimited(t *testing.T, id string, p *tlsPKI) string {
 
 // TestTLSAuthHeard: on a -e 1 connection the server has answered the auth request (AUTH_SUCC, a
 // TARS frame) before any call is written. When that server then closes the connection (here:
-// the first call is over its packet size limit), the error must not claim the peer never sent a
+// the first call's reply is over its backlog cap), the error must not claim the peer never sent a
 // byte: over tcp it said it was probably a TLS server ("declare it ssl"), over ssl that it was a
 // TLS failure (ErrTLS), probably a refused client certificate.
 func TestTLSAuthHeard(t *testing.T) {

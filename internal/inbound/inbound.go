@@ -116,7 +116,10 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 		if f := Foreign(b, err); f != err || !errors.Is(err, codec.ErrFrameTooLarge) {
 			return nil, false, f
 		}
-		return nil, false, a.oversized(c, have, head)
+		if err := a.oversized(c, have, head); err != nil {
+			return nil, false, err
+		}
+		return nil, false, nil // the head is not all there yet
 	}
 	if have >= l {
 		f, err := c.Peek(l)
@@ -148,8 +151,10 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 }
 
 // oversized starts skipping the frame too long for Max whose header is head, of which have
-// bytes are buffered, and returns its *Oversized error; one longer than MaxSkip is an error that
-// is not an *Oversized.
+// bytes are buffered, and returns its *Oversized error, once the frame's first HeadLen bytes (or
+// all of it) are there to be its Head: until then it returns nil, and Next waits for more bytes
+// (a read may end anywhere in the head). One longer than MaxSkip is an error that is not an
+// *Oversized.
 func (a *Assembler) oversized(c Conn, have int, head []byte) error {
 	l := int(binary.BigEndian.Uint32(head))
 	limit := a.Max
@@ -159,7 +164,10 @@ func (a *Assembler) oversized(c Conn, have int, head []byte) error {
 	if l > MaxSkip {
 		return fmt.Errorf("%w: %d bytes, max %d", codec.ErrFrameTooLarge, l, limit)
 	}
-	b, _ := c.Peek(min(have, HeadLen))
+	if have < min(l, HeadLen) {
+		return nil
+	}
+	b, _ := c.Peek(min(have, HeadLen, l))
 	e := &Oversized{Length: l, Max: limit, Head: append([]byte(nil), b...)}
 	n, _ := c.Discard(min(have, l))
 	a.skip = l - n

@@ -152,7 +152,9 @@ func TestBadLength(t *testing.T) {
 		want error
 	}{{3, codec.ErrFrameTooSmall}, {0, codec.ErrFrameTooSmall}, {1<<20 + 1, codec.ErrFrameTooLarge}, {1 << 31, codec.ErrFrameTooLarge}} {
 		a := Assembler{Max: 1 << 20}
-		c := &chunkConn{buf: binary.BigEndian.AppendUint32(nil, tc.n)}
+		// HeadLen bytes after the length: a frame above Max is reported once its head is there
+		// (as an *Oversized below MaxSkip, TestOversizedSkipped).
+		c := &chunkConn{buf: append(binary.BigEndian.AppendUint32(nil, tc.n), make([]byte, HeadLen)...)}
 		if _, _, err := a.Next(c); !errors.Is(err, tc.want) {
 			t.Fatalf("length %d: err %v, want %v", tc.n, err, tc.want)
 		}

@@ -61,6 +61,33 @@ func TestOversizedSkipped(t *testing.T) {
 	}
 }
 
+// TestOversizedWaitsForItsHead: a frame above Max whose first read ends inside its head (its ids
+// not all there) is reported only when the head has come, whatever the split. Before, the head
+// was taken from the first read's bytes, could not be read, and the connection closed (found by a
+// review: gnet reads 64 KiB at a time, so a frame that starts at the end of one is split so).
+func TestOversizedWaitsForItsHead(t *testing.T) {
+	big := frame(5000, 9)
+	for split := 1; split < HeadLen+10; split++ {
+		a := &Assembler{Max: 1000}
+		c := &chunkConn{buf: append([]byte(nil), big[:split]...)}
+		_, _, err := a.Next(c)
+		if split < HeadLen {
+			if err != nil {
+				t.Fatalf("split at %d: %v before the head came, want nothing yet", split, err)
+			}
+			c.buf = append(c.buf, big[split:HeadLen+10]...)
+			_, _, err = a.Next(c)
+		}
+		var ov *Oversized
+		if !errors.As(err, &ov) {
+			t.Fatalf("split at %d: %v, want an *Oversized", split, err)
+		}
+		if !bytes.Equal(ov.Head, big[:HeadLen]) {
+			t.Fatalf("split at %d: a head of %d bytes, want the frame's first %d", split, len(ov.Head), HeadLen)
+		}
+	}
+}
+
 // TestOversizedNotSkipped: a length that is another protocol's bytes (HTTP's, text) or longer
 // than MaxSkip is an error that is not an *Oversized: the connection closes, as before.
 func TestOversizedNotSkipped(t *testing.T) {
