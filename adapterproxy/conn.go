@@ -411,8 +411,8 @@ func (a *AdapterProxy) answered(c *call.Call, ret int32, stopping bool) int64 {
 // them, and the endpoint counted a failure). The call fails with ErrDecode, naming the sizes; the
 // server ran it. It reports whether err was handled so.
 func (a *AdapterProxy) oversized(err error) bool {
-	var ov *inbound.Oversized
-	if !errors.As(err, &ov) {
+	ov, ok := err.(*inbound.Oversized) // as Next returns it; errors.As would allocate per call
+	if !ok {
 		return false
 	}
 	r := &a.resp

@@ -21,7 +21,7 @@ func benchSetup(b *testing.B) *servantproxy.ServantProxy { return benchSetupOn(b
 
 // benchSetupOn is benchSetup over network, "tcp" or "udp"; stats false turns the
 // Communicator's call counting off (communicator.WithoutStats).
-func benchSetupOn(b *testing.B, network string, stats bool) *servantproxy.ServantProxy {
+func benchSetupOn(b testing.TB, network string, stats bool) *servantproxy.ServantProxy {
 	b.Helper()
 	s := server.New(server.WithNumEventLoop(1))
 	err := server.HandleProto(s, servant, "SayHello", func(_ context.Context, _ *server.Current, req *hellopb.HelloRequest) (*hellopb.HelloReply, error) {

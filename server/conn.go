@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -300,7 +299,7 @@ func (e *events) stream(c gnet.Conn, cs *conn) gnet.Action {
 	}
 	for {
 		frame, owned, err := cs.in.Next(c)
-		if ov := (*inbound.Oversized)(nil); errors.As(err, &ov) && l.answerOversized(cs, ov) {
+		if ov, ok := err.(*inbound.Oversized); ok && l.answerOversized(cs, ov) { // not errors.As: no allocation per frame
 			continue
 		}
 		if err != nil {
