@@ -341,7 +341,9 @@ func TestBadInputClosesConnection(t *testing.T) {
 	}{
 		{name: "length 0", data: lengthOnly(0)},
 		{name: "length 3", data: lengthOnly(3)},
-		{name: "length above max, header only", data: lengthOnly(maxSize + 1)},
+		// Above max with a head that is not a request's: not answered and skipped but closed (a
+		// length above max alone is an incomplete frame: the server waits for its head).
+		{name: "length above max, a head that is not TARS", data: append(lengthOnly(maxSize+1), bytes.Repeat([]byte{0xff}, 600)...)},
 		{name: "length 0xffffffff", data: lengthOnly(0xffffffff)},
 		{name: "garbage packet", data: append(lengthOnly(12), 0xff, 0xfe, 0xfd, 0xfc, 0xfb, 0xfa, 0xf9, 0xf8)},
 		{name: "empty packet", data: lengthOnly(4)},

@@ -34,5 +34,13 @@
 // over is exactly its length, from bufpool. Without a Budget (the client's connections, whose
 // peer is a server they chose) every incomplete large frame takes its whole length at once.
 //
+// A frame longer than the Assembler's Max is not read: once its first HeadLen bytes are there,
+// Next reports it as an *Oversized holding them, and then discards its bytes as they arrive,
+// taking no memory for them, and goes on with the next frame. The caller reads the request's or
+// reply's ids from the head and answers (a server: -1 naming the sizes) or fails (a client:
+// ErrDecode) that one call, and the connection and its other calls go on. A length that is
+// another protocol's bytes (HTTP, TLS, text), or beyond MaxSkip, is an error that closes the
+// connection, as is a head that does not read as TARS.
+//
 // An Assembler belongs to one connection and is used on its event loop goroutine only.
 package inbound

@@ -48,7 +48,7 @@ type Assembler struct {
 type Oversized struct {
 	Length int    // the frame's length, header included
 	Max    int    // the Assembler's Max
-	Head   []byte // the frame's first bytes (header included), as many as had arrived, up to HeadLen
+	Head   []byte // the frame's first HeadLen bytes (header included); Next waits for them
 }
 
 // HeadLen bounds Oversized.Head: enough for a request's ids and names (tags 1 to 6) or a
