@@ -12,6 +12,7 @@ import (
 
 	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/internal/datagram"
+	"github.com/tarscomm/tarscomm/internal/inbound"
 )
 
 // TARS over UDP (a udp endpoint): the net thread dials a connected UDP socket and enrolls it
@@ -113,7 +114,9 @@ func (a *AdapterProxy) datagramFailed(conn gnet.Conn, err error) {
 }
 
 // onDatagram completes the call that c's datagram answers. A datagram that is not one decodable
-// reply is dropped and counted; the socket stays.
+// reply is dropped and counted; the socket stays. A reply above max-packet-size fails its call
+// with ErrDecode naming the sizes, as over tcp (before, it was dropped as a bad datagram and its
+// call waited for its deadline).
 func (a *AdapterProxy) onDatagram(c gnet.Conn) gnet.Action {
 	a.lastIO = a.loop.Now()
 	a.lastRead, a.lastMoved = a.lastIO, a.lastIO
@@ -121,6 +124,10 @@ func (a *AdapterProxy) onDatagram(c gnet.Conn) gnet.Action {
 	d, _ := c.Next(-1)
 	err := datagram.Check(d)
 	if err == nil && len(d) > a.opts.MaxPacketSize { // as over tcp: the largest reply accepted
+		ov := &inbound.Oversized{Length: len(d), Max: a.opts.MaxPacketSize, Head: d[:min(len(d), inbound.HeadLen)]}
+		if a.oversized(ov) {
+			return gnet.None
+		}
 		err = fmt.Errorf("reply of %d bytes above max-packet-size %d", len(d), a.opts.MaxPacketSize)
 	}
 	if err == nil {
