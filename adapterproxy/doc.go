@@ -17,6 +17,8 @@
 // A short connection (Options.Short, short.go) is closed by this side once it holds no call;
 // the next call connects again.
 //
-// A connection that is lost, or cannot be made, fails every call waiting on it at once with an
-// error matching call.ErrConnection; nobody waits for a timeout that cannot be met.
+// A connection that is lost, or cannot be made, fails the calls written to it at once with an
+// error matching call.ErrConnection, and moves or retries those not yet written; nobody waits
+// for a timeout that cannot be met. (Calls on a connection being drained, or replaced after an
+// unanswered health probe, wait for their replies or their deadlines.)
 package adapterproxy

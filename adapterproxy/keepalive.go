@@ -41,7 +41,8 @@ func (a *AdapterProxy) nextProbe(now int64) {
 // making an empty pending table small again after a burst, giving up on a connect that never
 // completed, probing an inactive endpoint, a keepalive ping when the connection has made no
 // progress for the keepalive interval, or, without keepalive, closing a connection idle for
-// longer than the endpoint's -t timeout. The net thread calls it every few check intervals. Must
+// longer than the endpoint's -t timeout. The net thread calls it at its chores (every 100 ms, or
+// a quarter of the keepalive interval when that is shorter). Must
 // be called on the loop goroutine.
 func (a *AdapterProxy) Tick(now int64) {
 	a.sweepAbandoned()

@@ -52,13 +52,14 @@ type Config struct {
 	// TimeoutCheckInterval is the tick at which a net thread expires timed-out calls; a call
 	// outlives its deadline by at most this much. Default 10ms, 1ms..1s. (TarsCpp's
 	// "timeoutcheckinterval" defaults to 100ms.) A net thread with no call waiting is not woken
-	// at this tick, only for its connections' chores (every 100ms).
+	// at this tick, only for its connections' chores (every 100ms, or a quarter of
+	// keep-alive-interval when that is shorter).
 	TimeoutCheckInterval time.Duration `toml:"timeout-check-interval"`
 
 	// RefreshEndpointInterval is how often endpoints are asked again of the registry (the
 	// locator, or a naming source that polls a registry). TARS "refresh-endpoint-interval":
-	// default 60s. A dns:// naming source polls at its own ?interval= (default 10s), and
-	// etcd and naming files are watched, not polled: none of them reads this key.
+	// default 60s. A dns:// naming source polls at its own ?interval= (default 10s), a naming
+	// file is read every 250 ms and etcd is watched: none of them reads this key.
 	RefreshEndpointInterval time.Duration `toml:"refresh-endpoint-interval"`
 
 	// KeepAliveInterval is how long a connection may make no progress (nothing read, no waiting

@@ -14,8 +14,9 @@ type Server struct {
 	// 1..256.
 	NetThread int `toml:"netthread"`
 
-	// MaxPacketSize is the largest request frame accepted, in bytes; a larger length prefix
-	// closes the connection. A reply whose frame would be larger is answered RetServerEncode (-2)
+	// MaxPacketSize is the largest request frame accepted, in bytes; a larger request is
+	// answered RetServerDecode (-1) naming the sizes and skipped unread, the connection going
+	// on. A reply whose frame would be larger is answered RetServerEncode (-2)
 	// instead, saying so (on udp the limit is at most one datagram). Default 10 MiB, 64..1 GiB.
 	MaxPacketSize int `toml:"max-packet-size"`
 

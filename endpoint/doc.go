@@ -1,7 +1,8 @@
 // Package endpoint holds the addresses of TARS servants: endpoint values, the parser for TARS
 // proxy strings ("Obj@tcp -h H -p P -t T:..."), and the TarsCpp parity helpers the balancers of
 // package objectproxy build on: TarsCpp's endpoint order (SortTars, TarsKey), its static-weight
-// list (StaticWeightList) and its ketama ring (Ketama), each checked against TarsCpp's vectors.
+// list (StaticWeightList), each checked against TarsCpp's vectors, and the ketama ring (Ketama),
+// one node per host as TarsGo builds it (TarsCpp 3.x keys it by endpoint description).
 // The balancers themselves (the pickers, their registry of names) are objectproxy's: they run
 // on the net thread, beside the connections whose health they read.
 //

@@ -11,11 +11,11 @@
 //
 // Futures of tarscomm calls come from the Future variants of the generated proxies (both
 // protoc-gen-go-tars and tars2tarscomm generate them) and of servantproxy.ServantProxy
-// (FutureInvoke, FutureInvokeRaw). They are made with MakeHelped (servantproxy.NewFuture): a Get
-// (or Join) of one inside an async callback or an OnDone, on an async worker (of any
-// Communicator), has a stand-in worker run the callbacks waiting for a worker while it waits,
-// since the future's own completion is one of them; it never waits for itself, even with every
-// worker waiting so.
+// (FutureInvoke, FutureInvokeRaw). They are made with MakeCall (servantproxy.NewCallFuture): a
+// Get with the call's own ctx returns the call's error, not the ctx's bare one; a Get (or Join)
+// of one inside an async callback or an OnDone, on an async worker (of any Communicator), has a
+// stand-in worker run the callbacks waiting for a worker while it waits, since the future's own
+// completion is one of them; it never waits for itself, even with every worker waiting so.
 //
 //	f1 := greeter.FutureSayHello(ctx, &hellopb.HelloRequest{Name: "a"})
 //	f2 := greeter.FutureSayHello(ctx, &hellopb.HelloRequest{Name: "b"})

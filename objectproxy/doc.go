@@ -35,8 +35,8 @@
 //     or not in the registry, so that indices survive an endpoint going inactive; when every
 //     active endpoint says -v 1, TarsCpp's getHashProxyForWeight: the code indexes the weighted list
 //     (router[code % len], five equal weights giving 50 entries).
-//   - consistenthash (ketama.go): TarsCpp's ketama ring over the active hosts, weighted by -w
-//     under -v 1.
+//   - consistenthash (ketama.go): the ketama ring over the active hosts, one node per host as
+//     TarsGo's (TarsCpp 3.x keys it by endpoint description), weighted by -w under -v 1.
 //   - least-inflight (leastinflight.go): the healthy endpoint with the fewest calls in flight.
 //   - p2c (p2c.go): of two healthy endpoints drawn at random, the one of the lower peak-EWMA
 //     latency x load cost.
@@ -48,7 +48,7 @@
 // Health (the AdapterProxy's rules, a reconnect backoff) is checked for the endpoint picked, and
 // the set of healthy endpoints (View.Up) is refreshed on the thread's chores, not per pick. A
 // hashed call whose endpoint is inactive or unhealthy is re-hashed over the healthy active ones
-// (TarsCpp's fallback code): with one endpoint stopped, its codes move to the others as soon as
+// (TarsCpp's fallback code), or under consistenthash goes to the next healthy host along the ring: with one endpoint stopped, its codes move to the others as soon as
 // this side sees it fail, and come back when it recovers. A real TarsCpp client keeps sending
 // them to the stopped endpoint until each call fails its connect timeout; tarscomm deliberately
 // does not. With no healthy endpoint, calls still go to one, in turn: that is how a blocked

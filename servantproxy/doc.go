@@ -23,7 +23,9 @@
 // and an async call a handler starts is not cut short when the handler returns. Errors can be told apart with
 // errors.Is and errors.As:
 // ErrTimeout (also context.DeadlineExceeded), ErrQueueFull, ErrNoEndpoint, ErrClosed,
-// ErrConnection, and *ServerError for a non-zero TARS return code.
+// ErrConnection, ErrOverload, ErrRequestTooLarge, ErrEncode, ErrDecode, ErrInvalidTimeout, and
+// *ServerError for a non-zero TARS return code; package communicator re-exports them beside
+// those of the layers below (ErrDatagramTooLarge, ErrNaming, ErrTLS, ErrAuth).
 //
 // Server push (TarsCpp's tars_set_push_callback): a server may send a packet with request id 0
 // on any connection at any time. SetPushCallback makes a PushCallback receive those packets, and

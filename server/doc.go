@@ -125,6 +125,9 @@
 //     timeout (10 s by default, TarsCpp's queuetimeout) or than its client's own timeout is
 //     answered -6 (server queue timeout) without running: under overload the workers serve
 //     requests someone still waits for. A one-way request is dropped.
+//   - WithQueueBytes (worker mode): the bytes of the request frames handed to the workers and
+//     not finished yet (256 MiB by default); a request that would pass them is answered -9 at
+//     once, unless nothing else is queued.
 //   - WithFrameBudget: the bytes that incomplete large requests (64 KiB and over) of all
 //     connections reserve ahead of their arrival (256 MiB by default). Within it a request
 //     whose header has arrived is received into a buffer of its whole length, the fast path;

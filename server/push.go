@@ -44,8 +44,7 @@ var ErrPushBacklog = errors.New("server: push refused: the connection's unsent b
 // fails with ErrConnClosed once the connection has closed (a packet queued just before the close
 // may be lost with it), with ErrPushBacklog while the pushes and replies queued for the loop
 // exceed WithMaxBacklog, and with an error naming the sizes when the packet would exceed
-// WithMaxPacketSize (a client with the same limit would take it for a broken stream and close
-// the connection).
+// WithMaxPacketSize (a client with the same limit would skip it unread and drop it).
 func (p *Pusher) Push(fn string, body []byte) error {
 	cs := p.cs
 	if cs == nil {

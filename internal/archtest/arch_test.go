@@ -1,8 +1,7 @@
 // Package archtest keeps the import graph of tarscomm as docs/ARCHITECTURE.md ("Import rules")
-// draws it: imports point downward only, endpoint and conf are leaves (codec imports only
-// internal/bufpool), and only communicator wires the engine together. It runs `go list` over the
-// module; `make depcheck` runs it alone.
-// runs it alone.
+// draws it: imports point downward only, endpoint is a leaf and conf imports only endpoint
+// (codec imports only internal/bufpool), and only communicator wires the engine together. It
+// runs `go list` over the module; `make depcheck` runs it alone.
 package archtest
 
 import (
