@@ -5,15 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zaptest"
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
@@ -124,66 +120,5 @@ func TestOversizedReplySkipped(t *testing.T) {
 	})
 	if !errors.Is(err, communicator.ErrDecode) || !strings.Contains(err.Error(), "exceeds max-packet-size 1048576") {
 		t.Errorf("a 1.5 MiB reply to a client whose max-packet-size is 1 MiB: %v; want ErrDecode naming the limit", err)
-	}
-}
-
-// TestOversizedReplyOverUDPFailsItsCall: a udp reply above the client's max-packet-size fails its
-// call at once with ErrDecode naming the sizes, as over tcp, and the socket goes on. Before, the
-// datagram was dropped as a bad one and the call waited for its whole timeout.
-func TestOversizedReplyOverUDPFailsItsCall(t *testing.T) {
-	endToEnd(t)
-	var ran atomic.Int64
-	s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("udp-server")))
-	// "grow" answers with as many bytes as its request says, so a short request gets a long reply.
-	if err := s.Handle(udpServant, "grow", func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
-		ran.Add(1)
-		n, err := strconv.Atoi(string(req))
-		if err != nil {
-			return nil, err
-		}
-		return append(rsp, bytes.Repeat([]byte("z"), n)...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.Start("udp://127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stopServer(t, "udp server", s); err != nil {
-			t.Errorf("stop udp server: %v", err)
-		}
-	})
-	c := newComm(t, func(cfg *conf.Config) {
-		cfg.NetThread = 1
-		cfg.MaxPacketSize = 1024
-	})
-	sp := udpProxy(t, c, udpEndpoint(a.(*net.UDPAddr)))
-	ctx := testCtx(t)
-	for _, tc := range []struct {
-		n       int
-		tooLong bool
-	}{{900, false}, {4096, true}, {10, false}} {
-		got, err := sp.InvokeRaw(ctx, "grow", []byte(strconv.Itoa(tc.n)), withTimeout(time.Minute)...)
-		switch {
-		case !tc.tooLong && (err != nil || len(got) != tc.n):
-			t.Fatalf("a reply of %d bytes, under the limit: %d bytes, %v", tc.n, len(got), err)
-		case tc.tooLong && (!errors.Is(err, communicator.ErrDecode) || errors.Is(err, communicator.ErrTimeout) ||
-			!strings.Contains(err.Error(), "exceeds max-packet-size 1024")):
-			t.Fatalf("a udp reply of %d bytes to a client whose max-packet-size is 1024: %v; want ErrDecode naming the limit", tc.n, err)
-		}
-	}
-	var bad, replies uint64
-	for _, e := range c.Stats().Endpoints {
-		if e.Servant == udpServant {
-			bad += e.BadDatagrams
-			replies += e.Replies
-		}
-	}
-	if bad != 0 || replies != 3 {
-		t.Errorf("client counted %d bad datagrams and %d replies, want 0 and 3", bad, replies)
-	}
-	if n := ran.Load(); n != 3 {
-		t.Errorf("the server ran %d calls, want 3", n)
 	}
 }

@@ -2,19 +2,23 @@ package communicator_test
 
 import (
 	"bytes"
+	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tarscomm/tarscomm/codec"
+	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/servantproxy"
 )
 
 // TestUDPReplyAboveMaxPacketSize: a udp endpoint keeps the client's max-packet-size ("the largest
 // response frame accepted"), as tcp does: an 8000-byte reply to a Communicator whose
-// max-packet-size is 1024 is dropped and counted as a bad datagram, and its call times out. It
-// used to be accepted (only datagram.Check ran: one frame of at most 65507 bytes).
+// max-packet-size is 1024 fails its call at once with ErrDecode naming the sizes, and the socket
+// goes on. It used to be accepted (only datagram.Check ran: one frame of at most 65507 bytes),
+// then dropped as a bad datagram, its call waiting for its deadline (30 s here).
 func TestUDPReplyAboveMaxPacketSize(t *testing.T) {
 	endToEnd(t)
 	peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -41,15 +45,20 @@ func TestUDPReplyAboveMaxPacketSize(t *testing.T) {
 	if got, err := sp.InvokeRaw(ctx, "f", []byte("small")); err != nil || string(got) != "small" {
 		t.Fatalf("small reply: %q, %v", got, err)
 	}
-	got, err := sp.InvokeRaw(ctx, "f", []byte("big"), servantproxy.WithTimeout(500*time.Millisecond))
-	if err == nil {
-		t.Fatalf("a reply frame carrying %d bytes of body was accepted by a client with max-packet-size 1024", len(got))
+	got, err := sp.InvokeRaw(ctx, "f", []byte("big"), servantproxy.WithTimeout(time.Minute))
+	if !errors.Is(err, communicator.ErrDecode) || errors.Is(err, communicator.ErrTimeout) ||
+		!strings.Contains(err.Error(), "exceeds max-packet-size 1024") {
+		t.Fatalf("an 8000-byte reply to a client with max-packet-size 1024: %d bytes, %v; want ErrDecode naming the limit", len(got), err)
 	}
-	var bad uint64
+	if got, err := sp.InvokeRaw(ctx, "f", []byte("after")); err != nil || string(got) != "after" {
+		t.Fatalf("the call after it: %q, %v", got, err)
+	}
+	var bad, replies uint64
 	for _, e := range c.Stats().Endpoints {
 		bad += e.BadDatagrams
+		replies += e.Replies
 	}
-	if bad != 1 {
-		t.Errorf("client counted %d bad datagrams, want 1 (the oversize reply)", bad)
+	if bad != 0 || replies != 3 {
+		t.Errorf("client counted %d bad datagrams and %d replies, want 0 and 3", bad, replies)
 	}
 }
