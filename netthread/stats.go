@@ -9,6 +9,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/tarscomm/tarscomm/adapterproxy"
+	"github.com/tarscomm/tarscomm/internal/call"
 	"github.com/tarscomm/tarscomm/stats"
 )
 
@@ -47,6 +48,7 @@ func (t *Thread) takeSnapshot(timeout time.Duration, endPeriod bool) (stats.Snap
 			return nil
 		}
 		entered := t.enter()
+		t.now = call.Now() // an idle loop's clock is its last turn's, up to a chore interval old
 		s := t.snapshot()
 		if endPeriod && t.rec != nil {
 			t.rec.EndPeriod()
