@@ -417,7 +417,7 @@ func (a *AdapterProxy) oversized(err error) bool {
 	}
 	r := &a.resp
 	*r = codec.ResponsePacket{}
-	if codec.DecodeResponseHead(ov.Head, r) != nil {
+	if codec.DecodeResponseHead(ov.Head, ov.Length, r) != nil {
 		return false
 	}
 	id := r.RequestID

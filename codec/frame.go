@@ -146,11 +146,13 @@ func DecodeResponse(frame []byte, p *ResponsePacket) error {
 	return p.Decode(&d)
 }
 
-// DecodeRequestHead decodes into p what head, the first bytes of a request frame too long to
-// read whole (header included), holds of its head: iVersion, cPacketType, iMessageType and
-// iRequestId (tags 1 to 4), which must be there, and sServantName and sFuncName (5 and 6) when
-// they are whole in head. A server answers the request from them without reading its body.
-func DecodeRequestHead(head []byte, p *RequestPacket) error {
+// DecodeRequestHead decodes into p what head, the first bytes of a request frame of length bytes
+// too long to read whole (header included), holds of its head: iVersion, cPacketType,
+// iMessageType, iRequestId, sServantName and sFuncName (tags 1 to 6), which must be whole in
+// head. A server answers the request from them without reading its body. It also checks that
+// length is the frame the head announces (bodyFits): a length that does not match is a stream
+// out of step, not a large request to skip.
+func DecodeRequestHead(head []byte, length int, p *RequestPacket) error {
 	d, err := headDecoder(head)
 	if err != nil {
 		return err
@@ -158,24 +160,72 @@ func DecodeRequestHead(head []byte, p *RequestPacket) error {
 	if err := p.decodeIDs(d); err != nil {
 		return err
 	}
-	if s, err := d.ReadString(5, false); err == nil {
-		p.ServantName = s
-		if f, err := d.ReadString(6, false); err == nil {
-			p.FuncName = f
-		}
+	if p.ServantName, err = d.ReadString(5, true); err != nil {
+		return err
 	}
-	return nil
+	if p.FuncName, err = d.ReadString(6, true); err != nil {
+		return err
+	}
+	return bodyFits(d, 7, length)
 }
 
 // DecodeResponseHead decodes into p iVersion, cPacketType and iRequestId (tags 1 to 3), which
-// head, the first bytes of a response frame too long to read whole (header included), must
-// hold: a client fails the call it answers without reading its body.
-func DecodeResponseHead(head []byte, p *ResponsePacket) error {
+// head, the first bytes of a response frame of length bytes too long to read whole (header
+// included), must hold: a client fails the call it answers without reading its body. It also
+// checks that length is the frame the head announces (bodyFits).
+func DecodeResponseHead(head []byte, length int, p *ResponsePacket) error {
 	d, err := headDecoder(head)
 	if err != nil {
 		return err
 	}
-	return p.decodeIDs(d)
+	if err := p.decodeIDs(d); err != nil {
+		return err
+	}
+	return bodyFits(d, 6, length)
+}
+
+// MaxTrailer bounds the bytes a packet may carry after its body (sBuffer) in a frame too long to
+// read whole: a request's iTimeout, context and status, a response's status, sResultDesc and
+// context. What makes a frame that long is its body.
+const MaxTrailer = 64 << 10
+
+// bodyFits reads the head and size of body field tag (a request's sBuffer is 7, a response's 6),
+// which must be whole in d, and checks that a frame of length bytes holds that body followed by
+// at most MaxTrailer bytes. A frame whose length prefix was damaged, or a stream read out of step,
+// rarely passes: its length would have to land within MaxTrailer of where the body it announces
+// ends.
+func bodyFits(d *Decoder, tag byte, length int) error {
+	typ, _, err := d.find(tag, true)
+	if err != nil {
+		return err
+	}
+	var lo, hi int64 // the bytes the body takes: a list of int8 takes 1 or 2 a byte
+	switch typ {
+	case TypeSimpleList:
+		if d.off >= len(d.buf) || d.buf[d.off] != 0x00 {
+			return malformed(d.off, "tag %d: not a simple list of bytes", tag)
+		}
+		d.off++
+		n, err := d.readInt(0, true, TypeInt32)
+		if err != nil {
+			return err
+		}
+		lo, hi = n, n
+	case TypeList:
+		n, err := d.readInt(0, true, TypeInt32)
+		if err != nil {
+			return err
+		}
+		lo, hi = n, 2*n
+	default:
+		return mismatch(d.off, tag, typ, TypeSimpleList)
+	}
+	start := int64(HeaderLen + d.off)
+	if lo < 0 || start+lo > int64(length) || int64(length)-(start+hi) > MaxTrailer {
+		return malformed(d.off, "a frame of %d bytes does not hold the body of %d bytes its tag %d announces at offset %d and at most %d bytes after it",
+			length, lo, tag, start, MaxTrailer)
+	}
+	return nil
 }
 
 // headDecoder reads the packet after the frame header in head, the first bytes of a frame.

@@ -3,14 +3,17 @@ package communicator_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/servantproxy"
@@ -120,5 +123,57 @@ func TestOversizedReplySkipped(t *testing.T) {
 	})
 	if !errors.Is(err, communicator.ErrDecode) || !strings.Contains(err.Error(), "exceeds max-packet-size 1048576") {
 		t.Errorf("a 1.5 MiB reply to a client whose max-packet-size is 1 MiB: %v; want ErrDecode naming the limit", err)
+	}
+}
+
+// TestDamagedLengthClosesNotSkips: a reply whose length prefix was damaged (here to 336,289,144,
+// the value the soak's garbage fault once made, the rest of the reply intact) closes the
+// connection as a stream out of step, and the calls after it go on a new connection. Before, its
+// readable head made the client skip that many bytes as an oversized reply: every later reply
+// on the connection was skipped unread and its call timed out. (The reply is longer than
+// inbound.HeadLen: the client decides once that much of a frame above its limit is there.)
+func TestDamagedLengthClosesNotSkips(t *testing.T) {
+	endToEnd(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var damaged atomic.Bool
+	rs := serveRaw(t, ln, func(_ int64, c net.Conn) {
+		_ = readRequests(c, 0, func(req *codec.RequestPacket) bool {
+			frame := codec.AppendResponse(nil, &codec.ResponsePacket{Version: req.Version, RequestID: req.RequestID, Buffer: req.Buffer})
+			if strings.HasPrefix(string(req.Buffer), "damage") && damaged.CompareAndSwap(false, true) {
+				binary.BigEndian.PutUint32(frame, 336289144)
+			}
+			_, err := c.Write(frame)
+			return err == nil
+		})
+	})
+	comm := newComm(t, func(c *conf.Config) { c.NetThread = 1 })
+	sp := proxyToAddrs(t, comm, tcpEndpoint(ln.Addr().String()))
+	ctx := testCtx(t)
+	if _, err := sp.InvokeRaw(ctx, "Echo", []byte("damage"+strings.Repeat(".", 600)), withTimeout(time.Minute)...); err == nil ||
+		errors.Is(err, communicator.ErrTimeout) || errors.Is(err, communicator.ErrDecode) {
+		t.Fatalf("the call whose reply's length was damaged: %v; want the connection's error", err)
+	}
+	// The protocol error puts the endpoint in its reconnect backoff (25 ms at first): calls wait
+	// it out, then go on a new connection.
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, err := sp.InvokeRaw(ctx, "Echo", []byte("first"), withTimeout(time.Minute)...)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, communicator.ErrConnection) || time.Now().After(end) {
+			t.Fatalf("a call after the damaged reply: %v", err)
+		}
+	}
+	for i := range 3 {
+		body := fmt.Sprintf("after %d", i)
+		if got, err := sp.InvokeRaw(ctx, "Echo", []byte(body), withTimeout(time.Minute)...); err != nil || string(got) != body {
+			t.Fatalf("call %d after the damaged reply: %q, %v", i, got, err)
+		}
+	}
+	if n := rs.accepts.Load(); n != 2 {
+		t.Errorf("the server accepted %d connections, want 2 (the damaged one closed, one after it)", n)
 	}
 }

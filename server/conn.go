@@ -354,7 +354,7 @@ func (l *loop) answerOversized(cs *conn, ov *inbound.Oversized) bool {
 	}
 	req := &l.req
 	*req = codec.RequestPacket{}
-	if err := codec.DecodeRequestHead(ov.Head, req); err != nil {
+	if err := codec.DecodeRequestHead(ov.Head, ov.Length, req); err != nil {
 		return false
 	}
 	cs.form.read(req.Version)

@@ -43,7 +43,8 @@ type Assembler struct {
 // to be another protocol's, and no longer than MaxSkip: the Assembler discards the frame's bytes
 // as they arrive (they take no memory) and then goes on with the next frame, so the caller can
 // answer or fail the one call the frame is for, read from Head, and keep the connection and its
-// other calls. A caller that cannot read Head (it is not the start of a TARS packet) closes the
+// other calls. A caller that cannot read Head (it is not the start of a TARS packet, or not of
+// one of Length bytes: codec.DecodeResponseHead and DecodeRequestHead check it) closes the
 // connection, as for the other errors of Next. It wraps codec.ErrFrameTooLarge.
 type Oversized struct {
 	Length int    // the frame's length, header included
