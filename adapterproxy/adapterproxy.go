@@ -214,7 +214,7 @@ func New(ep endpoint.Endpoint, servant string, loop Loop, opts Options) *Adapter
 		opts:      opts,
 		log:       opts.Log.With(zap.String("servant", servant), zap.String("endpoint", addr)),
 		calls:     newCallTable(),
-		in:        inbound.Assembler{Max: opts.MaxPacketSize},
+		in:        inbound.Assembler{Max: opts.MaxPacketSize, Head: responseHead},
 		health:    health{policy: opts.Health},
 		fd:        -1,
 		recOn:     loop.Recorder() != nil,

@@ -405,6 +405,12 @@ func (a *AdapterProxy) answered(c *call.Call, ret int32, stopping bool) int64 {
 	return now
 }
 
+// responseHead is the Assembler's check of an oversized reply's first bytes (inbound.Assembler.Head).
+func responseHead(head []byte, length int) error {
+	var p codec.ResponsePacket
+	return codec.DecodeResponseHead(head, length, &p)
+}
+
 // oversized fails the call answered by a reply longer than max-packet-size, when err (from
 // Next) is an *inbound.Oversized whose head reads as a reply's: the Assembler skips the reply
 // unread, and the connection and its other calls go on (before, the connection was closed under

@@ -56,8 +56,8 @@ type written struct {
 // cause is why (errReconnect, or errProbeUnanswered from replace).
 func (a *AdapterProxy) moveOff(c gnet.Conn, cause error) {
 	d := &drainer{a: a, conn: c, in: a.in}
-	a.in = inbound.Assembler{Max: d.in.Max, Budget: d.in.Budget} // d owns the old one's buffers
-	var earlier map[written]bool                                 // the calls earlier drainers hold: written on their connections
+	a.in = inbound.Assembler{Max: d.in.Max, Budget: d.in.Budget, Head: d.in.Head} // d owns the old one's buffers
+	var earlier map[written]bool                                                  // the calls earlier drainers hold: written on their connections
 	for _, o := range a.drains {
 		for _, w := range o.calls {
 			if earlier == nil {

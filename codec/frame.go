@@ -184,6 +184,11 @@ func DecodeResponseHead(head []byte, length int, p *ResponsePacket) error {
 	return bodyFits(d, 6, length)
 }
 
+// ErrFrameMismatch is the error of DecodeRequestHead and DecodeResponseHead for a head that
+// reads as a packet's but not as one of the frame's length: a length prefix damaged, or a stream
+// read out of step. It wraps ErrMalformed.
+var ErrFrameMismatch = fmt.Errorf("%w: the frame's length does not match its packet", ErrMalformed)
+
 // MaxTrailer bounds the bytes a packet may carry after its body (sBuffer) in a frame too long to
 // read whole: a request's iTimeout, context and status, a response's status, sResultDesc and
 // context. What makes a frame that long is its body.
@@ -222,8 +227,8 @@ func bodyFits(d *Decoder, tag byte, length int) error {
 	}
 	start := int64(HeaderLen + d.off)
 	if lo < 0 || start+lo > int64(length) || int64(length)-(start+hi) > MaxTrailer {
-		return malformed(d.off, "a frame of %d bytes does not hold the body of %d bytes its tag %d announces at offset %d and at most %d bytes after it",
-			length, lo, tag, start, MaxTrailer)
+		return fmt.Errorf("%w: a frame of %d bytes does not hold the body of %d bytes its tag %d announces at offset %d and at most %d bytes after it",
+			ErrFrameMismatch, length, lo, tag, start, MaxTrailer)
 	}
 	return nil
 }

@@ -128,11 +128,18 @@ func TestOversizedReplySkipped(t *testing.T) {
 
 // TestDamagedLengthClosesNotSkips: a reply whose length prefix was damaged (here to 336,289,144,
 // the value the soak's garbage fault once made, the rest of the reply intact) closes the
-// connection as a stream out of step, and the calls after it go on a new connection. Before, its
-// readable head made the client skip that many bytes as an oversized reply: every later reply
-// on the connection was skipped unread and its call timed out. (The reply is longer than
-// inbound.HeadLen: the client decides once that much of a frame above its limit is there.)
+// connection as a stream out of step, at once, and the calls after it go on a new connection:
+// a reply longer than inbound.HeadLen, and one shorter, after which nothing comes until the next
+// call. Before, the long one's readable head made the client skip that many bytes as an
+// oversized reply (every later reply on the connection was skipped unread and its call timed
+// out), and the short one left its call waiting for the 512 bytes of a head.
 func TestDamagedLengthClosesNotSkips(t *testing.T) {
+	for _, pad := range []int{600, 0} {
+		t.Run(fmt.Sprintf("pad=%d", pad), func(t *testing.T) { damagedLength(t, pad) })
+	}
+}
+
+func damagedLength(t *testing.T, pad int) {
 	endToEnd(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -152,7 +159,7 @@ func TestDamagedLengthClosesNotSkips(t *testing.T) {
 	comm := newComm(t, func(c *conf.Config) { c.NetThread = 1 })
 	sp := proxyToAddrs(t, comm, tcpEndpoint(ln.Addr().String()))
 	ctx := testCtx(t)
-	if _, err := sp.InvokeRaw(ctx, "Echo", []byte("damage"+strings.Repeat(".", 600)), withTimeout(time.Minute)...); err == nil ||
+	if _, err := sp.InvokeRaw(ctx, "Echo", []byte("damage"+strings.Repeat(".", pad)), withTimeout(time.Minute)...); err == nil ||
 		errors.Is(err, communicator.ErrTimeout) || errors.Is(err, communicator.ErrDecode) {
 		t.Fatalf("the call whose reply's length was damaged: %v; want the connection's error", err)
 	}

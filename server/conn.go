@@ -187,7 +187,7 @@ func listenAddr(eng gnet.Engine) (net.Addr, error) {
 // before).
 func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
-	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize, Budget: s.budget},
+	cs := &conn{loop: s.loopOf(c.EventLoop()), c: c, in: inbound.Assembler{Max: s.opts.maxPacketSize, Budget: s.budget, Head: requestHead},
 		authed: s.opts.authKeys == nil}
 	cs.remote = cloneAddr(c.RemoteAddr())
 	if s.icpt != nil {
@@ -341,6 +341,13 @@ func (e *events) stream(c gnet.Conn, cs *conn) gnet.Action {
 		}
 	}
 	return action
+}
+
+// requestHead is the Assembler's check of an oversized request's first bytes
+// (inbound.Assembler.Head).
+func requestHead(head []byte, length int) error {
+	var p codec.RequestPacket
+	return codec.DecodeRequestHead(head, length, &p)
 }
 
 // answerOversized answers the request longer than WithMaxPacketSize whose first bytes ov holds

@@ -27,6 +27,13 @@ type Assembler struct {
 	// reserve: a frame it cannot take is assembled in a buffer that grows with the bytes that
 	// arrive. nil: every incomplete large frame takes a buffer of its whole length at once.
 	Budget *Budget
+	// Head, when set, reads the first bytes of a frame longer than Max (header included, at most
+	// HeadLen) with the frame's length, as codec.DecodeResponseHead does: nil if they are the
+	// head of a packet of that length (the frame is reported Oversized and skipped at once), an
+	// error wrapping codec.ErrFrameMismatch if they show it is not (Next returns that error: close
+	// the connection), any other error if they do not tell yet (Next waits for more of the
+	// first HeadLen bytes). nil: Next reports the frame once HeadLen bytes are there.
+	Head func(head []byte, length int) error
 
 	frame    []byte // buffer of the frame being assembled: len is what it can receive now
 	length   int    // the frame's whole length; 0: no frame being assembled
@@ -153,9 +160,9 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 
 // oversized starts skipping the frame too long for Max whose header is head, of which have
 // bytes are buffered, and returns its *Oversized error, once the frame's first HeadLen bytes (or
-// all of it) are there to be its Head: until then it returns nil, and Next waits for more bytes
-// (a read may end anywhere in the head). One longer than MaxSkip is an error that is not an
-// *Oversized.
+// all of it) are there to be its Head, or fewer that a.Head accepts: until then it returns nil,
+// and Next waits for more bytes (a read may end anywhere in the head). One longer than MaxSkip,
+// or whose first bytes a.Head finds out of step, is an error that is not an *Oversized.
 func (a *Assembler) oversized(c Conn, have int, head []byte) error {
 	l := int(binary.BigEndian.Uint32(head))
 	limit := a.Max
@@ -165,10 +172,20 @@ func (a *Assembler) oversized(c Conn, have int, head []byte) error {
 	if l > MaxSkip {
 		return fmt.Errorf("%w: %d bytes, max %d", codec.ErrFrameTooLarge, l, limit)
 	}
-	if have < min(l, HeadLen) {
+	b, _ := c.Peek(min(have, HeadLen, l))
+	if a.Head != nil {
+		// A stream out of step may send no more bytes for a while: decide on what is there
+		// when it tells, rather than wait for HeadLen bytes and keep the calls waiting.
+		err := a.Head(b, l)
+		switch {
+		case errors.Is(err, codec.ErrFrameMismatch):
+			return fmt.Errorf("%w: %d bytes, max %d: %w", codec.ErrFrameTooLarge, l, limit, err)
+		case err != nil && have < min(l, HeadLen):
+			return nil
+		}
+	} else if have < min(l, HeadLen) {
 		return nil
 	}
-	b, _ := c.Peek(min(have, HeadLen, l))
 	e := &Oversized{Length: l, Max: limit, Head: append([]byte(nil), b...)}
 	n, _ := c.Discard(min(have, l))
 	a.skip = l - n

@@ -2,6 +2,7 @@ package inbound
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -106,5 +107,46 @@ func TestOversizedNotSkipped(t *testing.T) {
 		if err == nil || errors.As(err, &ov) {
 			t.Errorf("%s: Next returned %v, want an error that is not *Oversized", name, err)
 		}
+	}
+}
+
+// TestOversizedHeadDecidesEarly: with Head set, a frame above Max is judged on the bytes that
+// are there: reported and skipped as soon as Head reads them as the head of a packet of that
+// length, refused (an error wrapping codec.ErrFrameMismatch, not an *Oversized) as soon as Head
+// finds the length does not match, and waited on while Head cannot tell. Before, Next waited for
+// HeadLen bytes whatever they showed: a damaged length followed by a short reply, and then
+// nothing, kept the connection's calls waiting for bytes that did not come.
+func TestOversizedHeadDecidesEarly(t *testing.T) {
+	head := func(b []byte, l int) error {
+		var p codec.ResponsePacket
+		return codec.DecodeResponseHead(b, l, &p)
+	}
+	good := codec.AppendResponse(nil, &codec.ResponsePacket{Version: 1, RequestID: 5, Buffer: bytes.Repeat([]byte("g"), 5000)})
+	damaged := codec.AppendResponse(nil, &codec.ResponsePacket{Version: 1, RequestID: 6, Buffer: []byte("short")})
+	binary.BigEndian.PutUint32(damaged, 336289144)
+
+	a := &Assembler{Max: 1000, Head: head}
+	c := &chunkConn{buf: append([]byte(nil), good[:30]...)}
+	_, _, err := a.Next(c)
+	ov, ok := err.(*Oversized)
+	if !ok || ov.Length != len(good) || !bytes.Equal(ov.Head, good[:30]) {
+		t.Fatalf("30 bytes of an oversized reply's head: %v; want it reported Oversized with those bytes", err)
+	}
+
+	a = &Assembler{Max: 1000, Head: head}
+	c = &chunkConn{buf: append([]byte(nil), damaged...)}
+	_, _, err = a.Next(c)
+	if _, ok := err.(*Oversized); ok || !errors.Is(err, codec.ErrFrameMismatch) || !errors.Is(err, codec.ErrFrameTooLarge) {
+		t.Fatalf("a short reply whose length was damaged: %v; want an error matching ErrFrameMismatch, not an *Oversized", err)
+	}
+
+	a = &Assembler{Max: 1000, Head: head}
+	c = &chunkConn{buf: append([]byte(nil), good[:8]...)}
+	if f, _, err := a.Next(c); f != nil || err != nil {
+		t.Fatalf("8 bytes of an oversized reply: %d bytes, %v; want nothing yet", len(f), err)
+	}
+	c.buf = append(c.buf, good[8:40]...)
+	if _, _, err := a.Next(c); !errors.As(err, &ov) || ov.Length != len(good) {
+		t.Fatalf("then 40 bytes: %v; want it reported Oversized", err)
 	}
 }
