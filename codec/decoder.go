@@ -82,7 +82,7 @@ func (d *Decoder) peekHead() (tag, typ byte, n int, err error) {
 		return tag, typ, 1, nil
 	}
 	if d.off+1 >= len(d.buf) {
-		return 0, 0, 0, malformed(d.off, "truncated head")
+		return 0, 0, 0, truncated(d.off, "truncated head")
 	}
 	return d.buf[d.off+1], typ, 2, nil
 }
@@ -112,6 +112,9 @@ func (d *Decoder) findSlow(tag byte, req bool) (typ byte, found bool, err error)
 			return 0, false, err
 		}
 		if n == 0 || typ == TypeStructEnd || t > tag {
+			if req && n == 0 {
+				return 0, false, requiredAtEnd(tag, d.off)
+			}
 			if req {
 				return 0, false, required(tag, d.off)
 			}
@@ -130,7 +133,7 @@ func (d *Decoder) findSlow(tag byte, req bool) (typ byte, found bool, err error)
 // need reports an error unless n more bytes are available.
 func (d *Decoder) need(n int) error {
 	if n > len(d.buf)-d.off {
-		return malformed(d.off, "need %d bytes, %d left", n, len(d.buf)-d.off)
+		return truncated(d.off, "need %d bytes, %d left", n, len(d.buf)-d.off)
 	}
 	return nil
 }
@@ -286,7 +289,7 @@ func (d *Decoder) stringValue(tag, typ byte) ([]byte, error) {
 		u := binary.BigEndian.Uint32(d.buf[d.off:])
 		d.off += 4
 		if uint64(u) > uint64(len(d.buf)-d.off) {
-			return nil, malformed(d.off, "tag %d: string length %d exceeds the %d bytes left", tag, u, len(d.buf)-d.off)
+			return nil, truncated(d.off, "tag %d: string length %d exceeds the %d bytes left", tag, u, len(d.buf)-d.off)
 		}
 		n = int(u)
 	default:
@@ -325,7 +328,7 @@ func (d *Decoder) size(tag byte, minElem int) (int, error) {
 		return 0, malformed(d.off, "tag %d: negative size %d", tag, v)
 	}
 	if left := len(d.buf) - d.off; v > int64(left/minElem) {
-		return 0, malformed(d.off, "tag %d: size %d exceeds the %d bytes left", tag, v, left)
+		return 0, truncated(d.off, "tag %d: size %d exceeds the %d bytes left", tag, v, left)
 	}
 	return int(v), nil
 }

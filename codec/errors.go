@@ -18,6 +18,18 @@ var ErrRequired = errors.New("codec: required field missing")
 // fail the message and, for a framed connection, close it.
 var ErrMalformed = errors.New("codec: malformed input")
 
+// ErrTruncated marks an error of input that ended too soon: inside a value, or before a required
+// field. The bytes read were consistent so far, and more of them may decode: a packet's head read
+// from the first bytes of a frame (DecodeResponseHead, DecodeRequestHead) is told from bytes
+// that are no head by it. A truncated value's error also wraps ErrMalformed, a missing required
+// field's ErrRequired.
+var ErrTruncated = errors.New("codec: input ends too soon")
+
+// truncated wraps ErrMalformed and ErrTruncated with a formatted detail and the offset.
+func truncated(off int, format string, args ...any) error {
+	return fmt.Errorf("%w: %w: %s (offset %d)", ErrMalformed, ErrTruncated, fmt.Sprintf(format, args...), off)
+}
+
 // malformed wraps ErrMalformed with a formatted detail and the offset.
 func malformed(off int, format string, args ...any) error {
 	return fmt.Errorf("%w: %s (offset %d)", ErrMalformed, fmt.Sprintf(format, args...), off)
@@ -27,6 +39,21 @@ func malformed(off int, format string, args ...any) error {
 func required(tag byte, off int) error {
 	return fmt.Errorf("%w: tag %d (offset %d)", ErrRequired, tag, off)
 }
+
+// requiredAtEnd is required for a field missing because the input ended: the same error, which
+// wraps ErrTruncated too.
+func requiredAtEnd(tag byte, off int) error { return &missingAtEnd{tag: tag, off: off} }
+
+type missingAtEnd struct {
+	tag byte
+	off int
+}
+
+func (e *missingAtEnd) Error() string {
+	return fmt.Sprintf("%v: tag %d (offset %d)", ErrRequired, e.tag, e.off)
+}
+
+func (e *missingAtEnd) Unwrap() []error { return []error{ErrRequired, ErrTruncated} }
 
 // typeName returns a readable name of a type code for error messages.
 func typeName(typ byte) string {

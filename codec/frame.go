@@ -207,7 +207,10 @@ func bodyFits(d *Decoder, tag byte, length int) error {
 	var lo, hi int64 // the bytes the body takes: a list of int8 takes 1 or 2 a byte
 	switch typ {
 	case TypeSimpleList:
-		if d.off >= len(d.buf) || d.buf[d.off] != 0x00 {
+		if d.off >= len(d.buf) {
+			return truncated(d.off, "tag %d: a simple list's element head", tag)
+		}
+		if d.buf[d.off] != 0x00 {
 			return malformed(d.off, "tag %d: not a simple list of bytes", tag)
 		}
 		d.off++

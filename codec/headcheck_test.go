@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -75,5 +76,32 @@ func TestHeadsCheckTheFrameLength(t *testing.T) {
 	}
 	if err := DecodeResponseHead(listed[:512], 2*len(listed)+MaxTrailer, &r); err == nil {
 		t.Error("a list of int8 read as twice its length and more was accepted")
+	}
+}
+
+// TestHeadTruncatedOrNot: a head cut anywhere before its body's size reads as ErrTruncated (more
+// bytes may decode), while bytes that no more bytes can make a head do not: the Assembler waits
+// for the first and closes on the second at once.
+func TestHeadTruncatedOrNot(t *testing.T) {
+	rsp := AppendResponse(nil, &ResponsePacket{Version: 1, RequestID: 7, Buffer: bytes.Repeat([]byte("b"), 3<<20)})
+	req := AppendRequest(nil, &RequestPacket{Version: 1, RequestID: 7, ServantName: "A.B.CObj", FuncName: "echo", Buffer: bytes.Repeat([]byte("b"), 3<<20)})
+	var r ResponsePacket
+	var q RequestPacket
+	for n := HeaderLen; n < 64; n++ {
+		if err := DecodeResponseHead(rsp[:n], len(rsp), &r); err != nil && !errors.Is(err, ErrTruncated) {
+			t.Errorf("a response head cut at %d bytes: %v; want ErrTruncated", n, err)
+		}
+		if err := DecodeRequestHead(req[:n], len(req), &q); err != nil && !errors.Is(err, ErrTruncated) {
+			t.Errorf("a request head cut at %d bytes: %v; want ErrTruncated", n, err)
+		}
+	}
+	for _, garbage := range [][]byte{
+		{0, 0, 0, 0, 0xa0, 1, 2, 3}, // tag 10 where tag 1 must be
+		{0, 0, 0, 0, 0x1d, 0, 0},    // iVersion as a simple list
+		[]byte("\x00\x00\x00\x00text that is no head"),
+	} {
+		if err := DecodeResponseHead(garbage, 1<<24, &r); err == nil || errors.Is(err, ErrTruncated) {
+			t.Errorf("%q as a response head: %v; want an error that is not ErrTruncated", garbage, err)
+		}
 	}
 }

@@ -30,9 +30,11 @@ type Assembler struct {
 	// Head, when set, reads the first bytes of a frame longer than Max (header included, at most
 	// HeadLen) with the frame's length, as codec.DecodeResponseHead does: nil if they are the
 	// head of a packet of that length (the frame is reported Oversized and skipped at once), an
-	// error wrapping codec.ErrFrameMismatch if they show it is not (Next returns that error: close
-	// the connection), any other error if they do not tell yet (Next waits for more of the
-	// first HeadLen bytes). nil: Next reports the frame once HeadLen bytes are there.
+	// error wrapping codec.ErrTruncated if they do not tell yet (Next waits for more of the first
+	// HeadLen bytes), any other error if they are no such head (Next returns an error: close the
+	// connection, even when more bytes have not come). It is asked before the length is taken for
+	// another protocol's (Foreign), which looks only at the length's four bytes. nil: Next
+	// reports the frame once HeadLen bytes are there.
 	Head func(head []byte, length int) error
 
 	frame    []byte // buffer of the frame being assembled: len is what it can receive now
@@ -60,8 +62,8 @@ type Oversized struct {
 }
 
 // HeadLen bounds Oversized.Head: enough for a request's ids and names (tags 1 to 6) or a
-// response's ids and return code (tags 1 to 5).
-const HeadLen = 512
+// response's ids and return code (tags 1 to 5), and the head of the body after them.
+const HeadLen = 4096
 
 // MaxSkip is the longest frame an Assembler skips (Oversized); a longer one is an error that
 // closes the connection: whatever its peer meant, it is not waiting for an answer to it.
@@ -121,10 +123,14 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 	l, err := codec.FrameLength(head, a.Max)
 	if err != nil {
 		b, _ := c.Peek(min(have, maxQuote))
-		if f := Foreign(b, err); f != err || !errors.Is(err, codec.ErrFrameTooLarge) {
+		f := Foreign(b, err)
+		if !errors.Is(err, codec.ErrFrameTooLarge) || f != err && a.Head == nil {
 			return nil, false, f
 		}
-		if err := a.oversized(c, have, head); err != nil {
+		if f == err {
+			f = nil // no other protocol's
+		}
+		if err := a.oversized(c, have, head, f); err != nil {
 			return nil, false, err
 		}
 		return nil, false, nil // the head is not all there yet
@@ -162,26 +168,32 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 // bytes are buffered, and returns its *Oversized error, once the frame's first HeadLen bytes (or
 // all of it) are there to be its Head, or fewer that a.Head accepts: until then it returns nil,
 // and Next waits for more bytes (a read may end anywhere in the head). One longer than MaxSkip,
-// or whose first bytes a.Head finds out of step, is an error that is not an *Oversized.
-func (a *Assembler) oversized(c Conn, have int, head []byte) error {
+// or whose first bytes a.Head finds are no head of its length, is an error that is not an
+// *Oversized: foreign when Foreign named another protocol from the length's bytes.
+func (a *Assembler) oversized(c Conn, have int, head []byte, foreign error) error {
 	l := int(binary.BigEndian.Uint32(head))
 	limit := a.Max
 	if limit <= 0 {
 		limit = codec.DefaultMaxPacketSize
 	}
 	if l > MaxSkip {
+		if foreign != nil {
+			return foreign
+		}
 		return fmt.Errorf("%w: %d bytes, max %d", codec.ErrFrameTooLarge, l, limit)
 	}
 	b, _ := c.Peek(min(have, HeadLen, l))
 	if a.Head != nil {
 		// A stream out of step may send no more bytes for a while: decide on what is there
 		// when it tells, rather than wait for HeadLen bytes and keep the calls waiting.
-		err := a.Head(b, l)
-		switch {
-		case errors.Is(err, codec.ErrFrameMismatch):
-			return fmt.Errorf("%w: %d bytes, max %d: %w", codec.ErrFrameTooLarge, l, limit, err)
-		case err != nil && have < min(l, HeadLen):
+		switch err := a.Head(b, l); {
+		case err == nil:
+		case errors.Is(err, codec.ErrTruncated) && have < min(l, HeadLen):
 			return nil
+		case foreign != nil:
+			return foreign
+		default:
+			return fmt.Errorf("%w: %d bytes, max %d, and no packet's head of that length: %w", codec.ErrFrameTooLarge, l, limit, err)
 		}
 	} else if have < min(l, HeadLen) {
 		return nil
