@@ -406,7 +406,7 @@ func (a *AdapterProxy) answered(c *call.Call, ret int32, stopping bool) int64 {
 }
 
 // responseHead is the Assembler's check of an oversized reply's first bytes (inbound.Assembler.Head).
-func responseHead(head []byte, length int) error {
+func responseHead(head []byte, length int) (int, error) {
 	var p codec.ResponsePacket
 	return codec.DecodeResponseHead(head, length, &p)
 }
@@ -423,7 +423,7 @@ func (a *AdapterProxy) oversized(err error) bool {
 	}
 	r := &a.resp
 	*r = codec.ResponsePacket{}
-	if codec.DecodeResponseHead(ov.Head, ov.Length, r) != nil {
+	if _, err := codec.DecodeResponseHead(ov.Head, ov.Length, r); err != nil {
 		return false
 	}
 	id := r.RequestID

@@ -151,20 +151,22 @@ func DecodeResponse(frame []byte, p *ResponsePacket) error {
 // iMessageType, iRequestId, sServantName and sFuncName (tags 1 to 6), which must be whole in
 // head. A server answers the request from them without reading its body. It also checks that
 // length is the frame the head announces (bodyFits): a length that does not match is a stream
-// out of step, not a large request to skip.
-func DecodeRequestHead(head []byte, length int, p *RequestPacket) error {
+// out of step, not a large request to skip. It returns where the body ends in the frame (0 when
+// the body is a list of int8, whose end the head does not tell): the bytes from there to length
+// are the packet's last fields, which CheckTrailer checks.
+func DecodeRequestHead(head []byte, length int, p *RequestPacket) (bodyEnd int, err error) {
 	d, err := headDecoder(head)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := p.decodeIDs(d); err != nil {
-		return err
+		return 0, err
 	}
 	if p.ServantName, err = d.ReadString(5, true); err != nil {
-		return err
+		return 0, err
 	}
 	if p.FuncName, err = d.ReadString(6, true); err != nil {
-		return err
+		return 0, err
 	}
 	return bodyFits(d, 7, length)
 }
@@ -172,16 +174,43 @@ func DecodeRequestHead(head []byte, length int, p *RequestPacket) error {
 // DecodeResponseHead decodes into p iVersion, cPacketType and iRequestId (tags 1 to 3), which
 // head, the first bytes of a response frame of length bytes too long to read whole (header
 // included), must hold: a client fails the call it answers without reading its body. It also
-// checks that length is the frame the head announces (bodyFits).
-func DecodeResponseHead(head []byte, length int, p *ResponsePacket) error {
+// checks that length is the frame the head announces (bodyFits), and returns where the body ends,
+// as DecodeRequestHead does.
+func DecodeResponseHead(head []byte, length int, p *ResponsePacket) (bodyEnd int, err error) {
 	d, err := headDecoder(head)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := p.decodeIDs(d); err != nil {
-		return err
+		return 0, err
 	}
 	return bodyFits(d, 6, length)
+}
+
+// CheckTrailer checks the bytes of a frame after its body, where DecodeRequestHead or
+// DecodeResponseHead said the body ends: whole fields in increasing tag order after the body's,
+// ending exactly at the frame's end. Anything else is an error wrapping ErrFrameMismatch: the
+// length was not the frame's, and what follows is out of step. tail may be the first of those
+// bytes only: then a field cut short at its end is an error wrapping ErrTruncated too (more
+// bytes may make it whole), and the check can be made again on more.
+func CheckTrailer(tail []byte) error {
+	d := Decoder{buf: tail}
+	last := -1
+	for d.off < len(d.buf) {
+		t, typ, n, err := d.peekHead()
+		if err == nil && (int(t) <= last || t < 7 || typ == TypeStructEnd) {
+			err = malformed(d.off, "tag %d after tag %d", t, last)
+		}
+		if err == nil {
+			d.off += n
+			err = d.skipValue(typ, 0)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: the %d bytes after the body are not the packet's last fields: %w", ErrFrameMismatch, len(tail), err)
+		}
+		last = int(t)
+	}
+	return nil
 }
 
 // ErrFrameMismatch is the error of DecodeRequestHead and DecodeResponseHead for a head that
@@ -198,42 +227,45 @@ const MaxTrailer = 64 << 10
 // which must be whole in d, and checks that a frame of length bytes holds that body followed by
 // at most MaxTrailer bytes. A frame whose length prefix was damaged, or a stream read out of step,
 // rarely passes: its length would have to land within MaxTrailer of where the body it announces
-// ends.
-func bodyFits(d *Decoder, tag byte, length int) error {
+// ends. It returns the body's end for a simple list, 0 for a list of int8.
+func bodyFits(d *Decoder, tag byte, length int) (int, error) {
 	typ, _, err := d.find(tag, true)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var lo, hi int64 // the bytes the body takes: a list of int8 takes 1 or 2 a byte
 	switch typ {
 	case TypeSimpleList:
 		if d.off >= len(d.buf) {
-			return truncated(d.off, "tag %d: a simple list's element head", tag)
+			return 0, truncated(d.off, "tag %d: a simple list's element head", tag)
 		}
 		if d.buf[d.off] != 0x00 {
-			return malformed(d.off, "tag %d: not a simple list of bytes", tag)
+			return 0, malformed(d.off, "tag %d: not a simple list of bytes", tag)
 		}
 		d.off++
 		n, err := d.readInt(0, true, TypeInt32)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		lo, hi = n, n
 	case TypeList:
 		n, err := d.readInt(0, true, TypeInt32)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		lo, hi = n, 2*n
 	default:
-		return mismatch(d.off, tag, typ, TypeSimpleList)
+		return 0, mismatch(d.off, tag, typ, TypeSimpleList)
 	}
 	start := int64(HeaderLen + d.off)
 	if lo < 0 || start+lo > int64(length) || int64(length)-(start+hi) > MaxTrailer {
-		return fmt.Errorf("%w: a frame of %d bytes does not hold the body of %d bytes its tag %d announces at offset %d and at most %d bytes after it",
+		return 0, fmt.Errorf("%w: a frame of %d bytes does not hold the body of %d bytes its tag %d announces at offset %d and at most %d bytes after it",
 			ErrFrameMismatch, length, lo, tag, start, MaxTrailer)
 	}
-	return nil
+	if typ == TypeList {
+		return 0, nil
+	}
+	return int(start + lo), nil
 }
 
 // headDecoder reads the packet after the frame header in head, the first bytes of a frame.

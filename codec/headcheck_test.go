@@ -24,7 +24,7 @@ func TestHeadsCheckTheFrameLength(t *testing.T) {
 	}{
 		{"request", req, func(head []byte, length int) (int32, error) {
 			var p RequestPacket
-			err := DecodeRequestHead(head, length, &p)
+			_, err := DecodeRequestHead(head, length, &p)
 			if err == nil && (p.ServantName != "A.B.CObj" || p.FuncName != "echo") {
 				t.Errorf("request head: servant %q, function %q", p.ServantName, p.FuncName)
 			}
@@ -32,7 +32,7 @@ func TestHeadsCheckTheFrameLength(t *testing.T) {
 		}},
 		{"response", rsp, func(head []byte, length int) (int32, error) {
 			var p ResponsePacket
-			err := DecodeResponseHead(head, length, &p)
+			_, err := DecodeResponseHead(head, length, &p)
 			return p.RequestID, err
 		}},
 	} {
@@ -53,7 +53,7 @@ func TestHeadsCheckTheFrameLength(t *testing.T) {
 	// A request whose names do not fit in the head cannot be checked: refused.
 	long := AppendRequest(nil, &RequestPacket{Version: 1, RequestID: 8, ServantName: strings.Repeat("S", 600), FuncName: "f", Buffer: body})
 	var p RequestPacket
-	if err := DecodeRequestHead(long[:512], len(long), &p); err == nil {
+	if _, err := DecodeRequestHead(long[:512], len(long), &p); err == nil {
 		t.Error("a request head whose servant name runs past the head's 512 bytes was accepted")
 	}
 	// A body written as a list of int8 (each element 1 or 2 bytes) fits between those bounds.
@@ -71,10 +71,10 @@ func TestHeadsCheckTheFrameLength(t *testing.T) {
 	}
 	listed := e.Buf
 	var r ResponsePacket
-	if err := DecodeResponseHead(listed[:512], len(listed), &r); err != nil || r.RequestID != 9 {
+	if _, err := DecodeResponseHead(listed[:512], len(listed), &r); err != nil || r.RequestID != 9 {
 		t.Errorf("a response whose body is a list of int8: id %d, %v", r.RequestID, err)
 	}
-	if err := DecodeResponseHead(listed[:512], 2*len(listed)+MaxTrailer, &r); err == nil {
+	if _, err := DecodeResponseHead(listed[:512], 2*len(listed)+MaxTrailer, &r); err == nil {
 		t.Error("a list of int8 read as twice its length and more was accepted")
 	}
 }
@@ -88,10 +88,10 @@ func TestHeadTruncatedOrNot(t *testing.T) {
 	var r ResponsePacket
 	var q RequestPacket
 	for n := HeaderLen; n < 64; n++ {
-		if err := DecodeResponseHead(rsp[:n], len(rsp), &r); err != nil && !errors.Is(err, ErrTruncated) {
+		if _, err := DecodeResponseHead(rsp[:n], len(rsp), &r); err != nil && !errors.Is(err, ErrTruncated) {
 			t.Errorf("a response head cut at %d bytes: %v; want ErrTruncated", n, err)
 		}
-		if err := DecodeRequestHead(req[:n], len(req), &q); err != nil && !errors.Is(err, ErrTruncated) {
+		if _, err := DecodeRequestHead(req[:n], len(req), &q); err != nil && !errors.Is(err, ErrTruncated) {
 			t.Errorf("a request head cut at %d bytes: %v; want ErrTruncated", n, err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestHeadTruncatedOrNot(t *testing.T) {
 		{0, 0, 0, 0, 0x1d, 0, 0},    // iVersion as a simple list
 		[]byte("\x00\x00\x00\x00text that is no head"),
 	} {
-		if err := DecodeResponseHead(garbage, 1<<24, &r); err == nil || errors.Is(err, ErrTruncated) {
+		if _, err := DecodeResponseHead(garbage, 1<<24, &r); err == nil || errors.Is(err, ErrTruncated) {
 			t.Errorf("%q as a response head: %v; want an error that is not ErrTruncated", garbage, err)
 		}
 	}

@@ -301,3 +301,46 @@ func TestOversizeStrayReplies(t *testing.T) {
 			ok, e.ConnLosses, e.Reconnects, e.Pushes, e.PushesDropped, e.Late)
 	}
 }
+
+// TestOversizeDamagedLowByte: a reply above max-packet-size whose length prefix was
+// damaged in its low bits (here +300 bytes: the head is intact) passes the head's check (its
+// length is within MaxTrailer of the body's end); the bytes after its body then show the
+// mismatch and close the connection, so the calls after it fail at once or go on a new
+// connection, and none times out. Before, the client skipped 300 bytes past the frame: the
+// replies of the next calls were eaten and those calls waited for their deadlines on a
+// connection that looked healthy (found by a review of the skip).
+func TestOversizeDamagedLowByte(t *testing.T) {
+	const body = 2 << 20
+	rs := answeringPeer(t, func(req *codec.RequestPacket) []byte {
+		if string(req.Buffer) == "damage" {
+			f := codec.AppendResponse(nil, &codec.ResponsePacket{Version: req.Version, RequestID: req.RequestID,
+				Buffer: make([]byte, body)})
+			binary.BigEndian.PutUint32(f, uint32(len(f)+300))
+			return f
+		}
+		return nil
+	})
+	comm := newComm(t, func(c *conf.Config) {
+		c.NetThread = 1
+		c.MaxPacketSize = 1 << 20
+	})
+	sp := proxyToAddrs(t, comm, tcpEndpoint(rs.addr()))
+	ctx := testCtx(t)
+	_, err := sp.InvokeRaw(ctx, "Echo", []byte("damage"), withTimeout(10*time.Second)...)
+	t.Logf("the call whose reply's length was damaged: %v", err)
+	timeouts := 0
+	for i := range 3 {
+		body := fmt.Sprintf("after %d", i)
+		out, err := sp.InvokeRaw(ctx, "Echo", []byte(body), withTimeout(2*time.Second)...)
+		switch {
+		case errors.Is(err, communicator.ErrTimeout):
+			timeouts++
+			t.Logf("call %d after the damaged reply: %v", i, err)
+		case err == nil && string(out) != body:
+			t.Errorf("call %d after the damaged reply: got %q", i, out)
+		}
+	}
+	if timeouts > 0 {
+		t.Errorf("%d of 3 calls after a reply whose length was damaged by +300 timed out: their replies were skipped as part of it", timeouts)
+	}
+}

@@ -345,7 +345,7 @@ func (e *events) stream(c gnet.Conn, cs *conn) gnet.Action {
 
 // requestHead is the Assembler's check of an oversized request's first bytes
 // (inbound.Assembler.Head).
-func requestHead(head []byte, length int) error {
+func requestHead(head []byte, length int) (int, error) {
 	var p codec.RequestPacket
 	return codec.DecodeRequestHead(head, length, &p)
 }
@@ -361,7 +361,7 @@ func (l *loop) answerOversized(cs *conn, ov *inbound.Oversized) bool {
 	}
 	req := &l.req
 	*req = codec.RequestPacket{}
-	if err := codec.DecodeRequestHead(ov.Head, ov.Length, req); err != nil {
+	if _, err := codec.DecodeRequestHead(ov.Head, ov.Length, req); err != nil {
 		return false
 	}
 	cs.form.read(req.Version)

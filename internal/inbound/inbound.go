@@ -29,13 +29,15 @@ type Assembler struct {
 	Budget *Budget
 	// Head, when set, reads the first bytes of a frame longer than Max (header included, at most
 	// HeadLen) with the frame's length, as codec.DecodeResponseHead does: nil if they are the
-	// head of a packet of that length (the frame is reported Oversized and skipped at once), an
+	// head of a packet of that length (the frame is reported Oversized and skipped at once, up
+	// to bodyEnd when that is not 0; the bytes from there to the frame's end are then checked
+	// with codec.CheckTrailer, and a mismatch is an error that closes the connection), an
 	// error wrapping codec.ErrTruncated if they do not tell yet (Next waits for more of the first
 	// HeadLen bytes), any other error if they are no such head (Next returns an error: close the
 	// connection, even when more bytes have not come). It is asked before the length is taken for
 	// another protocol's (Foreign), which looks only at the length's four bytes. nil: Next
 	// reports the frame once HeadLen bytes are there.
-	Head func(head []byte, length int) error
+	Head func(head []byte, length int) (bodyEnd int, err error)
 
 	frame    []byte // buffer of the frame being assembled: len is what it can receive now
 	length   int    // the frame's whole length; 0: no frame being assembled
@@ -46,6 +48,7 @@ type Assembler struct {
 	view     int    // bytes of the last frame returned as a view into the Conn, not yet consumed
 	fill     filler // the Conn filling the rest of frame itself (see filler), until the next Next
 	skip     int    // bytes of an Oversized frame still to discard as they arrive
+	trailer  int    // bytes after skip of an Oversized frame, its last fields, to check (Head)
 }
 
 // Oversized is the error of Next for a frame longer than Max, which its head's bytes do not show
@@ -96,6 +99,27 @@ func (a *Assembler) Next(c Conn) (frame []byte, owned bool, err error) {
 		if a.skip -= n; a.skip > 0 {
 			return nil, false, nil
 		}
+	}
+	if a.trailer > 0 {
+		// Checked on what is there as it comes: a stream out of step shows it in its first bytes
+		// after the body, and the replies after it may come one at a time.
+		n := min(c.InboundBuffered(), a.trailer)
+		if n == 0 {
+			return nil, false, nil
+		}
+		tail, err := c.Peek(n)
+		if err != nil {
+			return nil, false, err
+		}
+		switch err := codec.CheckTrailer(tail); {
+		case err != nil && (n == a.trailer || !errors.Is(err, codec.ErrTruncated)):
+			a.trailer = 0
+			return nil, false, err // the length was not the frame's: what follows is out of step
+		case n < a.trailer:
+			return nil, false, nil
+		}
+		_, _ = c.Discard(a.trailer)
+		a.trailer = 0
 	}
 	if a.length > 0 {
 		if a.fill != nil {
@@ -183,11 +207,15 @@ func (a *Assembler) oversized(c Conn, have int, head []byte, foreign error) erro
 		return fmt.Errorf("%w: %d bytes, max %d", codec.ErrFrameTooLarge, l, limit)
 	}
 	b, _ := c.Peek(min(have, HeadLen, l))
+	end := l
 	if a.Head != nil {
 		// A stream out of step may send no more bytes for a while: decide on what is there
 		// when it tells, rather than wait for HeadLen bytes and keep the calls waiting.
-		switch err := a.Head(b, l); {
+		switch bodyEnd, err := a.Head(b, l); {
 		case err == nil:
+			if bodyEnd > 0 {
+				end = bodyEnd
+			}
 		case errors.Is(err, codec.ErrTruncated) && have < min(l, HeadLen):
 			return nil
 		case foreign != nil:
@@ -199,8 +227,8 @@ func (a *Assembler) oversized(c Conn, have int, head []byte, foreign error) erro
 		return nil
 	}
 	e := &Oversized{Length: l, Max: limit, Head: append([]byte(nil), b...)}
-	n, _ := c.Discard(min(have, l))
-	a.skip = l - n
+	n, _ := c.Discard(min(have, end))
+	a.skip, a.trailer = end-n, l-end
 	return e
 }
 
@@ -359,5 +387,5 @@ func (a *Assembler) Reset() {
 	if a.reserved > 0 {
 		a.Budget.give(a.reserved)
 	}
-	a.frame, a.length, a.got, a.large, a.reserved, a.view, a.skip = nil, 0, 0, false, 0, 0, 0
+	a.frame, a.length, a.got, a.large, a.reserved, a.view, a.skip, a.trailer = nil, 0, 0, false, 0, 0, 0, 0
 }

@@ -117,10 +117,7 @@ func TestOversizedNotSkipped(t *testing.T) {
 // HeadLen bytes whatever they showed: a damaged length followed by a short reply, and then
 // nothing, kept the connection's calls waiting for bytes that did not come.
 func TestOversizedHeadDecidesEarly(t *testing.T) {
-	head := func(b []byte, l int) error {
-		var p codec.ResponsePacket
-		return codec.DecodeResponseHead(b, l, &p)
-	}
+	head := responseHead
 	good := codec.AppendResponse(nil, &codec.ResponsePacket{Version: 1, RequestID: 5, Buffer: bytes.Repeat([]byte("g"), 5000)})
 	damaged := codec.AppendResponse(nil, &codec.ResponsePacket{Version: 1, RequestID: 6, Buffer: []byte("short")})
 	binary.BigEndian.PutUint32(damaged, 336289144)
@@ -148,5 +145,73 @@ func TestOversizedHeadDecidesEarly(t *testing.T) {
 	c.buf = append(c.buf, good[8:40]...)
 	if _, _, err := a.Next(c); !errors.As(err, &ov) || ov.Length != len(good) {
 		t.Fatalf("then 40 bytes: %v; want it reported Oversized", err)
+	}
+}
+
+func responseHead(b []byte, l int) (int, error) {
+	var p codec.ResponsePacket
+	return codec.DecodeResponseHead(b, l, &p)
+}
+
+// TestOversizedTrailerChecked: with Head set, an oversized frame is skipped to the end of its
+// body, and the fields after the body (status, description, context) are checked to end exactly
+// at the frame's end: a frame whose length is right goes by and the frame after it comes out
+// whole; one whose length was damaged in its low bits (+300 bytes: within codec.MaxTrailer of the
+// body's end, so the head check passes) is an error wrapping codec.ErrFrameMismatch once the
+// bytes after the body show it, and so is one 3 bytes short. Before, such a frame was skipped
+// to its announced length, into the replies after it, which were lost while the connection
+// looked healthy (found by a review of the skip).
+func TestOversizedTrailerChecked(t *testing.T) {
+	big := codec.AppendResponse(nil, &codec.ResponsePacket{Version: 1, RequestID: 5, Ret: -3, ResultDesc: "a description",
+		Status: map[string]string{"k": "v"}, Buffer: bytes.Repeat([]byte("g"), 5000)})
+	next := codec.AppendResponse(nil, &codec.ResponsePacket{Version: 1, RequestID: 6, Buffer: []byte("next")})
+	for _, chunk := range []int{7, 700, 6000} {
+		a := &Assembler{Max: 1000, Head: responseHead}
+		c := &chunkConn{}
+		var over, frames int
+		for rest := append(append([]byte(nil), big...), next...); len(rest) > 0; {
+			n := min(chunk, len(rest))
+			c.buf, rest = append(c.buf, rest[:n]...), rest[n:]
+			for {
+				f, _, err := a.Next(c)
+				if _, ok := err.(*Oversized); ok {
+					over++
+					continue
+				}
+				if err != nil {
+					t.Fatalf("chunks of %d: %v", chunk, err)
+				}
+				if f == nil {
+					break
+				}
+				if !bytes.Equal(f, next) {
+					t.Fatalf("chunks of %d: a frame of %d bytes after the oversized one, want the next one", chunk, len(f))
+				}
+				frames++
+			}
+		}
+		if over != 1 || frames != 1 {
+			t.Errorf("chunks of %d: %d oversized, %d frames; want 1 and 1", chunk, over, frames)
+		}
+	}
+	for _, delta := range []int{300, -3} {
+		damaged := append([]byte(nil), big...)
+		binary.BigEndian.PutUint32(damaged, uint32(len(big)+delta))
+		stream := append(damaged, bytes.Repeat(next, 20)...) // the replies after it
+		a := &Assembler{Max: 1000, Head: responseHead}
+		c := &chunkConn{buf: stream}
+		var err error
+		for range 10 {
+			var f []byte
+			if f, _, err = a.Next(c); err == nil && f == nil {
+				break
+			}
+			if _, ok := err.(*Oversized); !ok {
+				break
+			}
+		}
+		if !errors.Is(err, codec.ErrFrameMismatch) {
+			t.Errorf("a frame whose length was damaged by %+d: %v; want an error wrapping ErrFrameMismatch", delta, err)
+		}
 	}
 }
