@@ -99,7 +99,8 @@ func WithLogger(l *zap.Logger) Option {
 // WithMaxPacketSize sets the largest frame, length prefix included, the server accepts; a
 // longer request is answered RetServerDecode (-1) naming the sizes (a one-way one is not) and
 // its bytes are skipped as they arrive, unread, while the connection goes on; a longer datagram
-// (udp) is dropped and counted in DroppedDatagrams. A reply whose frame would be longer is answered
+// (udp) is answered -1 the same way (one that holds no request's head is dropped and counted in
+// DroppedDatagrams). A reply whose frame would be longer is answered
 // RetServerEncode (-2) instead, before the interceptors and stats see its code. Values <= 0 keep
 // the default (codec.DefaultMaxPacketSize, 10 MiB).
 func WithMaxPacketSize(n int) Option {

@@ -93,12 +93,24 @@ func (l *loop) datagram(c gnet.Conn) gnet.Action {
 		s.drop("bad datagram, dropped", err, c.RemoteAddr())
 		return gnet.None
 	}
-	if len(d) > s.opts.maxPacketSize {
-		s.drop("datagram above max-packet-size, dropped", fmt.Errorf("%d bytes, max %d", len(d), s.opts.maxPacketSize), c.RemoteAddr())
-		return gnet.None
-	}
 	l.out.b = l.out.b[:0]
-	if s.jobs != nil {
+	if len(d) > s.opts.maxPacketSize {
+		// Answered -1 as over tcp (answerOversized): the client's call fails at once instead of
+		// waiting for its deadline. One that is no request's head is dropped.
+		req := &l.req
+		*req = codec.RequestPacket{}
+		if _, err := codec.DecodeRequestHead(d, len(d), req); err != nil {
+			s.drop("datagram above max-packet-size, dropped", fmt.Errorf("%d bytes, max %d", len(d), s.opts.maxPacketSize), c.RemoteAddr())
+			return gnet.None
+		}
+		s.log.Debug("request exceeds max-packet-size, answered", zap.Int("bytes", len(d)),
+			zap.Int("limit", s.opts.maxPacketSize), zap.Int32("request_id", req.RequestID), zap.Stringer("remote", c.RemoteAddr()))
+		if req.PacketType != codec.PacketOneway {
+			desc := fmt.Sprintf("server: request of %d bytes exceeds max-packet-size %d", len(d), s.opts.maxPacketSize)
+			l.out.b = appendReply(l.out.b, &l.resp, req, codec.RetServerDecode, desc, nil, nil)
+		}
+		*req = codec.RequestPacket{}
+	} else if s.jobs != nil {
 		remote := cloneUDPAddr(c.RemoteAddr()) // the job keeps it
 		if !l.dispatch(nil, remote, d, false) {
 			s.drop("undecodable request, dropped", errUndecodable, remote)

@@ -328,8 +328,9 @@ func TestUDPLimits(t *testing.T) {
 }
 
 // TestUDPMaxPacketSize: WithMaxPacketSize bounds udp requests too (serverconf applies [server]
-// max-packet-size to udp adapters): a datagram holding a longer frame is dropped and counted in
-// DroppedDatagrams, as other bad datagrams are, and the next request is served. It was served.
+// max-packet-size to udp adapters): a datagram holding a longer frame is not served but answered
+// -1 naming the sizes, as over tcp, and the next request is served. It was served; then it was
+// dropped unanswered, and its client waited for its deadline.
 func TestUDPMaxPacketSize(t *testing.T) {
 	for _, workers := range []int{0, 2} {
 		t.Run(map[int]string{0: "inline", 2: "workers"}[workers], func(t *testing.T) {
@@ -347,12 +348,16 @@ func TestUDPMaxPacketSize(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no reply: %v", err)
 			}
-			if rsp.RequestID == 5 {
-				t.Fatalf("a request frame of %d bytes was served (ret %d, body %q) by a server with WithMaxPacketSize(%d)",
-					len(big), rsp.Ret, rsp.Buffer, max)
+			want := fmt.Sprintf("exceeds max-packet-size %d", max)
+			if rsp.RequestID != 5 || rsp.Ret != codec.RetServerDecode || len(rsp.Buffer) != 0 || !strings.Contains(rsp.ResultDesc, want) {
+				t.Fatalf("the first reply: id %d, ret %d, body %q, desc %q; want the request of %d bytes answered -1 (%q)",
+					rsp.RequestID, rsp.Ret, rsp.Buffer, rsp.ResultDesc, len(big), want)
 			}
-			if n := s.DroppedDatagrams(); n != 1 {
-				t.Fatalf("DroppedDatagrams = %d, want 1 (the oversize request)", n)
+			if rsp, err = recvDatagram(c, testTimeout); err != nil || rsp.RequestID != 6 || rsp.Ret != codec.RetOK {
+				t.Fatalf("the request after it: %v, %+v", err, rsp)
+			}
+			if n := s.DroppedDatagrams(); n != 0 {
+				t.Fatalf("DroppedDatagrams = %d, want 0", n)
 			}
 		})
 	}
