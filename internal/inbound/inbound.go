@@ -61,7 +61,7 @@ type Assembler struct {
 type Oversized struct {
 	Length int    // the frame's length, header included
 	Max    int    // the Assembler's Max
-	Head   []byte // the frame's first HeadLen bytes (header included); Next waits for them
+	Head   []byte // the frame's first bytes, header included: HeadLen, or fewer that Assembler.Head read
 }
 
 // HeadLen bounds Oversized.Head: enough for a request's ids and names (tags 1 to 6) or a
