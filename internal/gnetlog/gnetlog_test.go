@@ -21,20 +21,24 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// TestLevels checks where each gnet level goes: Debug and Info to Debug, Warn to Warn, Error and
-// Fatal to Error, all under the name "gnet".
+// TestLevels checks where each gnet level goes: Debug and Info to Debug, Warn to Warn (but gnet's
+// stale-connection warning, to Debug), Error and Fatal to Error, all under the name "gnet".
 func TestLevels(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	l := gnetlog.New(zap.New(core))
 	l.Debugf("d %d", 1)
 	l.Infof("i %d", 2)
 	l.Warnf("w %d", 3)
+	// gnet's own format (reactor_default.go), an event for a connection it closed: Debug.
+	l.Warnf("received event[fd=%d|ev=%d|flags=%d] of a stale connection from event-loop(%d)", 9, 25, 0, 1)
 	l.Errorf("e %d", 4)
 	l.Fatalf("f %d", 5)
 	want := []struct {
 		msg   string
 		level zapcore.Level
-	}{{"d 1", zapcore.DebugLevel}, {"i 2", zapcore.DebugLevel}, {"w 3", zapcore.WarnLevel}, {"e 4", zapcore.ErrorLevel}, {"f 5", zapcore.ErrorLevel}}
+	}{{"d 1", zapcore.DebugLevel}, {"i 2", zapcore.DebugLevel}, {"w 3", zapcore.WarnLevel},
+		{"received event[fd=9|ev=25|flags=0] of a stale connection from event-loop(1)", zapcore.DebugLevel},
+		{"e 4", zapcore.ErrorLevel}, {"f 5", zapcore.ErrorLevel}}
 	got := logs.All()
 	if len(got) != len(want) {
 		t.Fatalf("%d entries, want %d: %v", len(got), len(want), got)
