@@ -25,10 +25,15 @@ var ErrMalformed = errors.New("codec: malformed input")
 // field's ErrRequired.
 var ErrTruncated = errors.New("codec: input ends too soon")
 
-// truncated wraps ErrMalformed and ErrTruncated with a formatted detail and the offset.
+// truncated is malformed for input that ended too soon: the same error, which wraps ErrTruncated
+// too.
 func truncated(off int, format string, args ...any) error {
-	return fmt.Errorf("%w: %w: %s (offset %d)", ErrMalformed, ErrTruncated, fmt.Sprintf(format, args...), off)
+	return &cutShort{error: malformed(off, format, args...)}
 }
+
+type cutShort struct{ error }
+
+func (e *cutShort) Unwrap() []error { return []error{e.error, ErrTruncated} }
 
 // malformed wraps ErrMalformed with a formatted detail and the offset.
 func malformed(off int, format string, args ...any) error {
