@@ -308,8 +308,10 @@ func TestBlackHole(t *testing.T) {
 			if got, want := e.received.Load() == 4, tt.wantUpstream; got != want {
 				t.Fatalf("upstream received %d bytes; want the black-holed bytes to arrive: %v", e.received.Load(), want)
 			}
-			if st := p.Stats(); st.DroppedUp+st.DroppedDown != 3 || st.Foreign != 0 {
-				t.Fatalf("dropped up %d + down %d, want 3; %d foreign connections", st.DroppedUp, st.DroppedDown, st.Foreign)
+			// Foreign is not asserted: under make test another package's client may dial this
+			// port (a port its server held before), and the proxy counts and resets it.
+			if st := p.Stats(); st.DroppedUp+st.DroppedDown != 3 {
+				t.Fatalf("dropped up %d + down %d, want 3", st.DroppedUp, st.DroppedDown)
 			}
 			// Healthy again: the same connection forwards.
 			if err := p.Pass(); err != nil {
