@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
@@ -128,24 +126,14 @@ func TestOversizeTLS(t *testing.T) {
 		clientMax, serverMax int
 	}{{"replies", 1 << 20, 4 << 20}, {"requests", 4 << 20, 1 << 20}} {
 		t.Run(tc.name, func(t *testing.T) {
-			endToEnd(t)
-			s := server.New(server.WithLogger(zaptest.NewLogger(t).Named("server")), server.WithNumEventLoop(1), server.WithTLS(cfg),
-				server.WithWorkers(8), server.WithMaxPacketSize(tc.serverMax))
-			if err := s.Handle(servant, "Echo", func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
+			_, addr := startEcho(t, "server", func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
 				if bytes.HasPrefix(req, []byte("big")) {
 					return append(rsp, bytes.Repeat([]byte("y"), 3<<19)...), nil
 				}
 				return append(rsp, req...), nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			a, err := s.Start("127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = stopServer(t, "server", s) })
+			}, server.WithNumEventLoop(1), server.WithTLS(cfg), server.WithWorkers(8), server.WithMaxPacketSize(tc.serverMax))
 			comm := tlsComm(t, tomlTLS(p.ca.File), func(c *conf.Config) { c.MaxPacketSize = tc.clientMax })
-			sp := sslProxy(t, comm, servant, a.String())
+			sp := sslProxy(t, comm, servant, addr)
 			ctx := testCtx(t)
 			var wg sync.WaitGroup
 			errs := make(chan error, 64)
@@ -191,7 +179,7 @@ func TestOversizeTLS(t *testing.T) {
 			for err := range errs {
 				t.Error(err)
 			}
-			if e, ok := attribEndpointStats(comm.Stats(), a.String()); !ok || e.ConnLosses != 0 || e.Reconnects != 0 {
+			if e, ok := attribEndpointStats(comm.Stats(), addr); !ok || e.ConnLosses != 0 || e.Reconnects != 0 {
 				t.Errorf("endpoint stats (found %v): %d connections lost, %d reconnects; want none", ok, e.ConnLosses, e.Reconnects)
 			}
 		})

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -141,23 +140,17 @@ func TestDamagedLengthClosesNotSkips(t *testing.T) {
 
 func damagedLength(t *testing.T, pad int) {
 	endToEnd(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var damaged atomic.Bool
-	rs := serveRaw(t, ln, func(_ int64, c net.Conn) {
-		_ = readRequests(c, 0, func(req *codec.RequestPacket) bool {
-			frame := codec.AppendResponse(nil, &codec.ResponsePacket{Version: req.Version, RequestID: req.RequestID, Buffer: req.Buffer})
-			if strings.HasPrefix(string(req.Buffer), "damage") && damaged.CompareAndSwap(false, true) {
-				binary.BigEndian.PutUint32(frame, 336289144)
-			}
-			_, err := c.Write(frame)
-			return err == nil
-		})
+	rs := answeringPeer(t, func(req *codec.RequestPacket) []byte {
+		if !strings.HasPrefix(string(req.Buffer), "damage") || !damaged.CompareAndSwap(false, true) {
+			return nil // an echo
+		}
+		frame := codec.AppendResponse(nil, &codec.ResponsePacket{Version: req.Version, RequestID: req.RequestID, Buffer: req.Buffer})
+		binary.BigEndian.PutUint32(frame, 336289144)
+		return frame
 	})
 	comm := newComm(t, func(c *conf.Config) { c.NetThread = 1 })
-	sp := proxyToAddrs(t, comm, tcpEndpoint(ln.Addr().String()))
+	sp := proxyToAddrs(t, comm, tcpEndpoint(rs.addr()))
 	ctx := testCtx(t)
 	if _, err := sp.InvokeRaw(ctx, "Echo", []byte("damage"+strings.Repeat(".", pad)), withTimeout(time.Minute)...); err == nil ||
 		errors.Is(err, communicator.ErrTimeout) || errors.Is(err, communicator.ErrDecode) {
