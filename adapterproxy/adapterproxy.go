@@ -589,7 +589,7 @@ func (a *AdapterProxy) drop(err error, retry bool) {
 			c.Complete(err)
 		}
 	}
-	a.scratch = fail[:0]
+	a.scratch = keepCalls(fail)
 }
 
 // sweepAbandoned drops queued calls whose caller gave up, so that a connect backlog does not

@@ -38,7 +38,7 @@ func (a *AdapterProxy) nextProbe(now int64) {
 }
 
 // Tick runs the connection's periodic chores: dropping queued calls whose callers gave up,
-// making an empty pending table small again after a burst, giving up on a connect that never
+// making a pending table small again after a burst, giving up on a connect that never
 // completed, probing an inactive endpoint, a keepalive ping when the connection has made no
 // progress for the keepalive interval, or, without keepalive, closing a connection idle for
 // longer than the endpoint's -t timeout. The net thread calls it at its chores (every 100 ms, or

@@ -39,7 +39,8 @@ import (
 // lookup is one index and one comparison of the full id (a reply for a call that ended finds an
 // empty slot, or another call with another id). Ids still come from a counter that wraps only
 // after 2^31, so an id is reused that rarely, as with a map. The array doubles when half full; a
-// large one found empty by the connection's periodic chores (trim) is made small again.
+// large one the connection's periodic chores (trim) find empty, or at most a sixteenth full, is
+// made small again.
 type callTable struct {
 	slots []*call.Call // len is a power of two; slots[id & (len-1)] holds the call with that id
 	n     int          // calls in slots
@@ -153,13 +154,51 @@ func (t *callTable) remove(c *call.Call) {
 	t.n--
 }
 
-// trim makes a large empty table small again. It runs with the connection's chores, not when the
-// table empties: a load that empties the table between bursts would otherwise make it again and
-// grow it back for every burst (26 B more per async call in BenchmarkAsyncCall).
+// trim makes a large table small again once it holds far fewer calls than it has room for:
+// an empty one goes back to minSlots, and one above shrinkAbove that is at most a sixteenth full
+// is rebuilt at the smallest size, from shrinkAbove up, at which the calls it holds still take a
+// slot each (their ids are distinct modulo the old size, not always modulo a smaller one). So a
+// connection that goes on with a few calls in flight after a burst does not keep the burst's
+// array (2^19 slots, 4 MiB, after 150,000 pending calls) for as long as its load never pauses.
+// It runs with the connection's chores, not when the table empties: a load that empties the
+// table between bursts would otherwise make it again and grow it back for every burst (26 B more
+// per async call in BenchmarkAsyncCall).
 func (t *callTable) trim() {
-	if t.n == 0 && len(t.slots) > shrinkAbove {
-		t.slots = make([]*call.Call, minSlots)
+	switch {
+	case len(t.slots) <= minSlots:
+	case t.n == 0:
+		if len(t.slots) > shrinkAbove {
+			t.slots = make([]*call.Call, minSlots)
+		}
+	case len(t.slots) > shrinkAbove && 16*t.n <= len(t.slots):
+		size := shrinkAbove
+		for size < 8*t.n {
+			size *= 2
+		}
+		for ; size < len(t.slots); size *= 2 {
+			if t.rebuild(size) {
+				return
+			}
+		}
 	}
+}
+
+// rebuild moves the calls to a slot array of size (a power of two), if each still takes a slot
+// of its own there; it reports whether it did.
+func (t *callTable) rebuild(size int) bool {
+	slots := make([]*call.Call, size)
+	mask := int32(size - 1)
+	for _, c := range t.slots {
+		if c == nil {
+			continue
+		}
+		if slots[c.ID&mask] != nil {
+			return false
+		}
+		slots[c.ID&mask] = c
+	}
+	t.slots = slots
+	return true
 }
 
 // drain removes every call, appending them to dst.

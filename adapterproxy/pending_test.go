@@ -77,7 +77,8 @@ func TestCallTableAssignRefusesNarrowID(t *testing.T) {
 
 // The slot array grows past half full, keeps every call findable by its id across the growth,
 // never gives two pending calls ids in one slot (a long-pending call is skipped, not
-// overwritten), and is made small again by trim once emptied after a burst (not before).
+// overwritten), and is made small again by trim after a burst: to shrinkAbove slots while a call
+// is still pending (which stays findable).
 func TestCallTableGrowsAndShrinks(t *testing.T) {
 	tab := newCallTable()
 	long := &call.Call{Frame: frameFor(t, codec.RequestIDUnassigned)}
@@ -115,18 +116,20 @@ func TestCallTableGrowsAndShrinks(t *testing.T) {
 			t.Fatalf("after growing, take(%d) = %p, want %p", c.ID, got, c)
 		}
 	}
-	big := len(tab.slots)
 	tab.trim()
-	if len(tab.slots) != big {
-		t.Fatal("trim shrank a table that still holds a call")
+	if tab.len() != 1 || len(tab.slots) != shrinkAbove {
+		t.Fatalf("one call left after the burst, trimmed: %d calls, %d slots; want 1 and %d", tab.len(), len(tab.slots), shrinkAbove)
+	}
+	if !tab.has(burst[0].ID) {
+		t.Fatal("the call left was lost by trim")
 	}
 	tab.remove(burst[0])
-	if tab.len() != 0 || len(tab.slots) != big {
-		t.Fatalf("emptied: %d calls, %d slots; want 0 and %d (until trim)", tab.len(), len(tab.slots), big)
+	if tab.len() != 0 || len(tab.slots) != shrinkAbove {
+		t.Fatalf("emptied: %d calls, %d slots; want 0 and %d (until trim)", tab.len(), len(tab.slots), shrinkAbove)
 	}
 	tab.trim()
-	if tab.len() != 0 || len(tab.slots) != minSlots {
-		t.Fatalf("after the burst: %d calls, %d slots; want 0 and %d", tab.len(), len(tab.slots), minSlots)
+	if tab.len() != 0 || len(tab.slots) != shrinkAbove {
+		t.Fatalf("after the burst: %d calls, %d slots; want 0 and %d (a table of shrinkAbove slots is kept)", tab.len(), len(tab.slots), shrinkAbove)
 	}
 	if tab.take(burst[0].ID) != nil {
 		t.Fatal("a reply for an ended call found a call")
@@ -163,5 +166,78 @@ func BenchmarkCallTable(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A connection that once held a burst of 150,000 pending calls (a slow backend, an async
+// fan-out) and then goes on with a few calls always in flight is made small again by its chores.
+// Before, trim shrank only an empty table, so this one kept the burst's 2^19 slots (4 MiB per
+// connection, per net thread) for as long as its load never paused (a review of what a
+// long-lived Communicator keeps).
+func TestCallTableShrinksUnderSteadyLoad(t *testing.T) {
+	const (
+		burst  = 150000
+		steady = 8     // calls always in flight afterwards
+		ticks  = 36000 // an hour of chore ticks (choreInterval = 100 ms)
+	)
+	frame := frameFor(t, codec.RequestIDUnassigned)
+	newCall := func() *call.Call { return &call.Call{Frame: append([]byte(nil), frame...)} }
+	tab := newCallTable()
+	var pending []*call.Call
+	for range burst {
+		c := newCall()
+		if !tab.assign(c) {
+			t.Fatal("assign refused")
+		}
+		tab.add(c)
+		pending = append(pending, c)
+	}
+	peak := len(tab.slots)
+	// The burst's replies come; a steady few stay in flight.
+	for _, c := range pending[steady:] {
+		if tab.take(c.ID) != c {
+			t.Fatal("lost a call")
+		}
+	}
+	pending = pending[:steady]
+	for range ticks {
+		// Between two chore ticks, the calls in flight are answered and as many new ones sent.
+		for i, c := range pending {
+			if tab.take(c.ID) != c {
+				t.Fatal("lost a call")
+			}
+			n := newCall()
+			tab.assign(n)
+			tab.add(n)
+			pending[i] = n
+		}
+		tab.trim() // the connection's chore (keepalive.go: Tick)
+	}
+	t.Logf("peak %d slots for %d calls; after an hour with %d in flight: %d slots (%d KiB)",
+		peak, burst, tab.len(), len(tab.slots), len(tab.slots)*8>>10)
+	if len(tab.slots) > shrinkAbove {
+		t.Fatalf("after an hour of chore ticks with %d calls pending, the table still has %d slots (%d KiB), the size the %d-call burst grew it to; want at most %d",
+			tab.len(), len(tab.slots), len(tab.slots)*8>>10, burst, shrinkAbove)
+	}
+}
+
+// A table rebuilt smaller keeps each call in a slot of its own: two ids distinct modulo the old
+// size but not modulo shrinkAbove make the rebuild take the next size up. Emptied, a table above
+// shrinkAbove goes back to minSlots.
+func TestCallTableShrinkKeepsCollidingIDs(t *testing.T) {
+	tab := callTable{slots: make([]*call.Call, 16*shrinkAbove)}
+	a, b := &call.Call{ID: 5}, &call.Call{ID: 5 + shrinkAbove}
+	tab.add(a)
+	tab.add(b)
+	tab.trim()
+	if len(tab.slots) != 2*shrinkAbove {
+		t.Fatalf("%d slots after trim, want %d (ids %d and %d share a slot of %d)", len(tab.slots), 2*shrinkAbove, a.ID, b.ID, shrinkAbove)
+	}
+	if tab.take(a.ID) != a || tab.take(b.ID) != b || tab.len() != 0 {
+		t.Fatal("a call was lost by the rebuild")
+	}
+	tab.trim()
+	if len(tab.slots) != minSlots {
+		t.Fatalf("%d slots after trimming an empty table of %d, want %d", len(tab.slots), 2*shrinkAbove, minSlots)
 	}
 }

@@ -37,11 +37,21 @@ func (q *sendq) left(c *call.Call) {
 	q.bytes -= len(c.Frame)
 	if q.live == 0 {
 		clear(q.calls[q.head:])
-		q.calls, q.head = q.calls[:0], 0
-		if cap(q.calls) > 4096 {
-			q.calls = nil
-		}
+		q.calls, q.head = keepCalls(q.calls), 0
 	}
+}
+
+// keepCallsCap is the largest array of calls a queue or scratch list keeps for reuse once
+// emptied (32 KiB): one after a burst of a connect backlog or of a lost connection's calls is
+// dropped, not kept for the endpoint's life.
+const keepCallsCap = 4096
+
+// keepCalls returns s emptied for reuse, or nil when its array is larger than keepCallsCap.
+func keepCalls(s []*call.Call) []*call.Call {
+	if cap(s) > keepCallsCap {
+		return nil
+	}
+	return s[:0]
 }
 
 // front returns the first call, or nil when the queue is empty.
@@ -90,7 +100,7 @@ func (q *sendq) drain(out []*call.Call) []*call.Call {
 		}
 	}
 	clear(q.calls)
-	q.calls, q.head, q.live, q.bytes = q.calls[:0], 0, 0, 0
+	q.calls, q.head, q.live, q.bytes = keepCalls(q.calls), 0, 0, 0
 	return out
 }
 
