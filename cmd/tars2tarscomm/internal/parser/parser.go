@@ -573,11 +573,14 @@ func (ps *parser) parseEnum(m *ast.Module) error {
 				return ps.errorf(v.Pos, "enum %s: the value of %s must be an integer", e.Name, mem.Name)
 			}
 		}
-		if next < math.MinInt32 || next > math.MaxInt32 {
-			return ps.errorf(mt.pos, "enum %s: value %d of %s does not fit an int", e.Name, next, mem.Name)
+		// An enum is an int32 on the wire: a value written unsigned (a bit-flag enum's
+		// TOP = 0x80000000, ALL = 0xFFFFFFFF) is its 32 bits, as tars2cpp's (tars::Int32)e and
+		// tars2go's int32 take it.
+		if next < math.MinInt32 || next > math.MaxUint32 {
+			return ps.errorf(mt.pos, "enum %s: value %d of %s does not fit 32 bits", e.Name, next, mem.Name)
 		}
-		mem.Value = int32(next)
-		next++
+		mem.Value = int32(uint32(next))
+		next = int64(mem.Value) + 1
 		seen[mem.Name] = mem
 		e.Members = append(e.Members, mem)
 		if ps.is(",") {
