@@ -101,14 +101,28 @@ func (p *Program) add(path, src string) (*ast.File, error) {
 var errIncludeCycle = errors.New("#include cycle: the file is being read already (it includes itself through others)")
 
 // include parses the file named by an #include in from: an absolute path as written, another
-// beside from or in the include directories, in that order.
+// beside from or in the include directories, in that order; then, when the name has directories
+// and was not found so, its base name beside from and in the include directories. TARS code
+// bases include by the path a file had where it was written (a TARS installation's published
+// protocols, "/home/tarsproto/App/Server/X.tars", or "../../Common/X.tars" in the original
+// repository), and a user passes the directory that holds it here with -I, as tars2go finds
+// such a file by its base name in its -include directories.
 func (p *Program) include(from string, name string, pos ast.Pos) (*ast.File, error) {
 	dirs := append([]string{filepath.Dir(from)}, p.inc...)
+	tries := make([]string, 0, 2*len(dirs))
 	if filepath.IsAbs(name) {
-		dirs = []string{""} // filepath.Join("", name) is name
+		tries = append(tries, name)
+	} else {
+		for _, d := range dirs {
+			tries = append(tries, filepath.Join(d, name))
+		}
 	}
-	for _, d := range dirs {
-		path := filepath.Join(d, name)
+	if base := filepath.Base(name); base != name {
+		for _, d := range dirs {
+			tries = append(tries, filepath.Join(d, base))
+		}
+	}
+	for _, path := range tries {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			continue
@@ -119,7 +133,7 @@ func (p *Program) include(from string, name string, pos ast.Pos) (*ast.File, err
 		}
 		return f, err
 	}
-	return nil, fmt.Errorf("%s: #include %q: file not found beside %s or in the include directories", pos, name, from)
+	return nil, fmt.Errorf("%s: #include %q: file not found beside %s or in the include directories, as written or by its base name", pos, name, from)
 }
 
 type parser struct {
