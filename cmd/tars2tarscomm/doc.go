@@ -57,6 +57,10 @@
 //     import name of a module's package (user, for module User), or a Go name of its own package
 //     (Status, for an enum Status; IFResult, the result type of I.f) gets underscores added until
 //     it is none of these: type→type_, _→__, Status→Status_.
+//   - An interface I's own types (IProxy and NewIProxy, IServer and UnimplementedIServer,
+//     RegisterI, and IFResult for a function f with out parameters) get underscores added when
+//     the IDL already names a type, enumerator or constant of the package so: beside a struct
+//     GameServer, interface Game's server type is GameServer_.
 //   - A package's name is the module's last name in lower case, with an underscore added when it
 //     is a Go keyword or predeclared name, main or init (module Main is package main_, in
 //     directory main).

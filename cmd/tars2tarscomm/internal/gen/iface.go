@@ -50,7 +50,7 @@ func (g *gen) funcInfo(it *ast.Interface, fn *ast.Func) *funcInfo {
 	hidden := "_" + strings.ReplaceAll(it.Name, "_", "__") + "_" + strings.ReplaceAll(fn.Name, "_", "__")
 	fi.argsName = hidden + "_args"
 	if len(fi.outs) > 0 {
-		fi.resultName = exported(it.Name) + fi.goName + "Result"
+		fi.resultName = g.aside(exported(it.Name)+fi.goName+"Result", "")
 	} else {
 		fi.resultName = hidden + "_result"
 	}
@@ -72,6 +72,19 @@ func (g *gen) funcInfo(it *ast.Interface, fn *ast.Func) *funcInfo {
 		fi.params[prm] = name
 	}
 	return fi
+}
+
+// aside returns name, the Go name of a type the generator makes for an interface, with
+// underscores added until neither it nor prefix+name (a companion: NewXProxy,
+// UnimplementedXServer) is a name of the user's types, enumerators and constants in the package
+// or one declared so far: a struct GameServer beside interface Game keeps its name, and the
+// interface's server type is GameServer_.
+func (g *gen) aside(name, prefix string) string {
+	taken := func(n string) bool { return g.pkgNames[n] || g.declared(n) }
+	for taken(name) || prefix != "" && taken(prefix+name) {
+		name += "_"
+	}
+	return name
 }
 
 // declared reports whether the package declares the Go name name in a file generated so far.
@@ -180,8 +193,8 @@ func resultValues(fi *funcInfo, r string) []string {
 
 func (g *gen) genInterface(it *ast.Interface) error {
 	name := exported(it.Name)
-	proxy, srv := name+"Proxy", name+"Server"
-	for _, n := range []string{proxy, "New" + proxy, srv, "Unimplemented" + srv, "Register" + name} {
+	proxy, srv, register := g.aside(name+"Proxy", "New"), g.aside(name+"Server", "Unimplemented"), g.aside("Register"+name, "")
+	for _, n := range []string{proxy, "New" + proxy, srv, "Unimplemented" + srv, register} {
 		if err := g.declare(n, it.Pos); err != nil {
 			return err
 		}
@@ -211,7 +224,7 @@ func (g *gen) genInterface(it *ast.Interface) error {
 		g.genStruct(fi.result, fi.resultName, it.Name+"."+fi.fn.Name, def, nil)
 	}
 	g.genProxy(it, proxy, fis)
-	g.genServer(it, name, srv, fis)
+	g.genServer(it, name, register, srv, fis)
 	return nil
 }
 
@@ -335,13 +348,13 @@ func (g *gen) genProxy(it *ast.Interface, proxy string, fis []*funcInfo) {
 	}
 }
 
-func (g *gen) genServer(it *ast.Interface, name, iface string, fis []*funcInfo) {
+func (g *gen) genServer(it *ast.Interface, name, register, iface string, fis []*funcInfo) {
 	ctx := g.use("context") + ".Context"
 	srvPkg := g.use(serverPkg)
 	codec := g.use(codecPkg)
 	errs := g.use("errors")
 	g.p("// ", iface, " is the server side of the TARS interface ", it.Module.Name, "::", it.Name, ": serve an")
-	g.p("// implementation with Register", name, ". Each method gets the request's Current (context and")
+	g.p("// implementation with ", register, ". Each method gets the request's Current (context and")
 	g.p("// status maps, client timeout; it may set the reply's maps) and the in parameters, and answers")
 	g.p("// with the return value and the out parameters, or an error: a *server.Error gives the TARS")
 	g.p("// return code and description.")
@@ -391,14 +404,14 @@ func (g *gen) genServer(it *ast.Interface, name, iface string, fis []*funcInfo) 
 		g.p("}")
 		g.p()
 	}
-	g.p("// Register", name, " registers impl as servant (a TARS object name such as")
+	g.p("// ", register, " registers impl as servant (a TARS object name such as")
 	g.p("// \"App.Server.", name, "Obj\") on s: each function of the interface is served by the method of")
 	g.p("// ", iface, " of the same name. A request body that does not decode is answered with")
 	g.p("// codec.RetServerDecode; functions the interface does not have are answered by s with")
 	g.p("// codec.RetNoFunc. Call it before s.Start.")
-	g.p("func Register", name, "(s *", srvPkg, ".Server, servant string, impl ", iface, ") error {")
+	g.p("func ", register, "(s *", srvPkg, ".Server, servant string, impl ", iface, ") error {")
 	g.p("if impl == nil {")
-	g.p("return ", errs, ".New(", strconv.Quote("tarscomm: Register"+name+": nil implementation"), ")")
+	g.p("return ", errs, ".New(", strconv.Quote("tarscomm: "+register+": nil implementation"), ")")
 	g.p("}")
 	for _, fi := range fis {
 		g.p("if err := s.Handle(servant, ", strconv.Quote(fi.fn.Name), ", func(ctx ", ctx, ", cur *", srvPkg, ".Current, req, rsp []byte) ([]byte, error) {")
