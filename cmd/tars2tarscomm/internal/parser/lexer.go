@@ -42,6 +42,11 @@ type lexer struct {
 
 func lex(file, src string) ([]token, map[int][]string, error) {
 	src = strings.TrimPrefix(src, "\ufeff") // a byte order mark (files saved by Windows editors)
+	if strings.IndexByte(src, '\r') >= 0 {
+		// Lines end in \r\n (Windows) or \r alone (classic Mac OS): a // comment ends at either,
+		// and lines count alike.
+		src = strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
+	}
 	l := &lexer{file: file, src: src, line: 1, col: 1, trail: map[int][]string{}}
 	var pending []string
 	lastLine := 0
