@@ -69,6 +69,7 @@ func fullConfig() Config {
 			LoadBalance:        "consistenthash",
 			Retries:            1,
 			Connections:        2,
+			BackupRequest:      50 * time.Millisecond,
 			BackupBudget:       0.1,
 			Idempotent:         []string{"SayHello"},
 			RetryBudget:        0.2,
@@ -274,7 +275,9 @@ func TestValidate(t *testing.T) {
 		{"servant backup-request range", func(c *Config) {
 			c.Servants = map[string]Servant{"A.B.C": {BackupRequest: time.Microsecond, Idempotent: []string{"Get"}}}
 		}, `conf: servant."A.B.C".backup-request = "1µs": must be between 1ms and 1h`},
-		{"servant idempotent name", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {Idempotent: []string{"Get", " "}}} }, `conf: servant."A.B.C".idempotent[1] = " ": must be a function name`},
+		{"servant idempotent name", func(c *Config) {
+			c.Servants = map[string]Servant{"A.B.C": {BackupRequest: time.Second, Idempotent: []string{"Get", " "}}}
+		}, `conf: servant."A.B.C".idempotent[1] = " ": must be a function name`},
 		{"servant backup-budget", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {BackupBudget: 1.5}} }, `conf: servant."A.B.C".backup-budget = 1.5: must be between 0 and 1`},
 		{"servant retry-budget", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {RetryBudget: -0.1}} }, `conf: servant."A.B.C".retry-budget = -0.1: must be between 0 and 1`},
 		{"servant retry-budget-min", func(c *Config) { c.Servants = map[string]Servant{"A.B.C": {RetryBudgetMin: -1}} }, `conf: servant."A.B.C".retry-budget-min = -1: must be between 0 and 1000000`},

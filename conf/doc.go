@@ -6,8 +6,11 @@
 //
 // Keys are TARS's where TARS has them ("netthread", "sync-invoke-timeout", ...), every key is
 // optional with a documented default, durations are strings with a unit ("3s"), and both unknown
-// keys and bad values are errors naming the key. testdata/full.toml lists every key with its
-// default and range; it is the reference for users.
+// keys and bad values are errors naming the key, as is a key that would do nothing where it is
+// (retry-budget without retries, backup-budget or idempotent without backup-request,
+// endpoint-cache without the registry, backpacketmin with the rule off, [server]'s TLS keys
+// with no ssl adapter). testdata/full.toml lists every key with its default and range; it is
+// the reference for users.
 //
 // A Config is a value: Load and Parse return a fresh one, and nothing in this package keeps or
 // shares state, so any goroutine may call anything here. A Config being read by several goroutines

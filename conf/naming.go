@@ -66,6 +66,17 @@ func (c *Config) validateNaming(v *validator) {
 	if n.Locator != "" && n.NamingFile != "" {
 		v.add("naming-file", strconv.Quote(n.NamingFile), "cannot be combined with locator")
 	}
+	if c.EndpointCache != "" {
+		// Only the TARS registry's source keeps its answers there; the project's other sources
+		// do not read it (a source registered by the program may).
+		scheme, _, _ := strings.Cut(n.Source, "://")
+		switch {
+		case n.Locator == "" && n.NamingFile == "" && n.Source == "":
+			v.add("endpoint-cache", strconv.Quote(c.EndpointCache), "keeps the registry's answers: needs locator")
+		case n.NamingFile != "" || scheme == "file" || scheme == "dns" || scheme == "dns+srv" || scheme == "etcd":
+			v.add("endpoint-cache", strconv.Quote(c.EndpointCache), "keeps the registry's answers, and this naming source is not the registry: needs locator")
+		}
+	}
 	if n.Source != "" {
 		if scheme, _, ok := strings.Cut(n.Source, "://"); !ok || scheme == "" {
 			v.add("naming", strconv.Quote(n.Source), `must be "scheme://...", e.g. "etcd://127.0.0.1:2379/tars" or "dns://host:port"`)

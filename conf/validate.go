@@ -123,6 +123,9 @@ func (c *Config) Validate() error {
 		v.intRange(key+".backpacketlimit", a.BackPacketLimit, -1, math.MaxInt32)
 		v.intRange(key+".backpacketmin", a.BackPacketMin, 0, math.MaxInt32)
 		v.intRange(key+".maxbacklog", a.MaxBacklog, -1, maxBacklog)
+		if a.BackPacketLimit == -1 && a.BackPacketMin != 0 {
+			v.add(key+".backpacketmin", strconv.Itoa(a.BackPacketMin), "is part of the slow-reader rule, which backpacketlimit = -1 turns off")
+		}
 		if a.Threads == 0 {
 			// Handlers run inline on the event loops: there is no queue to bound.
 			if a.QueueCap > 0 {
@@ -173,6 +176,12 @@ func (c *Config) validateTail(v *validator, key string, s *Servant) {
 	}
 	if s.RetryBudgetMin > 0 && s.RetryBudget == 0 {
 		v.add(key+".retry-budget-min", strconv.Itoa(s.RetryBudgetMin), "is part of a retry budget: needs retry-budget > 0")
+	}
+	if s.BackupRequest == 0 && s.BackupBudget > 0 && s.BackupBudget <= 1 {
+		v.add(key+".backup-budget", strconv.FormatFloat(s.BackupBudget, 'g', -1, 64), "caps backup requests: needs backup-request")
+	}
+	if s.BackupRequest == 0 && len(s.Idempotent) > 0 {
+		v.add(key+".idempotent", fmt.Sprintf("%q", s.Idempotent), "names the functions a backup request may send twice: needs backup-request")
 	}
 }
 

@@ -1,6 +1,7 @@
 package serverconf_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -74,5 +75,50 @@ endpoint = "udp -h 127.0.0.1 -p 0"
 					"(a udp adapter has no connections: the key would do nothing)", kv, err, key)
 			}
 		})
+	}
+}
+
+// TestBackPacketMinWithRuleOffRefused: backpacketmin is the bytes a slow reader must
+// take per window under TarsCpp's rule, which backpacketlimit = -1 turns off
+// (server.WithBacklog(0, min): "limit <= 0 turns it off"); the file's backpacketmin then does
+// nothing, and serverconf accepts it, as it refused queuecap without threads and the connection
+// keys on udp for doing nothing (accepted in silence before; a review of the configuration keys).
+func TestBackPacketMinWithRuleOffRefused(t *testing.T) {
+	err := buildFromFile(t, `
+[[server.adapter]]
+servant = "App.S.Obj"
+endpoint = "tcp -h 127.0.0.1 -p 0"
+backpacketlimit = -1
+backpacketmin = 4096
+`)
+	const key = "server.adapter[0].backpacketmin"
+	if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "backpacketlimit") {
+		t.Fatalf("backpacketmin = 4096 with backpacketlimit = -1 (the rule off): error %v; want a refusal naming %s and backpacketlimit", err, key)
+	}
+}
+
+// TestServerTLSWithoutSSLAdapterRefused: [server] cert, key, ca and verifyclient = true
+// ("clients must present a certificate signed by ca", full.toml) with only tcp adapters: every
+// adapter serves plain TCP to any client, and New accepts the file. The same keys in the
+// adapter's own table are refused ("TLS keys are set on the adapter but its endpoint is tcp").
+// A client without any certificate was served here (accepted in silence before; a review of the
+// configuration keys: the owner believed mutual TLS enforced).
+func TestServerTLSWithoutSSLAdapterRefused(t *testing.T) {
+	f := newTLSFiles(t)
+	text := fmt.Sprintf(`
+[server]
+cert = %q
+key = %q
+ca = %q
+verifyclient = true
+[[server.adapter]]
+servant = "App.S.PlainObj"
+endpoint = "tcp -h 127.0.0.1 -p 0"
+`, f.server.Cert, f.server.Key, f.ca.File)
+	if err := buildFromFile(t, text); err == nil || !strings.Contains(err.Error(), "verifyclient") {
+		srvs := start(t, text, func(s *serverconf.Servers) { echo(t, s, "App.S.PlainObj") })
+		got, cerr := call(t, client(t, ""), srvs, "App.S.PlainObj", "no cert")
+		t.Fatalf("[server] verifyclient = true, cert, key and ca with only a tcp adapter: error %v; want a refusal naming "+
+			"the [server] TLS keys (no adapter is ssl: they do nothing); a client with no certificate got %q, %v", err, got, cerr)
 	}
 }

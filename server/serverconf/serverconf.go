@@ -45,17 +45,24 @@ func New(c conf.Server, opts ...server.Option) (*Servers, error) {
 	}
 	s := &Servers{}
 	var errs []error
+	ssl := false
 	for i := range c.Adapters {
 		ep, aopts, err := AdapterOptions(&c, i)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		ssl = ssl || ep.Proto == endpoint.SSL
 		s.adapters = append(s.adapters, Adapter{
 			Servant:  c.Adapters[i].Servant,
 			Endpoint: ep,
 			Server:   server.New(append(aopts, opts...)...),
 		})
+	}
+	if len(errs) == 0 && !ssl && c.ServerTLS != (conf.ServerTLS{}) {
+		// Refused rather than ignored: with verifyclient = true its owner believes clients must
+		// show a certificate, while every adapter serves plain tcp to anyone.
+		errs = append(errs, errors.New(`serverconf: [server]'s TLS keys (cert, key, ca, verifyclient, tls-...) are set but no adapter's endpoint is ssl: they would do nothing; serve TLS with "ssl -h ... -p ..."`))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
