@@ -26,6 +26,9 @@ import (
 //   - Reading: gnet hands OnTraffic one datagram, which must be exactly one reply frame. Anything
 //     else (truncated, trailing bytes, undecodable) is dropped and counted (Stats.BadDatagrams):
 //     one bad datagram says nothing of the next, so the socket stays, unlike a TCP stream.
+//   - No short connections: a servant's short-connections keeps its udp sockets (closeIfDone
+//     skips them): a socket holds nothing on the server, and the next call would only open
+//     another.
 //   - No keepalive pings: a lost datagram is ordinary on UDP, and an unanswered ping closes the
 //     connection and fails every call in flight, which would turn one lost ping into many failed
 //     calls; each call's own deadline already tells a dead server from a live one (TarsCpp does

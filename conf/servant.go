@@ -28,7 +28,8 @@ type Servant struct {
 
 	// ShortConnections closes a connection as soon as it holds no call (its last reply read)
 	// and connects again for the next call: for a servant called rarely, which then holds no
-	// idle connection. Calls made at the same time still share a connection.
+	// idle connection. Calls made at the same time still share a connection. A udp endpoint's
+	// socket is kept (it holds nothing on the server).
 	ShortConnections bool `toml:"short-connections"`
 
 	// The settings below are against tail latency and failing endpoints; each is off unless set.
