@@ -88,7 +88,7 @@ type Endpoint struct {
 	WeightType  int    // -v: WeightLoop (default) or WeightStatic; other values act as WeightLoop in TarsCpp
 	AuthType    int    // -e: AuthNone (default) or AuthLocal; other values are rejected
 	Grid        int    // -g: grid (gray release) routing flag; 0 if absent
-	Qos         int    // -q: the DSCP value to set on the socket; 0 if absent
+	Qos         int    // -q: the QoS (DSCP) value TARS endpoints carry, kept and written back; not set on sockets; 0 if absent
 	SetDivision string // -s: the set (e.g. "app.sz.1") the endpoint belongs to; "" if absent
 }
 
