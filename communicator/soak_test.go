@@ -258,8 +258,9 @@ func runSoak(t *testing.T, m soakMix) {
 	cfg.LoadBalance = m.lb
 	cfg.SyncInvokeTimeout = 2 * time.Second
 	cfg.AsyncInvokeTimeout = 2 * time.Second
+	cfg.Servants = map[string]conf.Servant{soakServant: {}}
 	if m.backup != 0 {
-		cfg.Servants = map[string]conf.Servant{soakServant: {BackupRequest: m.backup, BackupBudget: 1, Idempotent: []string{"SayHello"}}}
+		cfg.Servants[soakServant] = conf.Servant{BackupRequest: m.backup, BackupBudget: 1, Idempotent: []string{"SayHello"}}
 	}
 	if m.edit != nil {
 		m.edit(&cfg)
