@@ -6,9 +6,9 @@
 //
 // Every file given and every file they #include (looked up beside the including file, then in
 // the -I directories; a path that is not found so, such as /home/tarsproto/App/Server/X.tars, by
-// its base name in the same places, as tars2go does) is generated: a TARS module A::B becomes Go package b in <out>/a/b
-// (import path <import>/a/b), and each .tars file its own <file>.tars.go there (see Names for
-// the few names changed on the way). Without -import,
+// its base name in the same places, as tars2go does) is generated: a TARS module A::B becomes
+// Go package b in <out>/a/b (import path <import>/a/b), and each .tars file its own
+// <file>.tars.go there (see Names for the few names changed on the way). Without -import,
 // the import path of <out> comes from the nearest go.mod in <out> or above it (its module path
 // and <out>'s directory below it), so inside a module -import is needed only to override it.
 // -check writes nothing and fails if a generated file on disk differs (for CI).
