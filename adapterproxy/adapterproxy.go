@@ -134,6 +134,7 @@ type AdapterProxy struct {
 	retired    bool                 // its endpoint left the list (Retire): no ping, no new dial
 	reconnect  bool                 // the server asked to move off the connection (drain.go)
 	drains     []*drainer           // connections moved off, still read for their calls' replies
+	draining   bool                 // a drainer is reading: a push read now comes on a connection reported closed
 	proven     bool                 // the current connection has delivered a reply
 	heard      bool                 // the current connection has received a byte
 	retryAt    int64                // no dial before this (call.Now clock) after failures
@@ -178,7 +179,8 @@ type Stats struct {
 	BytesOut    uint64 // bytes written
 	BytesIn     uint64 // bytes of the reply frames read
 	Pushes      uint64 // packets the server pushed (request id 0)
-	// PushesDropped counts pushes nobody took (no push callback, or its queue refused them).
+	// PushesDropped counts pushes nobody took (no push callback, or its queue refused them),
+	// and those read on a connection moved off (drain.go), whose close the sink was told.
 	PushesDropped uint64
 	// BadDatagrams counts datagrams of a udp endpoint dropped because they were not exactly one
 	// decodable reply frame.

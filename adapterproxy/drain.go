@@ -93,7 +93,8 @@ func (a *AdapterProxy) moveOff(c gnet.Conn, cause error) {
 func (d *drainer) OnTraffic(c gnet.Conn) gnet.Action {
 	a := d.a
 	asked := a.reconnect // a packet on this connection asks nothing of the new one
-	defer func() { a.reconnect = asked }()
+	a.draining = true    // and its pushes are not the new one's (pushed)
+	defer func() { a.reconnect, a.draining = asked, false }()
 	for {
 		frame, owned, err := d.in.Next(c)
 		if err == nil && frame != nil {

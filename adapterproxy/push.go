@@ -36,6 +36,14 @@ func (a *AdapterProxy) pushed(r *codec.ResponsePacket) {
 		return
 	}
 	a.stats.Pushes++
+	if a.draining {
+		// Read on a connection moved off (drain.go), whose close the sink was told (forget):
+		// what was pushed on it is gone, as its OnClose said; delivered now, it would look like
+		// a push of the subscription made again on the new connection.
+		a.stats.PushesDropped++
+		a.log.Debug("server push on a connection moved off, dropped", zap.String("func", r.Status[PushFuncKey]), zap.Int("bytes", len(r.Buffer)))
+		return
+	}
 	if a.opts.Push != nil && a.opts.Push.Push(a, r) {
 		return
 	}

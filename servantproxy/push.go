@@ -21,9 +21,12 @@ type Push struct {
 }
 
 // PushCallback receives what the servers of a ServantProxy push, and the opening and closing of
-// the proxy's connections (one per endpoint per net thread), which tell a client of pushes when
-// to subscribe again: a server pushes on a connection, and what it pushed on a closed one is
-// gone. Each function runs on an async worker (asyncthread), never on a net thread; with more
+// the proxy's connections (per endpoint, one per net thread, or the servant's connections of
+// them), which tell a client of pushes when to subscribe again: a server pushes on a connection,
+// and what it pushed on a closed one is gone. A connection the client moves off (a server asking
+// its clients to reconnect, a health probe unanswered) is reported closed at once, though it is
+// still read for the replies of the calls written on it: what is pushed on it then is dropped
+// and counted, not delivered after its OnClose. Each function runs on an async worker (asyncthread), never on a net thread; with more
 // than one worker, or while a callback waits for a future or in a Close (conf's AsyncThread), two
 // may run at once, and not necessarily in the order they arrived. A nil function is skipped.
 //

@@ -100,7 +100,8 @@ type Endpoint struct {
 	// decodable reply (truncated, trailing bytes, undecodable).
 	BadDatagrams uint64 `json:"bad_datagrams"`
 	// Pushes counts the packets the server pushed on the endpoint's connections (request id 0);
-	// PushesDropped those of them nobody took (no push callback, or its queue was full).
+	// PushesDropped those of them nobody took (no push callback, or its queue was full), and
+	// those read on a connection the client moved off, whose close the callback was told.
 	Pushes        uint64 `json:"pushes"`
 	PushesDropped uint64 `json:"pushes_dropped"`
 	// StopRefused counts the calls the endpoint's server refused unrun as it was stopping; each
