@@ -289,7 +289,8 @@ func (p *Program) checkValue(m *ast.Module, t *ast.Type, v *ast.Value) error {
 		switch v.Kind {
 		case ast.IntValue:
 			for _, mem := range t.Enum.Members {
-				if int64(mem.Value) == v.Int {
+				// A value written unsigned is its 32 bits, as in the enum (parseEnum).
+				if int64(mem.Value) == v.Int || v.Int > math.MaxInt32 && v.Int <= math.MaxUint32 && mem.Value == int32(uint32(v.Int)) {
 					v.Kind, v.Enum, v.Member = ast.EnumValue, t.Enum, mem
 					return nil
 				}
