@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
-
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
@@ -116,34 +113,21 @@ func TestPushOnConnectionAskedToLeaveDropped(t *testing.T) {
 // probe goes unanswered, and the client replaces the connection (OnClose, then OnConnect of the
 // new one). Then the handler pushes on the old connection and answers.
 func TestPushOnReplacedConnectionDropped(t *testing.T) {
-	endToEnd(t)
-	subs, slow := make(chan *server.Pusher, 4), make(chan struct{})
+	slow := make(chan struct{})
 	var release sync.Once
-	s := server.New(server.WithLogger(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Named("server")), server.WithNumEventLoop(1))
-	if err := s.Handle(pushServant, "Subscribe", func(_ context.Context, cur *server.Current, _, rsp []byte) ([]byte, error) {
-		subs <- cur.Pusher()
-		return append(rsp, "subscribed"...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Handle(pushServant, "Slow", func(_ context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
-		<-slow
-		if err := cur.Push("Late", req); err != nil {
-			return nil, err
-		}
-		return append(rsp, req...), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopServer(t, "push server", s) })
-	t.Cleanup(func() { release.Do(func() { close(slow) }) }) // before the Stop
+	addr, subs := startPusher(t, func(s *server.Server) error {
+		return s.Handle(pushServant, "Slow", func(_ context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+			<-slow
+			if err := cur.Push("Late", req); err != nil {
+				return nil, err
+			}
+			return append(rsp, req...), nil
+		})
+	})
+	t.Cleanup(func() { release.Do(func() { close(slow) }) }) // runs before the server's Stop
 
 	comm := newComm(t, onePushThread)
-	sp := pushProxy(t, comm, a.String())
+	sp := pushProxy(t, comm, addr)
 	log := &pushEvents{}
 	sp.SetPushCallback(log.callback())
 	subscribe(t, sp, subs)

@@ -23,9 +23,9 @@ import (
 
 const pushServant = "Test.Push.Obj"
 
-// startPusher starts a project server whose Subscribe hands the connection's Pusher to the test;
-// t.Cleanup stops it.
-func startPusher(t *testing.T) (addr string, subs <-chan *server.Pusher) {
+// startPusher starts a project server whose Subscribe hands the connection's Pusher to the test,
+// with the handlers extra registers besides; t.Cleanup stops it.
+func startPusher(t *testing.T, extra ...func(*server.Server) error) (addr string, subs <-chan *server.Pusher) {
 	t.Helper()
 	endToEnd(t)
 	ch := make(chan *server.Pusher, 8)
@@ -35,6 +35,11 @@ func startPusher(t *testing.T) (addr string, subs <-chan *server.Pusher) {
 		return append(rsp, "subscribed"...), nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	for _, h := range extra {
+		if err := h(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	a, err := s.Start("127.0.0.1:0")
 	if err != nil {
