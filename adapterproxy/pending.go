@@ -45,6 +45,7 @@ type callTable struct {
 	slots []*call.Call // len is a power of two; slots[id & (len-1)] holds the call with that id
 	n     int          // calls in slots
 	last  int32        // the last id given out
+	wait  int          // chores trim skips after a rebuild found no smaller size (trimWait)
 }
 
 // Sizes of the slot array: what a new table holds, and the size beyond which trim makes an empty
@@ -155,9 +156,11 @@ func (t *callTable) remove(c *call.Call) {
 }
 
 // trim makes a large table small again once it holds far fewer calls than it has room for:
-// an empty one goes back to minSlots, and one above shrinkAbove that is at most a sixteenth full
-// is rebuilt at the smallest size, from shrinkAbove up, at which the calls it holds still take a
-// slot each (their ids are distinct modulo the old size, not always modulo a smaller one). So a
+// an empty one above shrinkAbove goes back to minSlots, and one above shrinkAbove that is at most
+// a sixteenth full is rebuilt at the smallest size, from shrinkAbove up, at which the calls it
+// holds still take a slot each (their ids are distinct modulo the old size, not always modulo a
+// smaller one); when none is smaller than the table, trim leaves it for trimWait chores, rather
+// than allocating and dropping those arrays at every one while the same calls stay. So a
 // connection that goes on with a few calls in flight after a burst does not keep the burst's
 // array (2^19 slots, 4 MiB, after 150,000 pending calls) for as long as its load never pauses.
 // It runs with the connection's chores, not when the table empties: a load that empties the
@@ -171,6 +174,10 @@ func (t *callTable) trim() {
 			t.slots = make([]*call.Call, minSlots)
 		}
 	case len(t.slots) > shrinkAbove && 16*t.n <= len(t.slots):
+		if t.wait > 0 {
+			t.wait--
+			return
+		}
 		size := shrinkAbove
 		for size < 8*t.n {
 			size *= 2
@@ -180,8 +187,13 @@ func (t *callTable) trim() {
 				return
 			}
 		}
+		t.wait = trimWait
 	}
 }
+
+// trimWait is how many chores (100 ms each) trim leaves a table alone after finding no smaller
+// size for the calls it holds: a few long calls whose ids share a slot at every smaller size.
+const trimWait = 50
 
 // rebuild moves the calls to a slot array of size (a power of two), if each still takes a slot
 // of its own there; it reports whether it did.

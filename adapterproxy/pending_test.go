@@ -241,3 +241,29 @@ func TestCallTableShrinkKeepsCollidingIDs(t *testing.T) {
 		t.Fatalf("%d slots after trimming an empty table of %d, want %d", len(tab.slots), 2*shrinkAbove, minSlots)
 	}
 }
+
+// Two long calls whose ids differ by half the table's size share a slot at every smaller size:
+// no rebuild succeeds. trim then leaves the table for trimWait chores instead of allocating and
+// dropping every smaller array at each one (4 MiB of garbage every 100 ms for a 2^19-slot table,
+// found by a review of the change), and shrinks it once one of the calls ended.
+func TestCallTableUnshrinkableWaits(t *testing.T) {
+	const size = 1 << 19
+	tab := callTable{slots: make([]*call.Call, size)}
+	a, b := &call.Call{ID: 5}, &call.Call{ID: 5 + size/2}
+	tab.add(a)
+	tab.add(b)
+	tab.trim()
+	if len(tab.slots) != size {
+		t.Fatalf("table shrank to %d: the two ids share a slot at every smaller size", len(tab.slots))
+	}
+	if n := testing.AllocsPerRun(trimWait/2, tab.trim); n != 0 {
+		t.Fatalf("trim allocated %.1f times a chore on a table it cannot shrink, want none", n)
+	}
+	tab.remove(b)
+	for range trimWait {
+		tab.trim()
+	}
+	if len(tab.slots) != shrinkAbove || !tab.has(a.ID) {
+		t.Fatalf("%d slots (call kept: %v) once the other call ended and trimWait chores passed, want %d", len(tab.slots), tab.has(a.ID), shrinkAbove)
+	}
+}
