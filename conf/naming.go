@@ -70,6 +70,7 @@ func (c *Config) validateNaming(v *validator) {
 		// Only the TARS registry's source keeps its answers there; the project's other sources
 		// do not read it (a source registered by the program may).
 		scheme, _, _ := strings.Cut(n.Source, "://")
+		scheme = strings.ToLower(scheme) // as naming.ParseTarget reads it
 		switch {
 		case n.Locator == "" && n.NamingFile == "" && n.Source == "":
 			v.add("endpoint-cache", strconv.Quote(c.EndpointCache), "keeps the registry's answers: needs locator")

@@ -51,3 +51,16 @@ func TestBackupKeysWithoutBackupRequestRefused(t *testing.T) {
 		}
 	}
 }
+
+// naming.ParseTarget lowercases the scheme ("DNS://..." is the dns source), but the
+// endpoint-cache check compared it as written: the same config that is refused with
+// "dns://" was accepted with "DNS://" or "Etcd://", though its cache is never read either (a
+// review of the change).
+func TestEndpointCacheSchemeCase(t *testing.T) {
+	for _, src := range []string{"DNS://greeter.svc:9000", "Etcd://127.0.0.1:2379/tars", "File:///etc/tars/naming.txt"} {
+		body := "endpoint-cache = \"/var/tmp/tars.cache\"\nnaming = \"" + src + "\"\n"
+		if _, err := conf.Parse([]byte(body)); err == nil || !strings.Contains(err.Error(), "endpoint-cache") {
+			t.Errorf("naming = %q: Parse error %v; want the refusal lowercase %q gets", src, err, strings.ToLower(src))
+		}
+	}
+}

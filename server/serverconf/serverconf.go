@@ -59,7 +59,7 @@ func New(c conf.Server, opts ...server.Option) (*Servers, error) {
 			Server:   server.New(append(aopts, opts...)...),
 		})
 	}
-	if len(errs) == 0 && !ssl && c.ServerTLS != (conf.ServerTLS{}) {
+	if len(errs) == 0 && len(c.Adapters) > 0 && !ssl && c.ServerTLS != (conf.ServerTLS{}) {
 		// Refused rather than ignored: with verifyclient = true its owner believes clients must
 		// show a certificate, while every adapter serves plain tcp to anyone.
 		errs = append(errs, errors.New(`serverconf: [server]'s TLS keys (cert, key, ca, verifyclient, tls-...) are set but no adapter's endpoint is ssl: they would do nothing; serve TLS with "ssl -h ... -p ..."`))

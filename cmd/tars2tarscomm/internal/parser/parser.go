@@ -102,7 +102,8 @@ var errIncludeCycle = errors.New("#include cycle: the file is being read already
 
 // include parses the file named by an #include in from: an absolute path as written, another
 // beside from or in the include directories, in that order; then, when the name has directories
-// and was not found so, its base name beside from and in the include directories. TARS code
+// and was not found so, its base name in the include directories and beside from (from itself
+// excepted). TARS code
 // bases include by the path a file had where it was written (a TARS installation's published
 // protocols, "/home/tarsproto/App/Server/X.tars", or "../../Common/X.tars" in the original
 // repository), and a user passes the directory that holds it here with -I, as tars2go finds
@@ -118,8 +119,12 @@ func (p *Program) include(from string, name string, pos ast.Pos) (*ast.File, err
 		}
 	}
 	if base := filepath.Base(name); base != name {
-		for _, d := range dirs {
-			tries = append(tries, filepath.Join(d, base))
+		// The include directories first, where the user put the file (tars2go looks there),
+		// then beside from; never from itself, which a file does not mean to include.
+		for _, d := range append(p.inc[:len(p.inc):len(p.inc)], filepath.Dir(from)) {
+			if path := filepath.Join(d, base); path != filepath.Clean(from) {
+				tries = append(tries, path)
+			}
 		}
 	}
 	for _, path := range tries {
