@@ -674,9 +674,11 @@ func (ps *parser) parseKey(m *ast.Module) error {
 		return err
 	}
 	var s *ast.Struct
-	for _, cand := range m.Structs {
-		if cand.Name == name.text {
-			s = cand
+	for _, blk := range ps.prog.Modules[m.Name] { // this block and the module's earlier ones
+		for _, cand := range blk.Structs {
+			if cand.Name == name.text {
+				s = cand
+			}
 		}
 	}
 	if s == nil {
