@@ -81,7 +81,7 @@ endpoint = "udp -h 127.0.0.1 -p 0"
 // TestBackPacketMinWithRuleOffRefused: backpacketmin is the bytes a slow reader must
 // take per window under TarsCpp's rule, which backpacketlimit = -1 turns off
 // (server.WithBacklog(0, min): "limit <= 0 turns it off"); the file's backpacketmin then does
-// nothing, and serverconf accepts it, as it refused queuecap without threads and the connection
+// nothing, and serverconf accepted it, though it refuses queuecap without threads and the connection
 // keys on udp for doing nothing (accepted in silence before; a review of the configuration keys).
 func TestBackPacketMinWithRuleOffRefused(t *testing.T) {
 	err := buildFromFile(t, `
@@ -99,7 +99,7 @@ backpacketmin = 4096
 
 // TestServerTLSWithoutSSLAdapterRefused: [server] cert, key, ca and verifyclient = true
 // ("clients must present a certificate signed by ca", full.toml) with only tcp adapters: every
-// adapter serves plain TCP to any client, and New accepts the file. The same keys in the
+// adapter serves plain TCP to any client, and New accepted the file. The same keys in the
 // adapter's own table are refused ("TLS keys are set on the adapter but its endpoint is tcp").
 // A client without any certificate was served here (accepted in silence before; a review of the
 // configuration keys: the owner believed mutual TLS enforced).
