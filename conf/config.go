@@ -53,7 +53,8 @@ type Config struct {
 	// outlives its deadline by at most this much. Default 10ms, 1ms..1s. (TarsCpp's
 	// "timeoutcheckinterval" defaults to 100ms.) A net thread with no call waiting is not woken
 	// at this tick, only for its connections' chores (every 100ms, or a quarter of
-	// keep-alive-interval when that is shorter).
+	// keep-alive-interval when that is shorter). It also bounds how long one connection's flush
+	// of a large backlog may hold its net thread before the rest waits for the next turn.
 	TimeoutCheckInterval time.Duration `toml:"timeout-check-interval"`
 
 	// RefreshEndpointInterval is how often endpoints are asked again of the registry (the
