@@ -168,16 +168,12 @@ func (t *callTable) remove(c *call.Call) {
 // per async call in BenchmarkAsyncCall).
 func (t *callTable) trim() {
 	switch {
-	case len(t.slots) <= minSlots:
+	case len(t.slots) <= shrinkAbove || 16*t.n > len(t.slots):
 	case t.n == 0:
-		if len(t.slots) > shrinkAbove {
-			t.slots = make([]*call.Call, minSlots)
-		}
-	case len(t.slots) > shrinkAbove && 16*t.n <= len(t.slots):
-		if t.wait > 0 {
-			t.wait--
-			return
-		}
+		t.slots = make([]*call.Call, minSlots)
+	case t.wait > 0:
+		t.wait--
+	default:
 		size := shrinkAbove
 		for size < 8*t.n {
 			size *= 2
