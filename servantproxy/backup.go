@@ -187,6 +187,9 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	c2 := call.Get()
 	c2.Frame = append(c2.Frame[:0], c.Frame...)
 	b.deposit()
+	done := watched(ctx)
+	c.KeepAddr = done != nil // a caller that can give up names the endpoint (SentTo)
+	gen := c.Gen()
 	if err := t.Submit(c); err != nil {
 		e := p.unsent(c.Func, resultOfUnsent(err), err)
 		call.Put(c)
@@ -195,14 +198,13 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	}
 	timer := time.NewTimer(b.delay)
 	defer timer.Stop()
-	done := watched(ctx)
 	select {
 	case <-c.Done():
 		call.Put(c2)
 		return c, nil
 	case <-done:
 		call.Put(c2)
-		return c, p.cancelWait(ctx, c)
+		return c, p.cancelWait(ctx, c, gen)
 	case <-timer.C:
 		select { // the timer and the reply may have come together: select chose either
 		case <-c.Done():
@@ -214,20 +216,22 @@ func (p *proxy) await(ctx context.Context, c *call.Call, t *netthread.Thread) (*
 	now := call.Now()
 	if c.Deadline-now < int64(time.Millisecond) || !b.take() {
 		call.Put(c2)
-		return c, p.waitSubmitted(ctx, c)
+		return c, p.waitSubmitted(ctx, c, gen, done)
 	}
 	if !p.prepareBackup(c, c2, h, now) {
 		b.refund()
 		call.Put(c2)
-		return c, p.waitSubmitted(ctx, c)
+		return c, p.waitSubmitted(ctx, c, gen, done)
 	}
+	c2.KeepAddr = done != nil
+	gen2 := c2.Gen()
 	if err := t.Submit(c2); err != nil {
 		h.Pair().Close()
 		b.refund()
 		call.Put(c2)
-		return c, p.waitSubmitted(ctx, c)
+		return c, p.waitSubmitted(ctx, c, gen, done)
 	}
-	return p.race(ctx, c, c2, h)
+	return p.race(ctx, c, c2, gen, gen2, h, done)
 }
 
 // prepareBackup makes c2 (holding a copy of c's frame) the backup of c: the same deadline, and
@@ -250,10 +254,11 @@ func (p *proxy) prepareBackup(c, c2 *call.Call, h *objectproxy.Backup, now int64
 // race waits for the first useful outcome of c and its backup c2: a reply (a server error is a
 // reply) from either, or the failure of both. A refusal (-9: call.Call.Unrun, the server did
 // not run it: its queue was full) is a failure here, as it is to the Recorder (call.Pair): the
-// other half may still be answered. The other call is dropped.
-func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backup) (*call.Call, error) {
+// other half may still be answered. The other call is dropped. gen and gen2 are the calls'
+// generations read before they were submitted; done is the channel the caller's ctx is watched
+// by (watched).
+func (p *proxy) race(ctx context.Context, c, c2 *call.Call, gen, gen2 uint64, h *objectproxy.Backup, done <-chan struct{}) (*call.Call, error) {
 	b := p.backup
-	done := watched(ctx)
 	// The outcome's Start is c's: when c2 is the outcome, its elapsed time is the call's.
 	start := c.Start
 	outcome := func(x *call.Call) (*call.Call, error) {
@@ -263,11 +268,12 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 	var failed *call.Call // the one that failed or was refused, waiting for the other
 	for {
 		var got, other *call.Call
+		var otherGen uint64
 		select {
 		case <-c.Done():
-			got, other = c, c2
+			got, other, otherGen = c, c2, gen2
 		case <-c2.Done():
-			got, other = c2, c
+			got, other, otherGen = c2, c, gen
 		case <-done:
 			if expiresWithCtx(ctx, c.Deadline) {
 				done = nil // the loop ends both at their (shared) deadline
@@ -282,11 +288,12 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 			var replied *call.Call
 			var ended [2]*call.Call // halves that ended with a failure
 			abandoned := false
+			gens := [2]uint64{gen, gen2}
 			for k, x := range []*call.Call{c, c2} {
 				switch {
 				case x == failed:
 					ended[k] = x
-				case x.Abandon():
+				case x.AbandonGen(gens[k]):
 					abandoned = true // the loop recycles it; the pair's count is its
 				default:
 					<-x.Done()
@@ -335,7 +342,7 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 			return outcome(got)
 		}
 		// got answered first: drop the other (not counted: the pair is one call).
-		if !other.DropGen(other.Gen()) {
+		if !other.DropGen(otherGen) {
 			<-other.Done()
 			call.Put(other)
 		}
@@ -347,9 +354,9 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, h *objectproxy.Backu
 	}
 }
 
-// cancelWait ends a sync wait whose ctx ended first, as wait does: the call is abandoned (or,
-// when its deadline is ctx's, left to the loop to end).
-func (p *proxy) cancelWait(ctx context.Context, c *call.Call) error {
+// cancelWait ends a sync wait whose ctx ended first, as wait does: the call, submitted in
+// generation gen, is abandoned (or, when its deadline is ctx's, left to the loop to end).
+func (p *proxy) cancelWait(ctx context.Context, c *call.Call, gen uint64) error {
 	if expiresWithCtx(ctx, c.Deadline) {
 		// The call's deadline is the context's: the loop ends it within a check interval, with
 		// the endpoint it waited on named in its error.
@@ -357,7 +364,7 @@ func (p *proxy) cancelWait(ctx context.Context, c *call.Call) error {
 		return nil
 	}
 	fn, start, ep := c.Func, c.Start, c.SentTo()
-	if c.Abandon() {
+	if c.AbandonGen(gen) {
 		// The loop recycles c when it meets it again.
 		return cancelled(ctx, p.name, fn, ep, start)
 	}
@@ -365,10 +372,10 @@ func (p *proxy) cancelWait(ctx context.Context, c *call.Call) error {
 	return nil
 }
 
-// waitSubmitted is wait for a call already submitted: it returns when c has ended (nil: the
-// caller owns c) or ctx has (c is abandoned, and the error says so).
-func (p *proxy) waitSubmitted(ctx context.Context, c *call.Call) error {
-	done := watched(ctx)
+// waitSubmitted is wait for a call already submitted in generation gen: it returns when c has
+// ended (nil: the caller owns c) or ctx has, done being watched(ctx) (c is abandoned, and the
+// error says so).
+func (p *proxy) waitSubmitted(ctx context.Context, c *call.Call, gen uint64, done <-chan struct{}) error {
 	if done == nil {
 		<-c.Done()
 		return nil
@@ -377,6 +384,6 @@ func (p *proxy) waitSubmitted(ctx context.Context, c *call.Call) error {
 	case <-c.Done():
 		return nil
 	case <-done:
-		return p.cancelWait(ctx, c)
+		return p.cancelWait(ctx, c, gen)
 	}
 }

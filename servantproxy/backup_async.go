@@ -115,7 +115,7 @@ func (a *asyncBackup) fire() {
 	}
 	c2.Rsp, c2.Callback, c2.RawCallback = c.Rsp, c.Callback, c.RawCallback
 	c2.CtxDst, c2.StDst = c.CtxDst, c.StDst
-	c2.Finish, c2.OnEnd, c2.StopCancel = c.Finish, c.OnEnd, c.StopCancel
+	c2.Finish, c2.OnEnd, c2.StopCancel, c2.KeepAddr = c.Finish, c.OnEnd, c.StopCancel, c.KeepAddr
 	c2.Notify = a.end
 	a.gen2 = c2.Gen()
 	if err := a.t.Submit(c2); err != nil {

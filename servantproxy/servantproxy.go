@@ -479,6 +479,7 @@ func (p *proxy) async1(ctx context.Context, fn string, o *callOptions, req proto
 	gen := c.Gen()
 	bk := p.newAsyncBackup(c, t) // nil unless the servant sends backups for fn
 	if watchedAsync(ctx) != nil {
+		c.KeepAddr = true // the watcher names the endpoint (SentTo)
 		// Cancelling ctx ends the call at once. Watching it costs a few allocations, paid only
 		// by contexts that can be cancelled (a server handler's ctx is not watched: watched).
 		start, deadline, onEnd := c.Start, c.Deadline, c.OnEnd
@@ -721,12 +722,15 @@ func appendRequestProto(dst []byte, pkt *codec.RequestPacket, req proto.Message)
 // wait submits a sync (or one-way) call and waits for it to end. On a nil return the caller
 // owns c and must Put it; on error c has been recycled (or handed to the loop to recycle).
 func (p *proxy) wait(ctx context.Context, c *call.Call, t *netthread.Thread) error {
+	done := watched(ctx)
+	c.KeepAddr = done != nil // a caller that can give up names the endpoint (SentTo)
+	gen := c.Gen()
 	if err := t.Submit(c); err != nil {
 		e := p.unsent(c.Func, resultOfUnsent(err), err)
 		call.Put(c)
 		return e
 	}
-	return p.waitSubmitted(ctx, c) // backup.go
+	return p.waitSubmitted(ctx, c, gen, done) // backup.go
 }
 
 // statusSetName is the status key of a set call's set (TarsCpp's STATUS_SETNAME_VALUE, which

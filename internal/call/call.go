@@ -39,10 +39,11 @@ type Owner interface {
 
 // States of a Call, in the low two bits of its state word; the bits above count the Call's
 // uses (its generation), so that a stale reference to a recycled Call cannot abandon its next
-// use. A Call leaves statePending exactly once per generation.
+// use. A Call leaves statePending exactly once per generation: Complete moves the word to the
+// next generation (a holder of this one reads it as no longer pending, and Put has nothing left
+// to write), AbandonGen and DropGen to an ended state of this one (Put moves it on).
 const (
 	statePending uint64 = iota
-	stateDone
 	stateAbandoned
 	stateDropped        // abandoned by the framework: the other call of a backup pair won (Drop)
 	stateMask    uint64 = 3
@@ -110,6 +111,11 @@ type Call struct {
 	// SetAddr writes it; the caller reads it after the call ended, or SentTo while it is pending.
 	Addr       string
 	timerArmed bool
+	// KeepAddr, set by the submitter before it submits the call, says that its caller may give
+	// up while the call is pending (its context can end) and read SentTo: only then does SetAddr
+	// publish the address, a full-barrier store the other calls do without.
+	KeepAddr bool
+	nextGen  bool // Complete moved the state word to the next generation already
 
 	// Results, written by the loop before Complete and read by the finisher after it.
 	Ret  int32
@@ -129,14 +135,17 @@ type Call struct {
 
 	state  atomic.Uint64          // generation<<2 | state
 	done   chan struct{}          // capacity 1: signalled once per use by Complete for sync calls
-	sentTo atomic.Pointer[string] // Addr, for a caller giving up while the call is pending (SentTo)
+	sentTo atomic.Pointer[string] // Addr, for a caller giving up while the call is pending (SentTo); KeepAddr
 }
 
 // SetAddr records that the call is being sent to addr, which must not change afterwards (an
-// AdapterProxy's own address). Must be called on the loop goroutine.
+// AdapterProxy's own address), and publishes it for SentTo if the call's KeepAddr is set. Must
+// be called on the loop goroutine.
 func (c *Call) SetAddr(addr *string) {
 	c.Addr = *addr
-	c.sentTo.Store(addr)
+	if c.KeepAddr {
+		c.sentTo.Store(addr)
+	}
 }
 
 // Unrun reports whether c, ended, was answered with a refusal: RetOverload (-9), which a server
@@ -145,8 +154,9 @@ func (c *Call) SetAddr(addr *string) {
 func (c *Call) Unrun() bool { return c.Err == nil && c.Ret == codec.RetOverload }
 
 // SentTo returns the endpoint a pending call was last sent to, "" before one was chosen: what a
-// caller giving up on the call (its context ended) names in its error. It may be read from any
-// goroutine; read before Abandon, while the caller's use of the call is still its own.
+// caller giving up on the call (its context ended) names in its error. Only a call submitted
+// with KeepAddr set has one (always "" otherwise). It may be read from any goroutine; read
+// before AbandonGen, while the caller's use of the call is still its own.
 func (c *Call) SentTo() string {
 	if a := c.sentTo.Load(); a != nil {
 		return *a
@@ -217,7 +227,9 @@ func (c *Call) TakeBody() []byte {
 // may call it, once.
 //
 // The state word is never written non-atomically: a context watcher of an earlier use may still
-// read it (AbandonGen), and must see either the old generation or the next one.
+// read it (AbandonGen), and must see either the old generation or the next one. A call that
+// Complete delivered is in the next generation already; Put writes the word (a full-barrier
+// store) only for the others: abandoned, dropped, or never submitted.
 func Put(c *Call) {
 	frame, body := c.Frame[:0], c.bodyBuf[:0]
 	if cap(frame) > maxKeep {
@@ -238,10 +250,17 @@ func Put(c *Call) {
 	c.Tries, c.Hops, c.Refused, c.Tried, c.TriedIn, c.Pair, c.Unsent, c.QIdx, c.Addr, c.timerArmed = 0, 0, 0, 0, nil, nil, false, 0, "", false
 	c.Ret, c.Desc, c.Body, c.bodyBuf, c.Err, c.RspCtx, c.RspSt = 0, "", nil, body, nil, nil, nil
 	c.CtxDst, c.StDst, c.Handler = nil, nil, nil
-	if c.sentTo.Load() != nil {
-		c.sentTo.Store(nil)
+	if c.KeepAddr {
+		c.KeepAddr = false
+		if c.sentTo.Load() != nil {
+			c.sentTo.Store(nil)
+		}
 	}
-	c.state.Store((c.state.Load()>>2 + 1) << 2)
+	if c.nextGen {
+		c.nextGen = false
+	} else {
+		c.state.Store((c.state.Load()>>2 + 1) << 2)
+	}
 	pool.Put(c)
 }
 
@@ -253,10 +272,11 @@ func Put(c *Call) {
 func (c *Call) Complete(err error) bool {
 	c.Err = err
 	s := c.state.Load()
-	if s&stateMask != statePending || !c.state.CompareAndSwap(s, s|stateDone) {
+	if s&stateMask != statePending || !c.state.CompareAndSwap(s, (s>>2+1)<<2) {
 		if c.Rec != nil {
 			// A dropped call is no call of its own; of a backup pair, one half counts (Pair).
-			counts := s&stateMask != stateDropped
+			// The word is read again: the CAS may have lost to AbandonGen or DropGen.
+			counts := c.state.Load()&stateMask != stateDropped
 			if c.Pair != nil {
 				counts = c.Pair.counts(c, errAbandoned) && counts
 			}
@@ -267,6 +287,7 @@ func (c *Call) Complete(err error) bool {
 		Put(c)
 		return false
 	}
+	c.nextGen = true
 	if c.Rec != nil && (c.Pair == nil || c.Pair.counts(c, err)) {
 		c.Rec.RecordCall(c, err)
 	}
@@ -278,18 +299,15 @@ func (c *Call) Complete(err error) bool {
 	return true
 }
 
-// Abandon is called by a sync caller that stops waiting (its context ended). It reports true if
-// the call was still pending: the loop now owns it and will recycle it. False means Complete
-// already ran or is about to signal: the caller must still Wait.
-func (c *Call) Abandon() bool {
-	return c.AbandonGen(c.Gen())
-}
-
-// Gen returns the call's generation: it changes every time the Call is recycled.
+// Gen returns the call's generation, which names this use of the Call to AbandonGen and DropGen.
+// Read it before submitting the call: once the call is submitted, Complete moves the word to the
+// next use's generation, and a generation read after that would name the next use.
 func (c *Call) Gen() uint64 { return c.state.Load() >> 2 }
 
-// AbandonGen is Abandon for a caller that may hold a stale reference: it abandons the call only
-// if it is still the use numbered gen and still pending.
+// AbandonGen is called by a caller that stops waiting for the call (its context ended), with the
+// generation it read before submitting it (Gen): it abandons the call only if it is still the use
+// numbered gen and still pending, and reports whether it did. True: the loop now owns the call
+// and will recycle it. False: Complete ran or is about to signal; a sync caller must still wait.
 func (c *Call) AbandonGen(gen uint64) bool {
 	s := c.state.Load()
 	return s>>2 == gen && s&stateMask == statePending && c.state.CompareAndSwap(s, s|stateAbandoned)

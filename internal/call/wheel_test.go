@@ -99,25 +99,46 @@ func TestStackDrainIsFIFO(t *testing.T) {
 func TestCompleteAbandonExactlyOnce(t *testing.T) {
 	// A caller that abandons first makes Complete recycle the call.
 	c := Get()
-	if !c.Abandon() {
-		t.Fatal("Abandon of a pending call = false")
+	if !c.AbandonGen(c.Gen()) {
+		t.Fatal("AbandonGen of a pending call = false")
 	}
 	if c.Complete(nil) {
-		t.Fatal("Complete after Abandon delivered the call")
+		t.Fatal("Complete after AbandonGen delivered the call")
 	}
-	// Complete first: Abandon fails and the done signal is there.
+	// Complete first: AbandonGen and DropGen with the generation read before it fail, and the
+	// done signal is there.
 	c = Get()
+	gen := c.Gen()
 	if !c.Complete(ErrTimeout) {
 		t.Fatal("Complete of a pending call did not deliver")
 	}
-	if c.Abandon() {
-		t.Fatal("Abandon after Complete = true")
+	if c.AbandonGen(gen) {
+		t.Fatal("AbandonGen after Complete = true")
+	}
+	if c.DropGen(gen) {
+		t.Fatal("DropGen after Complete = true")
+	}
+	if c.Abandoned() {
+		t.Fatal("a completed call reads as abandoned")
 	}
 	<-c.Done()
 	if c.Err != ErrTimeout {
 		t.Fatalf("Err = %v, want ErrTimeout", c.Err)
 	}
+	// Complete moved the call to its next generation; Put keeps it there, so that the next use
+	// is gen+1 whichever way the call ended.
 	Put(c)
+	if c.Gen() != gen+1 || c.Abandoned() {
+		t.Fatalf("after Complete and Put: generation %d (want %d), abandoned %v", c.Gen(), gen+1, c.Abandoned())
+	}
+	// An abandoned call recycled by Complete is in the next generation too.
+	c = Get()
+	gen = c.Gen()
+	c.AbandonGen(gen)
+	c.Complete(nil)
+	if c.Gen() != gen+1 || c.Abandoned() || c.AbandonGen(gen) {
+		t.Fatalf("after AbandonGen and Complete: generation %d (want %d), abandoned %v", c.Gen(), gen+1, c.Abandoned())
+	}
 }
 
 // failing is an Owner whose Expire, like a connection closed by a timeout, takes every other
