@@ -234,6 +234,14 @@ func (e *events) OnClose(c gnet.Conn, err error) gnet.Action {
 			cs.held[i].free()
 		}
 		cs.held = nil
+		// A kept Pusher keeps cs: it holds no reply buffer from now on. Replies and pushes
+		// queued later are dropped by flush, which keeps none either.
+		cs.spare.free()
+		cs.spare = replies{}
+		cs.mu.Lock()
+		cs.out.free()
+		cs.out = replies{}
+		cs.mu.Unlock()
 		cs.in.Reset()
 		c.SetContext(nil)
 		cs.loop.forget(cs)
@@ -603,7 +611,9 @@ func (l *loop) flush(context.Context) error {
 				_ = cs.c.Close()
 			}
 		} else {
-			out.release() // the connection is gone: its replies are dropped
+			out.free() // the connection is gone: its replies are dropped, and it keeps no buffer
+			n += k
+			continue
 		}
 		switch {
 		case handed:
@@ -613,6 +623,10 @@ func (l *loop) flush(context.Context) error {
 		default:
 			bufpool.Put(out.b)
 			cs.spare = replies{large: out.large}
+		}
+		if cs.c == nil { // closed by the write (OnClose ran in it): keep nothing
+			cs.spare.free()
+			cs.spare = replies{}
 		}
 		cs.spare.park() // an idle connection holds no batch-sized buffer
 		n += k
