@@ -48,7 +48,11 @@ type conn struct {
 	held   []replies                // replies waiting, in order, for big to finish
 	gone   atomic.Bool              // OnClose ran: pushes fail (push.go)
 	pushed atomic.Bool              // out holds pushes the loop has not written (takePushes)
-	lim    connLimits               // what the limits watch (limits.go)
+	// seen is the reply bytes handed to c and not yet in the socket (outbound, and cs.lim.held),
+	// as the loop last counted them (limits.go's unsentSeen): Push adds them to the bytes queued
+	// in out to refuse pushes before they reach WithMaxBacklog.
+	seen atomic.Int64
+	lim  connLimits // what the limits watch (limits.go)
 	// handling counts the requests handed to workers whose replies are not yet queued in out
 	// (limits.go: an idle connection is not closed while it is not 0).
 	handling atomic.Int32
@@ -604,6 +608,13 @@ func (l *loop) flush(context.Context) error {
 		cs.pushed.Store(false)
 		cs.mu.Unlock()
 		handed := false
+		if cs.c != nil && out.size() == 0 {
+			// Only a push refused on a stale count asked for the loop (Push): count again.
+			l.unsentSeen(cs, cs.c)
+			cs.spare = out
+			n += k
+			continue
+		}
 		if cs.c != nil {
 			var err error
 			// On a failed write gnet closes the conn and calls OnClose; errBacklog closes it here.

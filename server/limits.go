@@ -246,7 +246,7 @@ func (l *loop) check(cs *conn, now time.Time) bool {
 // kernel's queue has drained to about half: a client reading steadily, but less than that in a
 // window, looked like one reading nothing, and was closed.
 func (l *loop) backlog(cs *conn) (unsent int, sent int64) {
-	buffered := outbound(cs, cs.c)
+	buffered := l.unsentSeen(cs, cs.c) - cs.lim.held
 	cs.mu.Lock()
 	pending := cs.out.size()
 	cs.mu.Unlock()
@@ -255,6 +255,15 @@ func (l *loop) backlog(cs *conn) (unsent int, sent int64) {
 		sent -= sockq.Unsent(sockq.Fd(cs.c)) // a TLS connection's too: the socket under its records
 	}
 	return unsent, sent
+}
+
+// unsentSeen returns the reply bytes handed to cs's connection c and not yet in the socket
+// (outbound) and those held while a large reply is written (cs.lim.held), and publishes them to
+// Push (conn.seen). Loop goroutine only.
+func (l *loop) unsentSeen(cs *conn, c gnet.Conn) int {
+	n := outbound(cs, c) + cs.lim.held
+	cs.seen.Store(int64(n))
+	return n
 }
 
 // outbound returns the reply bytes handed to cs's connection c and not yet in the socket: gnet's
@@ -307,7 +316,7 @@ func (l *loop) checkBacklog(cs *conn, c gnet.Conn) error {
 	if m <= 0 {
 		return nil
 	}
-	n := outbound(cs, c) + cs.lim.held
+	n := l.unsentSeen(cs, c)
 	if n <= m {
 		return nil
 	}

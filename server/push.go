@@ -33,17 +33,19 @@ func (cur *Current) Pusher() *Pusher { return &Pusher{cs: cur.conn} }
 // Push sends fn and body to the client of the request being served (see Pusher.Push).
 func (cur *Current) Push(fn string, body []byte) error { return cur.Pusher().Push(fn, body) }
 
-// ErrPushBacklog is what Push returns while the pushes and replies queued on the connection for
-// its event loop exceed WithMaxBacklog: they are pushed faster than the loop hands them to the
-// socket (or an inline handler pushes them while it holds the loop). Nothing was queued. (A
-// client that does not read is the loop's to notice: it closes the connection, WithMaxBacklog.)
-var ErrPushBacklog = errors.New("server: push refused: the connection's unsent bytes exceed max-backlog")
+// ErrPushBacklog is what Push returns when the push would take the connection's unsent reply
+// bytes over WithMaxBacklog: those queued for its event loop, and those the loop handed to the
+// socket that the socket has not taken (as the loop last counted them). Nothing was queued: the
+// pusher is faster than its client reads, or than the loop writes. Pushing alone then never
+// makes the loop close the connection for its backlog; a later Push is taken once the client
+// has read.
+var ErrPushBacklog = errors.New("server: push refused: the connection's unsent bytes would exceed its backlog cap (maxbacklog, WithMaxBacklog): push more slowly")
 
 // Push sends one packet naming fn, with body, to the client: it is queued with the connection's
 // replies and written by its event loop soon after. body may be reused once Push returns. It
 // fails with ErrConnClosed once the connection has closed (a packet queued just before the close
-// may be lost with it), with ErrPushBacklog while the pushes and replies queued for the loop
-// exceed WithMaxBacklog, and with an error naming the sizes when the packet would exceed
+// may be lost with it), with ErrPushBacklog when its bytes would take the connection's unsent
+// bytes over WithMaxBacklog, and with an error naming the sizes when the packet would exceed
 // WithMaxPacketSize (a client with the same limit would skip it unread and drop it).
 func (p *Pusher) Push(fn string, body []byte) error {
 	cs := p.cs
@@ -62,17 +64,21 @@ func (p *Pusher) Push(fn string, body []byte) error {
 	}
 	o := &cs.loop.s.opts
 	cs.mu.Lock()
+	seen := int(cs.seen.Load())
+	if o.maxBacklog > 0 && cs.out.size()+seen+len(body) > o.maxBacklog && len(body) < o.maxPacketSize {
+		return cs.refusePush(seen) // not encoded: the body alone is too much
+	}
 	cs.out.ready()
 	start := len(cs.out.b)
-	if o.maxBacklog > 0 && start > o.maxBacklog {
-		cs.mu.Unlock()
-		return ErrPushBacklog
-	}
 	cs.out.b = codec.AppendResponse(cs.out.b, &rp)
 	if n := len(cs.out.b) - start; n > o.maxPacketSize {
 		cs.out.b = cs.out.b[:start]
 		cs.mu.Unlock()
 		return fmt.Errorf("server: push %q of %d bytes exceeds max-packet-size %d", fn, n, o.maxPacketSize)
+	}
+	if o.maxBacklog > 0 && cs.out.size()+seen > o.maxBacklog {
+		cs.out.b = cs.out.b[:start]
+		return cs.refusePush(seen)
 	}
 	cs.pushed.Store(true)
 	wake := !cs.queued
@@ -82,6 +88,20 @@ func (p *Pusher) Push(fn string, body []byte) error {
 		cs.loop.enqueue(cs)
 	}
 	return nil
+}
+
+// refusePush ends a Push refused for the backlog, whose lock on cs.mu it releases: ErrPushBacklog.
+// The loop's count of what the socket has not taken (seen) may be stale, as the socket drains
+// without telling it: unless the loop is coming anyway, it is asked to count again (flush), so
+// that a later Push finds the room a reading client made.
+func (cs *conn) refusePush(seen int) error {
+	wake := seen > 0 && !cs.queued
+	cs.queued = cs.queued || wake
+	cs.mu.Unlock()
+	if wake {
+		cs.loop.enqueue(cs)
+	}
+	return ErrPushBacklog
 }
 
 // Closed reports whether the connection has closed.
