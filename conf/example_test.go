@@ -30,5 +30,5 @@ retries = 1
 	// 2 3 1.5s
 	// {SyncInvokeTimeout:1.5s AsyncInvokeTimeout:5s LoadBalance:consistenthash Retries:1 Connections:1 ShortConnections:false MaxInflight:0 BackupRequest:0s BackupBudget:0.1 Idempotent:[] RetryBudget:0 RetryBudgetMin:0 CircuitBreaker:false TLS:{CA: Cert: Key: ServerName: TLSVersions:{MinVersion: Ciphers:}} Auth:{AccessKey: SecretKey:}}
 	// conf: toml: line 3 (last key "health.try-interval"): invalid duration: "1x"
-	// conf: unknown key netthreads
+	// conf: unknown key netthreads (did you mean netthread?)
 }

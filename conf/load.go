@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -39,6 +40,9 @@ func Parse(data []byte) (Config, error) {
 		if strings.Contains(err.Error(), `(last key "server.adapter"): incompatible types`) {
 			// The decoder's own words (a map where a slice goes) do not say what to write.
 			return Config{}, fmt.Errorf("conf: server.adapter is a list of tables: write [[server.adapter]], one for each adapter (%w)", err)
+		}
+		if errors.As(err, &pe) && unitless(err) {
+			return Config{}, fmt.Errorf("conf: %s: a duration is a string with a unit, e.g. \"3s\" or \"1500ms\" (%w)", pe.LastKey, err)
 		}
 		return Config{}, fmt.Errorf("conf: %w", err)
 	}
@@ -80,6 +84,10 @@ func checkKeys(md toml.MetaData) error {
 				named[name] = true
 				errs = append(errs, fmt.Errorf("conf: unknown key %s: a servant's name has dots, which TOML reads as nested tables: quote it, [servant.%q]", k, name))
 			}
+			continue
+		}
+		if near := nearestKey(reflect.TypeFor[Config](), k); near != "" {
+			errs = append(errs, fmt.Errorf("conf: unknown key %s (did you mean %s?)", k, near))
 			continue
 		}
 		errs = append(errs, fmt.Errorf("conf: unknown key %s", k))
@@ -134,6 +142,97 @@ func spelled(t reflect.Type, key toml.Key) (string, bool) {
 		}
 	}
 	return "", true
+}
+
+// unitless reports whether err is the toml package's refusal of a duration written as a quoted
+// number with no unit ("3000", TARS's milliseconds).
+func unitless(err error) bool {
+	_, v, ok := strings.Cut(err.Error(), `invalid duration: "`)
+	if !ok {
+		return false
+	}
+	v, _, _ = strings.Cut(v, `"`)
+	_, perr := strconv.ParseFloat(v, 64)
+	return perr == nil
+}
+
+// nearestKey returns the key of the table key names a key of (its parts but the last, walked
+// through t as spelled walks them) nearest to key's last part, when one is near enough to be
+// what was meant: within two edits, or three for a word sharing its first four letters
+// (retry, retries). "" when none is, or key's table is not one of t's structs.
+func nearestKey(t reflect.Type, key toml.Key) string {
+	for _, part := range key[:len(key)-1] {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem()
+			continue
+		case reflect.Struct:
+			f, ok := fieldByTag(t, part)
+			if !ok {
+				return ""
+			}
+			t = f.Type
+		default:
+			return ""
+		}
+	}
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	last := key[len(key)-1]
+	best, bestD := "", 0
+	for i := range t.NumField() {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		d := editDistance(last, tag)
+		limit := 2
+		if len(last) >= 4 && len(tag) >= 4 && last[:4] == tag[:4] {
+			limit = 3
+		}
+		if d <= limit && (best == "" || d < bestD) {
+			best, bestD = tag, d
+		}
+	}
+	return best
+}
+
+// fieldByTag returns the field of struct t whose toml tag is name.
+func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ","); tag == name {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes: keys are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // quoteKey writes a table name the way a TOML file writes it when it holds dots or other
