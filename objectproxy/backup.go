@@ -38,8 +38,10 @@ func (h *Backup) Pair() *call.Pair { return &h.pair }
 // Route implements call.Router: the first call is routed by the servant's balancer (parked, if
 // the servant waits for its first list: Install routes it here again), the backup to another
 // healthy endpoint (pickOther). A backup with no such endpoint to go to, or made while the first
-// call waits for the list, fails at once with call.ErrNoEndpoint; its caller is still waiting for
-// the first call.
+// call waits for the list, fails at once (call.Pair.Unsent): with call.ErrNoEndpoint while the
+// first call is pending (its caller goes on waiting for it), and with the first call's error if
+// that one has failed already (the loop met the backup late, after the first call's expiry, say):
+// the pair's outcome is then the first call's failure, not the backup's want of an endpoint.
 func (h *Backup) Route(c *call.Call) {
 	o := h.o
 	if h.firstCall == nil {
@@ -66,7 +68,7 @@ func (h *Backup) Route(c *call.Call) {
 		h.Sent(i >= 0)
 	}
 	if i < 0 {
-		c.Complete(call.ErrNoEndpoint)
+		c.Complete(h.pair.Unsent())
 		return
 	}
 	o.send(c, i)

@@ -333,7 +333,14 @@ func (p *proxy) race(ctx context.Context, c, c2 *call.Call, gen, gen2 uint64, h 
 			continue
 		}
 		if failed != nil {
-			// Both ended: got is the one reply, or, both having failed, the later failure.
+			// Both ended: got is the one reply, or, both having failed, the later failure on
+			// the loop, the one the Recorder counted (Pair.Counted): this goroutine may have
+			// seen the two ends in either order, when both had come before it looked.
+			if got.Err != nil || got.Unrun() {
+				if c.Pair.Counted() == failed {
+					got, failed = failed, got
+				}
+			}
 			call.Put(failed)
 			b.drop(h)
 			if got == c2 && got.Err == nil && !got.Unrun() {

@@ -18,6 +18,7 @@ type Pair struct {
 	open    atomic.Int32 // halves opened and not ended
 	counted bool         // a half's reply was counted (loop only)
 	half    *Call        // the half counted (written on the loop before that half is signalled)
+	failed  error        // the error of a half that ended first, uncounted, with a failure (loop only)
 }
 
 // Counted returns the half whose outcome was counted (nil: none yet). A sync caller that has
@@ -59,5 +60,19 @@ func (p *Pair) counts(c *Call, err error) bool {
 		p.half = c
 		return true
 	}
+	if err != nil && err != errAbandoned {
+		p.failed = err
+	}
 	return false
+}
+
+// Unsent returns the error a backup that found no endpoint to go to ends with: the first half's
+// failure if that half has failed already (the backup, ending last, carries the pair's outcome,
+// and it never ran: the outcome is the first call's), and ErrNoEndpoint otherwise (the first
+// half is still pending, and ends last). Loop only.
+func (p *Pair) Unsent() error {
+	if p.failed != nil {
+		return p.failed
+	}
+	return ErrNoEndpoint
 }

@@ -48,3 +48,33 @@ func TestPairJoinAfterFirstCounted(t *testing.T) {
 	Put(c)
 	Put(c2)
 }
+
+// TestPairUnsent: a backup that found no endpoint ends with ErrNoEndpoint while its first call is
+// pending, and with the first call's failure once that one has failed (uncounted: the backup,
+// ending last, carries the pair's outcome); a cancelled first call leaves ErrNoEndpoint.
+func TestPairUnsent(t *testing.T) {
+	var p Pair
+	p.Open()
+	first := Get()
+	if !p.Join() {
+		t.Fatal("Join with the first call open = false")
+	}
+	if err := p.Unsent(); err != ErrNoEndpoint {
+		t.Fatalf("Unsent with the first call pending = %v, want ErrNoEndpoint", err)
+	}
+	if p.counts(first, ErrTimeout) {
+		t.Fatal("the first call's failure counted while its backup is open")
+	}
+	if err := p.Unsent(); err != ErrTimeout {
+		t.Fatalf("Unsent after the first call timed out = %v, want ErrTimeout", err)
+	}
+	Put(first)
+
+	var q Pair
+	q.Open()
+	q.Join()
+	q.counts(Get(), errAbandoned)
+	if err := q.Unsent(); err != ErrNoEndpoint {
+		t.Fatalf("Unsent after the first call was abandoned = %v, want ErrNoEndpoint", err)
+	}
+}
