@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -69,7 +70,7 @@ func flatten(prefix string, v reflect.Value, out *[]Setting) {
 		keys := v.MapKeys()
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 		for _, k := range keys {
-			flatten(join(prefix, k.String()), v.MapIndex(k), out)
+			flatten(join(prefix, tomlKey(k.String())), v.MapIndex(k), out)
 		}
 	case v.Kind() == reflect.Slice && v.Len() > 0 && deref(v.Index(0)).Kind() == reflect.Struct:
 		for i := range v.Len() {
@@ -92,6 +93,23 @@ func join(prefix, name string) string {
 		return name
 	}
 	return prefix + "." + name
+}
+
+// tomlKey writes a map's key as a TOML file names it: bare when it can be, quoted otherwise (a
+// servant's name has dots: servant."Hello.Server.GreeterObj".sync-invoke-timeout, not a key four
+// tables deep).
+func tomlKey(k string) string {
+	bare := k != ""
+	for _, r := range k {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			bare = false
+			break
+		}
+	}
+	if bare {
+		return k
+	}
+	return strconv.Quote(k)
 }
 
 func secret(key string) bool {
