@@ -52,7 +52,11 @@ type conn struct {
 	// as the loop last counted them (limits.go's unsentSeen): Push adds them to the bytes queued
 	// in out to refuse pushes before they reach WithMaxBacklog.
 	seen atomic.Int64
-	lim  connLimits // what the limits watch (limits.go)
+	// recount is the clock (Server.clock) when a refused Push last asked the loop to count seen
+	// again: it asks at most once a millisecond, so that a pusher retrying at once does not keep
+	// the loop busy with recounts.
+	recount atomic.Int64
+	lim     connLimits // what the limits watch (limits.go)
 	// handling counts the requests handed to workers whose replies are not yet queued in out
 	// (limits.go: an idle connection is not closed while it is not 0).
 	handling atomic.Int32
@@ -453,6 +457,7 @@ func (l *loop) takePushes(cs *conn) {
 	}
 	cs.mu.Lock()
 	if len(cs.out.large) == 0 { // inline mode: out holds pushes only
+		cs.seen.Add(int64(len(cs.out.b))) // what Push counts: on its way to the socket now
 		l.out.b = append(l.out.b, cs.out.b...)
 		cs.out.b = cs.out.b[:0]
 		cs.out.park()
@@ -604,14 +609,18 @@ func (l *loop) flush(context.Context) error {
 	for _, cs := range batch {
 		cs.mu.Lock()
 		out, k := cs.out, cs.n
-		cs.out, cs.n, cs.queued = cs.spare, 0, false
+		// The spare becomes out: it is out's alone now (a close during the write below frees
+		// out, and must not find the buffer in spare too).
+		cs.out, cs.n, cs.queued, cs.spare = cs.spare, 0, false, replies{}
 		cs.pushed.Store(false)
+		cs.seen.Add(int64(out.size())) // what Push counts: on its way to the socket now
 		cs.mu.Unlock()
 		handed := false
 		if cs.c != nil && out.size() == 0 {
 			// Only a push refused on a stale count asked for the loop (Push): count again.
 			l.unsentSeen(cs, cs.c)
 			cs.spare = out
+			cs.spare.park()
 			n += k
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -34,18 +35,19 @@ func (cur *Current) Pusher() *Pusher { return &Pusher{cs: cur.conn} }
 func (cur *Current) Push(fn string, body []byte) error { return cur.Pusher().Push(fn, body) }
 
 // ErrPushBacklog is what Push returns when the push would take the connection's unsent reply
-// bytes over WithMaxBacklog: those queued for its event loop, and those the loop handed to the
-// socket that the socket has not taken (as the loop last counted them). Nothing was queued: the
-// pusher is faster than its client reads, or than the loop writes. Pushing alone then never
-// makes the loop close the connection for its backlog; a later Push is taken once the client
-// has read.
+// bytes over half of WithMaxBacklog (the other half is room for replies): those queued for its
+// event loop, and those the loop handed to the socket that the socket has not taken (as the loop
+// last counted them). Nothing was queued: the pusher is faster than its client reads, or than
+// the loop writes. A feed is then refused rather than closed for its backlog, while its client's
+// replies in flight fit the other half; a later Push is taken once the client has read. A
+// connection with nothing unsent takes any push.
 var ErrPushBacklog = errors.New("server: push refused: the connection's unsent bytes would exceed its backlog cap (maxbacklog, WithMaxBacklog): push more slowly")
 
 // Push sends one packet naming fn, with body, to the client: it is queued with the connection's
 // replies and written by its event loop soon after. body may be reused once Push returns. It
 // fails with ErrConnClosed once the connection has closed (a packet queued just before the close
 // may be lost with it), with ErrPushBacklog when its bytes would take the connection's unsent
-// bytes over WithMaxBacklog, and with an error naming the sizes when the packet would exceed
+// bytes over half of WithMaxBacklog, and with an error naming the sizes when the packet would exceed
 // WithMaxPacketSize (a client with the same limit would skip it unread and drop it).
 func (p *Pusher) Push(fn string, body []byte) error {
 	cs := p.cs
@@ -64,9 +66,11 @@ func (p *Pusher) Push(fn string, body []byte) error {
 	}
 	o := &cs.loop.s.opts
 	cs.mu.Lock()
-	seen := int(cs.seen.Load())
-	if o.maxBacklog > 0 && cs.out.size()+seen+len(body) > o.maxBacklog && len(body) < o.maxPacketSize {
-		return cs.refusePush(seen) // not encoded: the body alone is too much
+	// Pushes may take the unsent bytes to half the cap, leaving the other half to replies: a
+	// connection that has nothing unsent takes any push.
+	unsent, limit := cs.out.size()+int(cs.seen.Load()), o.maxBacklog/2
+	if o.maxBacklog > 0 && unsent > 0 && unsent+len(body) > limit && len(body) < o.maxPacketSize {
+		return cs.refusePush() // not encoded: the body alone is too much
 	}
 	cs.out.ready()
 	start := len(cs.out.b)
@@ -76,9 +80,9 @@ func (p *Pusher) Push(fn string, body []byte) error {
 		cs.mu.Unlock()
 		return fmt.Errorf("server: push %q of %d bytes exceeds max-packet-size %d", fn, n, o.maxPacketSize)
 	}
-	if o.maxBacklog > 0 && cs.out.size()+seen > o.maxBacklog {
+	if o.maxBacklog > 0 && unsent > 0 && unsent+len(cs.out.b)-start > limit {
 		cs.out.b = cs.out.b[:start]
-		return cs.refusePush(seen)
+		return cs.refusePush()
 	}
 	cs.pushed.Store(true)
 	wake := !cs.queued
@@ -92,10 +96,14 @@ func (p *Pusher) Push(fn string, body []byte) error {
 
 // refusePush ends a Push refused for the backlog, whose lock on cs.mu it releases: ErrPushBacklog.
 // The loop's count of what the socket has not taken (seen) may be stale, as the socket drains
-// without telling it: unless the loop is coming anyway, it is asked to count again (flush), so
-// that a later Push finds the room a reading client made.
-func (cs *conn) refusePush(seen int) error {
-	wake := seen > 0 && !cs.queued
+// without telling it: unless the loop is coming anyway, it is asked to count again (flush), at
+// most once a millisecond, so that a later Push finds the room a reading client made.
+func (cs *conn) refusePush() error {
+	wake := false
+	if !cs.queued {
+		now, last := cs.loop.s.clock(), cs.recount.Load()
+		wake = now-last >= int64(time.Millisecond) && cs.recount.CompareAndSwap(last, now)
+	}
 	cs.queued = cs.queued || wake
 	cs.mu.Unlock()
 	if wake {
