@@ -85,13 +85,10 @@ func TestPushRecoversAfterClientReads(t *testing.T) {
 				t.Fatalf("subscribe: ret %d", rsp.Ret)
 			}
 			p := <-subscribed
-			frames := 0 // what the client must read: replies and accepted pushes, in order
-			var want []byte
 			if m.big {
 				// A reply of 24 MiB the client does not read: a writer goroutine finishes it.
 				c.write(codec.AppendRequest(nil, request(2, tarsServant, "big", []byte("25165824"))))
-				frames++
-				time.Sleep(300 * time.Millisecond)
+				eventually(t, "a writer goroutine writing the large reply", func() bool { return s.bigStarted.Load() > 0 })
 			}
 			accepted := 0
 			var err error
@@ -107,9 +104,6 @@ func TestPushRecoversAfterClientReads(t *testing.T) {
 				t.Fatalf("after %d pushes: %v, want ErrPushBacklog", accepted, err)
 			}
 			seenAtRefusal := p.cs.seen.Load()
-			if m.big && s.bigStarted.Load() == 0 {
-				t.Fatal("no writer goroutine ran: the test missed the bigwrite path")
-			}
 			// A call while pushes are refused, then the client reads everything.
 			c.write(codec.AppendRequest(nil, request(3, tarsServant, "echo", []byte("ping"))))
 			gotPush, gotPing := 0, false
@@ -139,10 +133,9 @@ func TestPushRecoversAfterClientReads(t *testing.T) {
 			if gotPush != accepted {
 				t.Fatalf("read %d pushes before the reply to the call, %d accepted", gotPush, accepted)
 			}
-			_ = want
 			// Everything read: a push is taken again (after at most one more refusal, which asks
 			// the loop to count again).
-			deadline := time.Now().Add(5 * time.Second)
+			deadline := time.Now().Add(largeTimeout)
 			var last error
 			for time.Now().Before(deadline) {
 				if last = p.Push("Feed", []byte("again")); last == nil {
@@ -151,7 +144,7 @@ func TestPushRecoversAfterClientReads(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			if last != nil {
-				t.Fatalf("the client read everything, yet a push is still refused after 5 s (seen %d): %v", p.cs.seen.Load(), last)
+				t.Fatalf("the client read everything, yet a push is still refused after %v (seen %d): %v", largeTimeout, p.cs.seen.Load(), last)
 			}
 			if rsp := c.recvWithin(largeTimeout); rsp.RequestID != codec.PushRequestID || string(rsp.Buffer) != "again" {
 				t.Fatalf("the push after the recovery: id %d %q", rsp.RequestID, rsp.Buffer)
@@ -179,15 +172,14 @@ func TestPushLargerThanCapTakenWhenIdle(t *testing.T) {
 	}
 	body := make([]byte, 100<<10)
 	var err error
-	for range 100 {
+	for start := time.Now(); time.Since(start) < largeTimeout; time.Sleep(10 * time.Millisecond) {
 		if err = p.Push("Feed", body); err == nil {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	if err != nil {
 		t.Fatalf("a push of 100 KiB to an idle client that reads everything, max backlog 64 KiB, "+
-			"refused for 1 s (capped %d, closed %v): %v", s.lim.capped.Load(), p.Closed(), err)
+			"refused for %v (capped %d, closed %v): %v", largeTimeout, s.lim.capped.Load(), p.Closed(), err)
 	}
 }
 
