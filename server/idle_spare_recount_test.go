@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-
-	"github.com/tarscomm/tarscomm/codec"
 )
 
 // largeSpareConn brings a connection to a spare reply buffer of over 2 MiB: a client that
@@ -19,17 +17,10 @@ import (
 func largeSpareConn(t *testing.T, extra []Option) (*conn, *Pusher, *client) {
 	const maxPacket = 2 << 20
 	const maxBacklog = 1 << 20
-	subscribed := make(chan *Pusher, 1)
 	opts := append([]Option{WithMaxBacklog(maxBacklog), WithMaxPacketSize(maxPacket), WithNumEventLoop(1),
 		WithBacklog(0, 0)}, extra...)
-	s, addr := startServer(t, func(s *Server) {
-		mustHandle(t, s, tarsServant, "subscribe", func(_ context.Context, cur *Current, _, rsp []byte) ([]byte, error) {
-			subscribed <- cur.Pusher()
-			return append(rsp, "ok"...), nil
-		})
-	}, opts...)
-	c := dial(t, addr)
-	c.fr = codec.NewFrameReader(c.c, 4<<20)
+	s, addr, subscribed, _ := pushBacklogServer(t, false, opts...)
+	c := pushBacklogDial(t, addr, nil)
 	if rsp := c.call(request(1, tarsServant, "subscribe", nil)); rsp.Ret != 0 {
 		t.Fatalf("subscribe: ret %d", rsp.Ret)
 	}
@@ -37,24 +28,7 @@ func largeSpareConn(t *testing.T, extra []Option) (*conn, *Pusher, *client) {
 	cs := p.cs
 
 	// 1. A client that reads nothing: paced pushes until refused, so that seen > 0.
-	body := make([]byte, 32<<10)
-	accepted := 0
-	var err error
-	for range 20_000 {
-		if err = p.Push("Feed", body); err != nil {
-			break
-		}
-		accepted++
-		time.Sleep(200 * time.Microsecond)
-	}
-	if !errors.Is(err, ErrPushBacklog) {
-		t.Fatalf("after %d pushes: %v, want ErrPushBacklog", accepted, err)
-	}
-	eventually(t, "the refusal's recount ran", func() bool {
-		cs.mu.Lock()
-		defer cs.mu.Unlock()
-		return !cs.queued
-	})
+	accepted := pushFill(t, p)
 	// 2. A push over max-packet-size: refused, its encoding left in cs.out (emptied).
 	if err := p.Push("Big", make([]byte, maxPacket)); err == nil || !strings.Contains(err.Error(), "max-packet-size") {
 		t.Fatalf("oversized push after %d pushes (seen %d): %v; limits %+v", accepted, cs.seen.Load(), err, s.LimitStats())

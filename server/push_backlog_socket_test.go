@@ -1,13 +1,9 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
-	"time"
-
-	"github.com/tarscomm/tarscomm/codec"
 )
 
 // TestPushRefusedBeforeBacklogCloses: a feed pushed faster than its client reads must be refused
@@ -20,40 +16,19 @@ func TestPushRefusedBeforeBacklogCloses(t *testing.T) {
 	leakCheck(t)
 	const size = 32 << 10
 	const maxBacklog = 1 << 20
-	subscribed := make(chan *Pusher, 1)
-	s, addr := startServer(t, func(s *Server) {
-		mustHandle(t, s, tarsServant, "subscribe", func(_ context.Context, cur *Current, _, rsp []byte) ([]byte, error) {
-			subscribed <- cur.Pusher()
-			return append(rsp, "ok"...), nil
-		})
-	}, WithMaxBacklog(maxBacklog), WithNumEventLoop(1))
-	c := dial(t, addr)
-	c.fr = codec.NewFrameReader(c.c, 4<<20)
+	s, addr, subscribed, _ := pushBacklogServer(t, false, WithMaxBacklog(maxBacklog), WithNumEventLoop(1))
+	c := pushBacklogDial(t, addr, nil)
 	if rsp := c.call(request(1, tarsServant, "subscribe", nil)); rsp.Ret != 0 {
 		t.Fatalf("subscribe: ret %d", rsp.Ret)
 	}
 	p := <-subscribed
-	body := make([]byte, size)
-	accepted := 0
-	var err error
-	for range 20_000 { // 640 MiB: the socket's buffers and the cap are far below
-		if err = p.Push("Feed", body); err != nil {
-			break
-		}
-		accepted++
-		// Paced as a feed is, so that the loop hands each push on before the next: a pusher
-		// faster than the loop is refused on the bytes queued for it alone (TestPushLimits).
-		time.Sleep(200 * time.Microsecond)
-	}
-	if !errors.Is(err, ErrPushBacklog) {
-		t.Fatalf("after %d pushes of %d KiB to a client that reads none (max backlog %d KiB): %v; want ErrPushBacklog",
-			accepted, size>>10, maxBacklog>>10, err)
-	}
+	accepted := pushFill(t, p) // paced, as a feed is: refused (ErrPushBacklog) at the end
 	t.Logf("%d pushes of %d KiB accepted before ErrPushBacklog", accepted, size>>10)
 	if p.Closed() || s.lim.capped.Load() != 0 {
 		t.Fatalf("the connection closed (%v) or was capped (%d times) while pushes were refused", p.Closed(), s.lim.capped.Load())
 	}
 	// The client reads now: pushes are taken again once the loop sees the room it made.
+	body := make([]byte, size)
 	read := make(chan error, 1)
 	want := accepted + 1
 	go func() {
