@@ -142,8 +142,8 @@ func TestDebugHandlerServesStats(t *testing.T) {
 		shown[s.Key] = s.Value
 	}
 	for k, want := range map[string]string{"retries": "1", "backup-budget": "0.1", "sync-invoke-timeout": "3s", "load-balance": `"roundrobin"`} {
-		if got := shown["servant."+servant+"."+k]; got != want {
-			t.Errorf("config shows servant.%s.%s = %q, want %q", servant, k, got, want)
+		if got := shown[`servant."`+servant+`".`+k]; got != want {
+			t.Errorf("config shows servant.%q.%s = %q, want %q", servant, k, got, want)
 		}
 	}
 	if !strings.Contains(js, `"SayHello"`) || !strings.Contains(js, g.addr) {
