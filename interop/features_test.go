@@ -18,7 +18,6 @@ import (
 	"maps"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -751,70 +750,16 @@ func TestFeatureTarscommHandlerErrorsToTarsGo(t *testing.T) {
 	}
 }
 
-// startTarsGoServerWith starts cmd/tarsgo-server with extra lines in its <server> section and
-// waits (10 s at most) until both its ports accept connections; t.Cleanup stops it. Like
-// launchTarsGoServer it tries other ports if the process exits (a port taken meanwhile).
+// startTarsGoServerWith is launchTarsGoServer with extra, a line in its <server> section, for
+// one test: t.Cleanup stops it.
 func startTarsGoServerWith(t *testing.T, id, extra string) *tarsgoServer {
 	t.Helper()
-	var lastErr error
-	for range 3 {
-		s, err := tryLaunchWith(t, id, extra)
-		if err == nil {
-			t.Cleanup(func() { s.stop(t.Failed()) })
-			return s
-		}
-		lastErr = err
-	}
-	t.Fatal(lastErr)
-	return nil
-}
-
-func tryLaunchWith(t *testing.T, id, extra string) (*tarsgoServer, error) {
-	pbPort, err := freePort()
+	s, err := launchTarsGoServer(id, extra)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	tp, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	dir := t.TempDir()
-	cfg := strings.Replace(tarsgoConfig, "logLevel=ERROR", "logLevel=ERROR\n      "+extra, 1)
-	path := filepath.Join(dir, "server.conf")
-	if err := os.WriteFile(path, fmt.Appendf(nil, cfg, pbPort, tp), 0o644); err != nil {
-		return nil, err
-	}
-	s := &tarsgoServer{id: id, pbPort: pbPort, tarsPort: tp, out: new(lockedBuffer), exited: make(chan struct{})}
-	s.cmd = exec.Command(bins.server, "-config", path, "-id", id)
-	s.cmd.Dir = dir
-	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() {
-		_ = s.cmd.Wait()
-		close(s.exited)
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, port := range []int{pbPort, tp} {
-		for { // polls the port until it accepts, the process exits, or the 10 s pass
-			c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
-			if err == nil {
-				_ = c.Close()
-				break
-			}
-			select {
-			case <-s.exited:
-				return nil, fmt.Errorf("TarsGo server %s exited: %s", id, s.out.String())
-			case <-time.After(20 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				s.stop(false)
-				return nil, fmt.Errorf("TarsGo server %s does not listen on %d within 10s: %s", id, port, s.out.String())
-			}
-		}
-	}
-	return s, nil
+	t.Cleanup(func() { s.stop(t.Failed()) })
+	return s
 }
 
 // TestFeatureTarsGoHandleTimeout guards that the answer of a TarsGo server with handletimeout

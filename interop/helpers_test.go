@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,10 +109,12 @@ const tarsgoConfig = `<tars>
 
 // launchTarsGoServer starts a TarsGo server on two fresh loopback ports and waits until both
 // accept connections. It retries with other ports if the process dies (a port taken meanwhile).
-func launchTarsGoServer(id string) (*tarsgoServer, error) {
+// Each of extra is a line added to the <server> section of its configuration
+// ("handletimeout=200").
+func launchTarsGoServer(id string, extra ...string) (*tarsgoServer, error) {
 	var lastErr error
 	for range 3 {
-		s, err := tryLaunch(id)
+		s, err := tryLaunch(id, extra)
 		if err == nil {
 			return s, nil
 		}
@@ -120,7 +123,7 @@ func launchTarsGoServer(id string) (*tarsgoServer, error) {
 	return nil, lastErr
 }
 
-func tryLaunch(id string) (*tarsgoServer, error) {
+func tryLaunch(id string, extra []string) (*tarsgoServer, error) {
 	pb, err := freePort()
 	if err != nil {
 		return nil, err
@@ -134,7 +137,11 @@ func tryLaunch(id string) (*tarsgoServer, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "server.conf")
-	if err := os.WriteFile(path, fmt.Appendf(nil, tarsgoConfig, pb, tp), 0o644); err != nil {
+	cfg := tarsgoConfig
+	for _, line := range extra {
+		cfg = strings.Replace(cfg, "logLevel=ERROR", "logLevel=ERROR\n      "+line, 1)
+	}
+	if err := os.WriteFile(path, fmt.Appendf(nil, cfg, pb, tp), 0o644); err != nil {
 		return nil, err
 	}
 	s := &tarsgoServer{id: id, pbPort: pb, tarsPort: tp, out: new(lockedBuffer), exited: make(chan struct{})}
