@@ -69,8 +69,9 @@ func (t *callTable) assign(c *call.Call) bool {
 	return true
 }
 
-// next returns a fresh id: positive, and one whose slot is free, so not the id of a call in the
-// table. The table is at most half full when this runs, so the search is short.
+// next returns a fresh id: positive, not codec.RequestIDAuth (the auth request's, answered on
+// the same connection), and one whose slot is free, so not the id of a call in the table. The
+// table is at most half full when this runs, so the search is short.
 func (t *callTable) next() int32 {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
@@ -81,7 +82,7 @@ func (t *callTable) next() int32 {
 			t.last = 0
 		}
 		t.last++
-		if t.slots[t.last&mask] == nil {
+		if t.slots[t.last&mask] == nil && t.last != codec.RequestIDAuth {
 			return t.last
 		}
 	}

@@ -14,12 +14,12 @@ func frameFor(t *testing.T, id int32) []byte {
 	return codec.AppendRequest(nil, &codec.RequestPacket{Version: codec.VersionTars, RequestID: id, ServantName: "A.B.C", FuncName: "f"})
 }
 
-// assign gives ids from 1 up, writes each into the frame, and after the counter wraps skips 0
-// and every id still in the table.
+// assign gives ids from 2 up (1 is the auth request's, codec.RequestIDAuth), writes each into
+// the frame, and after the counter wraps skips 0, 1 and every id still in the table.
 func TestCallTableIDs(t *testing.T) {
 	tab := newCallTable()
 	var calls []*call.Call
-	for want := int32(1); want <= 3; want++ {
+	for want := int32(2); want <= 4; want++ {
 		c := &call.Call{Frame: frameFor(t, codec.RequestIDUnassigned)}
 		if !tab.assign(c) || c.ID != want {
 			t.Fatalf("assign: id %d, want %d", c.ID, want)
@@ -30,12 +30,12 @@ func TestCallTableIDs(t *testing.T) {
 		tab.add(c)
 		calls = append(calls, c)
 	}
-	// Call 2 ends; 1 and 3 stay pending across the wrap.
-	if got := tab.take(2); got != calls[1] {
-		t.Fatalf("take(2) = %p, want call 2", got)
+	// Call 3 ends; 2 and 4 stay pending across the wrap.
+	if got := tab.take(3); got != calls[1] {
+		t.Fatalf("take(3) = %p, want call 3", got)
 	}
-	if tab.take(2) != nil {
-		t.Fatal("take(2) found the call a second time")
+	if tab.take(3) != nil {
+		t.Fatal("take(3) found the call a second time")
 	}
 	tab.last = math.MaxInt32 - 1
 	var got []int32
@@ -47,8 +47,8 @@ func TestCallTableIDs(t *testing.T) {
 		got = append(got, c.ID)
 		tab.add(c)
 	}
-	if want := []int32{math.MaxInt32, 2, 4}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
-		t.Fatalf("ids across the wrap: %v, want %v (0 never; 1 and 3 still pending)", got, want)
+	if want := []int32{math.MaxInt32, 3, 5}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Fatalf("ids across the wrap: %v, want %v (0 and 1 never; 2 and 4 still pending)", got, want)
 	}
 	if n := tab.len(); n != 5 {
 		t.Fatalf("len = %d, want 5", n)

@@ -19,11 +19,11 @@ import (
 
 // Wire constants of the authentication packet.
 const (
-	FuncName    = "InnerAuthServer" // sFuncName of the client's auth request
-	MessageType = 0x40              // iMessageType of the auth request and its response
-	RequestID   = 1                 // iRequestId of the auth request
-	HashSHA1    = "sha1"            // the only hash method TARS defines
-	Success     = "AUTH_SUCC"       // sBuffer of the server's answer to a good request
+	FuncName    = "InnerAuthServer"   // sFuncName of the client's auth request
+	MessageType = 0x40                // iMessageType of the auth request and its response
+	RequestID   = codec.RequestIDAuth // iRequestId of the auth request, which no call takes
+	HashSHA1    = "sha1"              // the only hash method TARS defines
+	Success     = "AUTH_SUCC"         // sBuffer of the server's answer to a good request
 	// TimeWindow is how far the client's clock may be from the server's.
 	TimeWindow = time.Hour
 )

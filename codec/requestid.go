@@ -8,6 +8,11 @@ import "encoding/binary"
 // encoded once, off the event loop, and never re-encoded to change its id.
 const RequestIDUnassigned int32 = 1 << 30
 
+// RequestIDAuth is the request id of TARS authentication's request (package auth), a
+// connection's first packet: no call takes it, so that a peer answering that request twice
+// answers no call.
+const RequestIDAuth int32 = 1
+
 // SetRequestID writes id over the request id (tag 4) of frame, a whole request frame (length
 // header included) as AppendRequest or AppendRequestProto wrote it, without moving a byte. It
 // reports false, changing nothing, when the frame's id is not a 4-byte int32 field (it was

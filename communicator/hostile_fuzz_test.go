@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/tarscomm/tarscomm/auth"
 	"github.com/tarscomm/tarscomm/codec"
 	"github.com/tarscomm/tarscomm/communicator"
@@ -342,16 +340,7 @@ func hostileRun(t *testing.T, network string, data []byte) {
 	if len(data) > 256 {
 		data = data[:256]
 	}
-	// Registered first, so run last: after the server and the Communicator are closed.
-	before := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		if err := goleak.Find(before,
-			goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
-			goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
-		); err != nil {
-			t.Errorf("goroutines left after Close: %v", err)
-		}
-	})
+	leakCheckEach(t) // registered first, so run last: after the server and the Communicator are closed
 	script := &hostileScript{data: data}
 	var addr string
 	if network == "udp" {

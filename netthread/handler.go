@@ -27,8 +27,17 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	case tlsDialed:
 		h.t.now = call.Now()
 		d.A.Opened(d.sess.Attach(c), d.Gen)
+		action := gnet.None
+		if _, ok := c.Context().(*tlsconn.Bound); ok {
+			// The handshake and the auth exchange, off the loop, may have read past their own
+			// records: what the peer sent right after them (a push with the auth answer) is in
+			// the session's buffers, and no byte may come on the socket to make OnTraffic read
+			// it. Read it now.
+			action = h.replies(c)
+		}
 		h.t.sweep()
 		h.t.flush()
+		return nil, action
 	}
 	return nil, gnet.None
 }

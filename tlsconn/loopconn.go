@@ -32,6 +32,11 @@ type Session struct {
 	// a certificate: a silent close by the server is then a TLS failure (Cause).
 	client bool
 	heard  bool // the peer spoke before the loop took over (Heard)
+	// refuseBy is when a silent close stops being a likely refusal (Cause): a server refuses a
+	// certificate as soon as it has it, a round trip after the handshake, which took at least
+	// one; a close later than twice the handshake's time (and 200 ms) is an idle rule, a
+	// restart, a lost connection.
+	refuseBy time.Time
 }
 
 // ClientSession runs the client side of a TLS handshake on nc, as Client does, and returns the
@@ -68,12 +73,19 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 	}
 	sc := &switchConn{real: nc}
 	tc := tls.Client(sc, cfg)
+	start := time.Now()
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = nc.Close()
 		return nil, handshakeError(addr, err, limit)
 	}
-	return &Session{tc: tc, sc: sc, addr: addr, client: asked}, nil
+	end := time.Now()
+	refuseBy := end.Add(max(2*end.Sub(start), refusalWindow))
+	return &Session{tc: tc, sc: sc, addr: addr, client: asked, refuseBy: refuseBy}, nil
 }
+
+// refusalWindow is the least time after the handshake in which a silent close is taken for a
+// refusal of this side's certificate (Session.refuseBy).
+const refusalWindow = 200 * time.Millisecond
 
 // TLS returns the session's connection, for exchanges the dialer makes before Detach
 // (authentication); they block on the network as usual.
@@ -331,14 +343,16 @@ func (l *LoopConn) Pump() error {
 // Cause returns why the connection closed, given err, the close's own error: the TLS failure
 // Pump met if any; on the client side of a handshake in which the server asked for a
 // certificate, a TLS error (matching ErrTLS) if the server closed the connection (EOF or reset,
-// without close_notify) before sending a byte of plaintext, which is how a TLS server that
-// refuses the client's certificate after the handshake (TarsCpp) shows; or else err (a server
-// that asked for none and closes is a lost connection, a crash or a restart).
+// without close_notify) soon after the handshake (within twice its time, at least 200 ms)
+// before sending a byte of plaintext, which is how a TLS server that refuses the
+// client's certificate after the handshake (TarsCpp) shows; or else err (a server that asked for
+// none and closes, or closes later, as an idle rule does, is a lost connection, a crash or a
+// restart).
 func (l *LoopConn) Cause(err error) error {
 	if l.cause != nil {
 		return l.cause
 	}
-	if l.s.client && !l.heard && peerClosed(err) {
+	if l.s.client && !l.heard && peerClosed(err) && time.Now().Before(l.s.refuseBy) {
 		return &Error{Addr: l.s.addr, Op: "read", Err: err,
 			Hint: "the peer closed the connection right after the handshake without sending anything: perhaps it refused this side's client certificate"}
 	}
