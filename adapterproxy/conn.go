@@ -389,11 +389,13 @@ func (a *AdapterProxy) answered(c *call.Call, ret int32, stopping bool) int64 {
 	a.stats.Replies++
 	now := a.loop.Now()
 	if stopping {
+		// Not the endpoint's failure: no latency sample and no overload backoff either (they
+		// would keep a restarted server out of p2c's choice and the breaker's for seconds).
 		a.stopRefused(now, !a.isPing(c))
 	} else {
-		a.health.ok(now)
+		a.health.ok(now, c.SentAt, a.isPing(c), a.openedAt)
+		a.replied(c, ret)
 	}
-	a.replied(c, ret)
 	if !a.proven {
 		a.proven = true
 		a.dialFails, a.retryAt = 0, 0

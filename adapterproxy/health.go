@@ -24,6 +24,7 @@ type health struct {
 
 	inactive bool
 	nextTry  int64 // while inactive: the next probe may start at this time
+	since    int64 // while inactive: when something last took it out (deactivate)
 
 	windowEnd   int64 // rule 1 window
 	windowCalls int
@@ -55,9 +56,18 @@ func (h *health) picked(now int64) {
 }
 
 // ok records a call that got a reply (any reply: a server error still proves the endpoint
-// alive). A reply on an inactive endpoint (a probe) makes it active again.
-func (h *health) ok(now int64) {
+// alive); sentAt is when the call was sent, ping whether it was the adapter's own tars_ping,
+// opened when its connection opened. On an inactive endpoint, a reply makes it active again if
+// it proves the endpoint serves now: a user call's sent since it went out (the one call a
+// try-interval lets through), or a probe's ping on a connection made since (to a server that
+// answers there again, a restarted one). A reply to a call sent before (a stopping server
+// finishing what it had) proves nothing, nor does a ping on the connection whose calls failed
+// (a server whose calls time out may still answer pings at once).
+func (h *health) ok(now, sentAt int64, ping bool, opened int64) {
 	if h.inactive {
+		if sentAt < h.since || ping && opened < h.since {
+			return
+		}
 		h.inactive = false
 		h.windowCalls, h.windowFails, h.windowEnd = 0, 0, 0
 		return
@@ -134,6 +144,7 @@ func (h *health) deactivate(now int64) {
 		h.deactivated++
 	}
 	h.inactive = true
+	h.since = now
 	h.nextTry = now + h.tryInterval()
 	h.windowCalls, h.windowFails, h.windowEnd = 0, 0, 0
 	h.streak = 0

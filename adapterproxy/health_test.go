@@ -39,6 +39,12 @@ func TestHealthRules(t *testing.T) {
 		{name: "probe due after try interval", events: []event{{0, "connfail"}, {10, "connfail"}}, checkAt: 210, wantActive: true},
 		{name: "probe success reactivates", events: []event{{0, "connfail"}, {10, "connfail"}, {210, "picked"}, {215, "ok"}}, checkAt: 216, wantActive: true},
 		{name: "probe failure waits another interval", events: []event{{0, "connfail"}, {10, "connfail"}, {210, "picked"}, {215, "fail"}}, checkAt: 300, wantActive: false},
+		// A stopping server finishing a call it had: the reply proves nothing of a server there later.
+		{name: "a reply to a call sent before it went out keeps it out", events: []event{{0, "connfail"}, {10, "connfail"}, {50, "ok sent at 0"}}, checkAt: 60, wantActive: false},
+		// Calls time out, pings are answered at once: the calls' failures stand.
+		{name: "a ping on the connection whose calls failed keeps it out", events: []event{{0, "fail"}, {30, "fail"}, {60, "fail"}, {100, "ping, old connection"}}, checkAt: 110, wantActive: false},
+		{name: "a ping on a connection made since brings it back", events: []event{{0, "fail"}, {30, "fail"}, {60, "fail"}, {100, "ping, new connection"}}, checkAt: 110, wantActive: true},
+		{name: "a user call sent since and answered brings it back", events: []event{{0, "fail"}, {30, "fail"}, {60, "fail"}, {260, "picked"}, {265, "ok sent at 260"}}, checkAt: 266, wantActive: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,8 +52,16 @@ func TestHealthRules(t *testing.T) {
 			for _, e := range tt.events {
 				now := e.at * ms
 				switch e.kind {
-				case "ok":
-					h.ok(now)
+				case "ok": // a user call sent and answered now, on a connection opened at 0
+					h.ok(now, now, false, 0)
+				case "ok sent at 0":
+					h.ok(now, 0, false, 0)
+				case "ok sent at 260":
+					h.ok(now, 260*ms, false, 0)
+				case "ping, old connection":
+					h.ok(now, now, true, 0)
+				case "ping, new connection":
+					h.ok(now, now, true, now)
 				case "fail":
 					h.fail(now)
 				case "connfail":

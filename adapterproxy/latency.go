@@ -57,14 +57,16 @@ func (a *AdapterProxy) Load(now int64) (latency float64, inflight int) {
 // peak EWMA and its outcome to the breaker and the overload backoff. A reply with a framework
 // error (ret < 0: no such servant or function, overload, a server that failed to decode or
 // encode) counts as slow as the call's whole timeout: an endpoint that fails every call at once
-// must not look the fastest to the latency-aware balancers (p2c, least-inflight's ties). The
-// adapter's own pings count for the TARS health rules only.
+// must not look the fastest to the latency-aware balancers (p2c, least-inflight's ties). A call
+// that waited for its connection counts from the connect: the dial is not the server's latency,
+// and it made an endpoint just listed look slowest of all. The adapter's own pings count for the
+// TARS health rules only.
 func (a *AdapterProxy) replied(c *call.Call, ret int32) {
 	if a.isPing(c) {
 		return
 	}
 	now := a.loop.Now()
-	rtt := now - c.SentAt // its time here, not on an endpoint it was retried from
+	rtt := now - max(c.SentAt, a.openedAt) // its time here (not on an endpoint it was retried from), since the connect
 	if ret < 0 && c.Deadline > c.SentAt {
 		rtt = max(rtt, c.Deadline-c.SentAt)
 	}

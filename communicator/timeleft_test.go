@@ -14,7 +14,9 @@ import (
 )
 
 // backupPair starts two greeters that hold every call (until released, or their
-// server stops) and a proxy to both with backup requests after delay for SayHello.
+// server stops) and a proxy to both with backup requests after delay for SayHello. The health
+// rules take no endpoint out for the calls' timeouts (they would stay out past the test's next
+// call: a ping answered on a connection whose calls timed out does not bring an endpoint back).
 func backupPair(t *testing.T, delay time.Duration, hold bool) (a, b *greeter, seenA, seenB chan *server.Current, sp *servantproxy.ServantProxy) {
 	t.Helper()
 	seenA, seenB = make(chan *server.Current, 4), make(chan *server.Current, 4)
@@ -23,6 +25,7 @@ func backupPair(t *testing.T, delay time.Duration, hold bool) (a, b *greeter, se
 	c := newComm(t, faultConf(func(c *conf.Config) {
 		c.Servants = map[string]conf.Servant{servant: {LoadBalance: "roundrobin", BackupRequest: delay,
 			BackupBudget: 1, Idempotent: []string{"SayHello"}}}
+		c.Health.FrequentFailInvoke, c.Health.MinTimeoutInvoke = 1000, 1000
 	}))
 	return a, b, seenA, seenB, proxyTo(t, c, a, b)
 }

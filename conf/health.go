@@ -13,7 +13,8 @@ import "time"
 //  3. MaxConnectFail connection attempts in a row failed.
 //
 // An inactive endpoint gets no calls while another is active; every TryInterval one call is let
-// through to probe it, and a success makes it active again. When every endpoint is inactive the
+// through to probe it, and a success makes it active again (so does the client's own probe, a
+// tars_ping answered on a connection made since it went out). When every endpoint is inactive the
 // balancer still picks one, so calls keep probing.
 type Health struct {
 	// MinTimeoutInvoke is the least number of failed calls in a window for rule 1. TarsCpp
