@@ -131,6 +131,10 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 		return nil, err
 	}
 	warnings := new(lograte.Limiter) // an endpoint's warnings, one a second over every thread
+	retention := o.retention         // of the counts of an endpoint that left (forget.go)
+	if retention == 0 {
+		retention = defaultRetention(cfg.ReportInterval)
+	}
 	for i := range cfg.NetThread {
 		t, err := netthread.New(netthread.Options{
 			Index:          i,
@@ -142,6 +146,7 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 			KeepAlive:      cfg.KeepAliveInterval,
 			SendBuffer:     cfg.SendBufferLimit,
 			NoStats:        o.noStats,
+			StatsRetention: retention,
 			TLS:            tlsConfigs,
 			Auth:           clientAuth(&cfg),
 			Log:            o.log,
@@ -170,10 +175,6 @@ func New(cfg conf.Config, opts ...Option) (*Communicator, error) {
 		return nil, err
 	}
 	if !o.noStats {
-		retention := o.retention
-		if retention == 0 {
-			retention = defaultRetention(cfg.ReportInterval)
-		}
 		c.startForgetting(retention)
 	}
 	return c, nil

@@ -23,7 +23,8 @@ const statsTimeout = time.Second
 // The calls and endpoints of the library's own servants (the stat and property services it
 // reports to) are left out, calls the user makes to those servants too; the net threads'
 // counters include their traffic.
-// Safe for concurrent use, also after Close (which leaves the threads out).
+// Safe for concurrent use, also after Close: then the net threads' counts are final (a Stats
+// taken while Close runs may leave out a thread that is stopping).
 func (c *Communicator) Stats() stats.Snapshot { return c.snapshot(false) }
 
 // snapshot is Stats; with endPeriod, each net thread also ends its recorder's period as it copies

@@ -13,14 +13,15 @@ import (
 	"github.com/tarscomm/tarscomm/stats"
 )
 
-// ErrStatsUnavailable is returned by Snapshot when the loop did not answer in time (or has
-// stopped).
+// ErrStatsUnavailable is returned by Snapshot when the loop did not answer in time (or is
+// stopping: Close has begun and not ended).
 var ErrStatsUnavailable = errors.New("netthread: stats unavailable: the net thread did not answer")
 
 // Snapshot returns this thread's counters: its calls by (servant, function, endpoint), its own
 // counts and the state of every endpoint's connection on it. It runs on the loop, so it waits
 // for the loop's current work, at most for timeout (and then for the snapshot itself, if the
-// loop began it before the timeout). Safe for concurrent use.
+// loop began it before the timeout). After Close it returns the final counters, at once. Safe
+// for concurrent use.
 func (t *Thread) Snapshot(timeout time.Duration) (stats.Snapshot, error) {
 	return t.takeSnapshot(timeout, false)
 }
@@ -41,6 +42,17 @@ const (
 )
 
 func (t *Thread) takeSnapshot(timeout time.Duration, endPeriod bool) (stats.Snapshot, error) {
+	if t.stopped.Load() {
+		// The loop is gone and Close has failed every call: the counters are final, and own
+		// guards them against another snapshot taken so.
+		t.own.Lock()
+		defer t.own.Unlock()
+		s := t.snapshot()
+		if endPeriod && t.rec != nil {
+			t.rec.EndPeriod()
+		}
+		return s, nil
+	}
 	done := make(chan stats.Snapshot, 1)
 	var claim atomic.Int32
 	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
@@ -81,15 +93,24 @@ func (t *Thread) ForgetStats(drop func(servant, endpoint string) bool, timeout t
 	if t.rec == nil {
 		return nil
 	}
-	done := make(chan struct{})
-	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-		entered := t.enter() // the direct path records too
+	forget := func() {
 		t.rec.Forget(drop)
 		for k := range t.past {
 			if drop(k.servant, k.endpoint) {
 				delete(t.past, k)
 			}
 		}
+	}
+	if t.stopped.Load() { // the loop is gone (takeSnapshot)
+		t.own.Lock()
+		defer t.own.Unlock()
+		forget()
+		return nil
+	}
+	done := make(chan struct{})
+	err := t.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		entered := t.enter() // the direct path records too
+		forget()
 		t.exit(entered)
 		close(done)
 		return nil
@@ -155,7 +176,9 @@ func (t *Thread) snapshot() stats.Snapshot {
 	}
 	for k, p := range t.past {
 		if i, ok := at[k]; ok {
-			s.Endpoints[i].AddCounts(p)
+			s.Endpoints[i].AddCounts(p.Endpoint)
+		} else if t.now-p.left >= int64(t.pastRetention()) && !t.rec.Has(k.servant, k.endpoint) {
+			delete(t.past, k) // no call counts to be forgotten with (keepPast)
 		}
 	}
 	s.Threads = []stats.NetThread{nt}
@@ -188,18 +211,40 @@ func addConn(d *stats.Endpoint, e stats.Endpoint) {
 // list, forgotten once its calls were done (objectproxy.Options.Gone): when the endpoint is
 // listed again, its entry's counters go on from there instead of starting again from 0 (a
 // Prometheus counter must not go back while its series lives). They are kept as long as the
-// endpoint's call counts are, and dropped with them (ForgetStats): an endpoint no call was
-// counted for (stats off, or only pings) starts again from 0. Runs on the loop goroutine.
+// endpoint's call counts are, and dropped with them (ForgetStats). An endpoint no call was
+// counted for (each was retried on another endpoint, or only pings went to it) has no call
+// counts to be dropped with: its counters are kept for Options.StatsRetention after it left, and
+// dropped by the first snapshot after that which finds it still unlisted (the net threads drop
+// theirs within a few milliseconds of each other, as each let go of the endpoint). With stats
+// off nothing is kept. Runs on the loop goroutine.
 func (t *Thread) keepPast(a *adapterproxy.AdapterProxy) {
-	e := a.EndpointStats(t.opts.Index)
-	k := endpointKey{e.Servant, e.Endpoint}
-	if t.rec == nil || !t.rec.Has(k.servant, k.endpoint) {
+	if t.rec == nil {
 		return
 	}
+	e := a.EndpointStats(t.opts.Index)
+	k := endpointKey{e.Servant, e.Endpoint}
 	if t.past == nil {
-		t.past = make(map[endpointKey]stats.Endpoint)
+		t.past = make(map[endpointKey]pastCounts)
 	}
 	p := t.past[k]
 	p.AddCounts(e)
+	p.left = t.now
 	t.past[k] = p
+}
+
+// pastCounts is what keepPast keeps of an endpoint that left: its connections' counters, and
+// when it last let go of one (the loop's clock).
+type pastCounts struct {
+	stats.Endpoint
+	left int64
+}
+
+// defaultPastRetention is Options.StatsRetention's default.
+const defaultPastRetention = 10 * time.Minute
+
+func (t *Thread) pastRetention() time.Duration {
+	if t.opts.StatsRetention > 0 {
+		return t.opts.StatsRetention
+	}
+	return defaultPastRetention
 }

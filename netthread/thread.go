@@ -38,6 +38,10 @@ type Options struct {
 	NoStats        bool          // count no calls (stats.Recorder off)
 	NoDirect       bool          // callers never route and write a call themselves (direct.go); every call goes through the loop
 	SendBuffer     int           // unsent bytes per connection before calls fail; 0: default
+	// StatsRetention is how long the counters of an endpoint that left its servant's list, and
+	// no call was counted for, are kept for its return (keepPast); 0: 10 minutes. The
+	// Communicator's stats retention (its forgetting of call counts).
+	StatsRetention time.Duration
 	// TLS holds the TLS settings of ssl endpoints by servant (object name); the entry "" is
 	// every other servant's. A servant with no entry (and no "") uses Go's defaults: the system's
 	// roots and the endpoint's host verified. The handshake is part of the connect, within
@@ -67,9 +71,9 @@ type Thread struct {
 	apOptions adapterproxy.Options
 	ctx       context.Context // cancelled by Close: ends dials
 	cancel    context.CancelFunc
-	rec       *stats.Recorder                // the calls that end on this loop; nil with NoStats (used on the loop)
-	past      map[endpointKey]stats.Endpoint // counters of endpoints' connections gone (keepPast; loop only)
-	batch     []byte                         // the connections' Flushes gather frames here, one at a time (Batch)
+	rec       *stats.Recorder            // the calls that end on this loop; nil with NoStats (used on the loop)
+	past      map[endpointKey]pastCounts // counters of endpoints' connections gone (keepPast; loop only)
+	batch     []byte                     // the connections' Flushes gather frames here, one at a time (Batch)
 
 	// Shared with callers; atomics only.
 	queue        call.Stack
@@ -81,6 +85,7 @@ type Thread struct {
 	choreAt      atomic.Int64 // nextChore, for the ticker
 	gate         atomic.Int64 // closedBit | Submits in progress
 	broken       atomic.Bool  // the anchor socket failed: the loop can no longer be woken
+	stopped      atomic.Bool  // Close has ended: the loop is gone, Snapshot reads the final counters under own
 
 	objsMu sync.Mutex
 	objs   []*objectproxy.ObjectProxy // every ObjectProxy built on this thread
@@ -577,6 +582,8 @@ func (t *Thread) close() {
 	// task above) from this goroutine.
 	t.own.Lock()
 	t.failAll(call.ErrClosed)
+	t.now = call.Now() // the final snapshots' clock
+	t.stopped.Store(true)
 	t.own.Unlock()
 	_ = syscall.Close(t.anchorFD)
 }

@@ -38,6 +38,7 @@ type Collector struct {
 	queue, wakeups, handBacks, batches, requests, direct, writes, out, in, late *prometheus.Desc
 	pending, active, state, timeouts, connFails, reconnects                     *prometheus.Desc
 	deactivated, badDatagrams, pushes, pushesDropped, stopRefused               *prometheus.Desc
+	sent, replies, epLate, connLosses                                           *prometheus.Desc
 	buckets                                                                     []float64
 }
 
@@ -74,6 +75,10 @@ func NewCollector(src func() stats.Snapshot, o Options) *Collector {
 		pending:       d("endpoint", "pending", "Two-way calls waiting for their reply.", ep...),
 		active:        d("endpoint", "active", "1 while the health rules keep the endpoint in rotation.", ep...),
 		state:         d("endpoint", "state", "1 for the connection's current state.", append(ep, "state")...),
+		sent:          d("endpoint", "sent_total", "Calls handed to the endpoint's connections, one-way calls included.", ep...),
+		replies:       d("endpoint", "replies_total", "Replies matched to a call waiting for them.", ep...),
+		epLate:        d("endpoint", "late_replies_total", "Replies for no call waiting (it timed out or was abandoned): dropped.", ep...),
+		connLosses:    d("endpoint", "connection_losses_total", "Established connections that closed.", ep...),
 		timeouts:      d("endpoint", "timeouts_total", "Calls expired waiting for a reply.", ep...),
 		connFails:     d("endpoint", "connect_failures_total", "Dials that failed.", ep...),
 		reconnects:    d("endpoint", "reconnects_total", "Dials after the first.", ep...),
@@ -99,7 +104,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	for _, d := range []*prometheus.Desc{c.queue, c.wakeups, c.handBacks, c.batches, c.requests, c.direct,
 		c.writes, c.out, c.in, c.late, c.pending, c.active, c.state, c.timeouts, c.connFails, c.reconnects, c.deactivated,
-		c.badDatagrams, c.pushes, c.pushesDropped, c.stopRefused} {
+		c.badDatagrams, c.pushes, c.pushesDropped, c.stopRefused, c.sent, c.replies, c.epLate, c.connLosses} {
 		ch <- d
 	}
 }
@@ -171,13 +176,14 @@ func mend(l string) string {
 }
 
 // Collect takes a snapshot and sends its metrics. A snapshot that lacks a net thread
-// (Communicator.Stats leaves out one that did not answer in time, and all of them after Close)
-// is not sent: the last one that held every thread is sent again, so that no counter goes down
-// (Prometheus would read a reset).
+// (Communicator.Stats leaves out one that did not answer in time) is not sent: the last one that
+// held every thread is sent again, so that no counter goes down (Prometheus would read a reset).
+// Nor is one older than the last kept: two scrapes may overlap (a pair of Prometheus servers), and
+// the one whose Stats was taken first may reach the lock last.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.src()
 	c.mu.Lock()
-	if len(s.Threads) >= c.threads {
+	if len(s.Threads) >= c.threads && !s.Taken.Before(c.full.Taken) {
 		mendKeys(&s) // before it is kept: a kept snapshot is only read
 		c.threads, c.full = len(s.Threads), s
 	} else {
@@ -242,6 +248,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(c.active, a, l...)
 		gauge(c.state, 1, append(l, e.State.String())...)
+		counter(c.sent, e.Sent, l...)
+		counter(c.replies, e.Replies, l...)
+		counter(c.epLate, e.Late, l...)
+		counter(c.connLosses, e.ConnLosses, l...)
 		counter(c.timeouts, e.Timeouts, l...)
 		counter(c.connFails, e.ConnFails, l...)
 		counter(c.reconnects, e.Reconnects, l...)

@@ -1,8 +1,9 @@
 // Package tarsprom exposes tarscomm's stats to Prometheus: a prometheus.Collector over a
 // func() stats.Snapshot (Communicator.Stats), read at each scrape. It is a Go module of its own
 // so that client_golang never enters the library's go.mod. A snapshot that lacks a net thread
-// (one that did not answer within a second, or all of them after Close) is not exposed: a scrape
-// then shows the last snapshot that held every thread, so that no counter goes down.
+// (one that did not answer within a second, or one stopping while Close runs) is not exposed: a
+// scrape then shows the last snapshot that held every thread, so that no counter goes down.
+// After Close, a scrape shows the final counts.
 //
 //	reg := prometheus.NewRegistry()
 //	reg.MustRegister(tarsprom.NewCollector(comm.Stats, tarsprom.Options{}))
@@ -22,6 +23,7 @@
 //	tarscomm_endpoint_pending{servant,endpoint,thread}                    gauge
 //	tarscomm_endpoint_active{servant,endpoint,thread}                     gauge, 1 or 0
 //	tarscomm_endpoint_state{servant,endpoint,thread,state}                gauge, 1 for the current state
+//	tarscomm_endpoint_{sent,replies,late_replies,connection_losses}_total{servant,endpoint,thread}
 //	tarscomm_endpoint_{timeouts,connect_failures,reconnects,deactivations,stop_refused}_total{servant,endpoint,thread}
 //	tarscomm_endpoint_{bad_datagrams,pushes,pushes_dropped}_total{servant,endpoint,thread}
 //
@@ -37,7 +39,9 @@
 // calls counted together; of two endpoint rows the first is kept). The
 // counters of an endpoint go on across its leaving and coming back while its call counts are
 // kept (communicator.WithStatsRetention); once they are dropped, a series that comes back starts
-// again from 0, which Prometheus reads as a restart.
+// again from 0, which Prometheus reads as a restart. Two collectors in one registry (two
+// Communicators, or a client's and a server's of one Side) must be told apart by
+// Options.ConstLabels, e.g. {"communicator": "orders"}: the registry refuses the second otherwise.
 //
 // NewLimitsCollector exposes a server's limits (package server, "# Limits"): counters over
 // Server.LimitStats of the connections they refused or closed and the requests they received into
