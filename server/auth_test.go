@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,52 @@ func TestAuthServerOverTLS(t *testing.T) {
 	}
 	if rsp := c.call(request(2, "App.S.Obj", "echo", []byte("z"))); string(rsp.Buffer) != "z" {
 		t.Fatalf("call: %+v", rsp)
+	}
+}
+
+// TestAuthWithinHandshakeTimeout: with no idle timeout (the default), a WithAuth server closes a
+// connection that sends no whole auth request within the handshake timeout, over tcp (counted
+// from its opening) and after a TLS handshake (counted from the handshake's end): one that sends
+// nothing, and one that sends the start of a frame and stops. Before, it held them for good, and
+// what they had sent. A connection that authenticated in time is served past that time.
+func TestAuthWithinHandshakeTimeout(t *testing.T) {
+	leakCheck(t)
+	ts := newTLSSetup(t)
+	keys := func(ak string) (string, bool) { return "sk", ak == "ak" }
+	const limit = 300 * time.Millisecond
+	authFrame, err := auth.AppendRequest(nil, "App.S.Obj", auth.Credentials{AccessKey: "ak", SecretKey: "sk"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, proto := range []string{"tcp", "ssl"} {
+		t.Run(proto, func(t *testing.T) {
+			var dialOne func() *client
+			if proto == "ssl" {
+				_, addr, _ := startTLSServer(t, ts, false, WithAuth(keys), WithHandshakeTimeout(limit))
+				dialOne = func() *client {
+					c := dialTLS(t, addr, clientConfig(t, ts, nil))
+					if err := c.c.(*tls.Conn).Handshake(); err != nil {
+						t.Fatal(err)
+					}
+					return c
+				}
+			} else {
+				addr := startAuthServer(t, WithHandshakeTimeout(limit))
+				dialOne = func() *client { return dial(t, addr) }
+			}
+			good := dialOne()
+			good.write(authFrame)
+			if f, err := good.readFrame(testTimeout); err != nil || auth.CheckResponse(f) != nil {
+				t.Fatalf("auth answer: %x, %v", f, err)
+			}
+			silent, partial := dialOne(), dialOne()
+			partial.write(authFrame[:len(authFrame)/2])
+			silent.expectClosed()
+			partial.expectClosed()
+			// The authenticated connection, opened before them, is still served.
+			if rsp := good.call(request(2, "App.S.Obj", "echo", []byte("still"))); string(rsp.Buffer) != "still" {
+				t.Fatalf("call on the authenticated connection: %+v", rsp)
+			}
+		})
 	}
 }

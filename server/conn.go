@@ -301,6 +301,9 @@ func (e *events) stream(c gnet.Conn, cs *conn) gnet.Action {
 			return gnet.None // the handshake goes on
 		}
 		cs.hs, cs.tlsc, cs.c = nil, lc, lc
+		if !cs.authed {
+			cs.lim.authBy = time.Now().Add(e.s.opts.handshake)
+		}
 	}
 	if cs.tlsc != nil {
 		tlsErr = cs.tlsc.Pump() // decrypt; the frames below are read from the plaintext

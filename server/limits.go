@@ -62,6 +62,7 @@ type connLimits struct {
 	handed  int64     // reply bytes handed to gnet or to a direct write: sent or buffered
 	held    int       // reply bytes waiting in held behind a large-reply writer
 	closing bool      // a limit closed it
+	authBy  time.Time // WithAuth: when it must have authenticated (watch, or its TLS handshake's end)
 
 	over  bool               // unsent bytes above WithBacklog's limit at the last sweep
 	since time.Time          // start of the current window
@@ -103,12 +104,15 @@ func (s *Server) LimitStats() LimitStats {
 // timeout and of the backlog window, at most a second.
 func (s *Server) sweepTick() time.Duration {
 	o := &s.opts
-	if s.udp || (o.idle <= 0 && o.backlogLimit <= 0) {
+	if s.udp || (o.idle <= 0 && o.backlogLimit <= 0 && o.authKeys == nil) {
 		return 0
 	}
 	tick := time.Second
 	if o.idle > 0 {
 		tick = min(tick, o.idle/4)
+	}
+	if o.authKeys != nil {
+		tick = min(tick, o.handshake/4)
 	}
 	if o.backlogLimit > 0 {
 		tick = min(tick, s.lim.window/4)
@@ -146,6 +150,9 @@ func (s *Server) unadmit() {
 func (l *loop) watch(cs *conn) {
 	cs.lim.slot = len(l.conns)
 	cs.lim.active = true
+	if !cs.authed && cs.hs == nil {
+		cs.lim.authBy = time.Now().Add(l.s.opts.handshake)
+	}
 	l.conns = append(l.conns, cs)
 }
 
@@ -208,6 +215,14 @@ func (l *loop) sweep(context.Context) error {
 func (l *loop) check(cs *conn, now time.Time) bool {
 	s := l.s
 	o := &s.opts
+	if !cs.authed && cs.hs == nil && !cs.lim.authBy.IsZero() && now.After(cs.lim.authBy) {
+		s.peerLine(zapcore.InfoLevel, "auth none", "auth: no auth request within the handshake timeout, closing",
+			zap.Duration("limit", o.handshake), zap.Stringer("remote", cs.remote))
+		return true
+	}
+	if o.idle <= 0 && o.backlogLimit <= 0 {
+		return false // the sweeps run for WithAuth's deadline alone
+	}
 	busy := cs.handling.Load() != 0 // before its reply is looked for in backlog
 	unsent, sent := l.backlog(cs)
 	if o.maxBacklog > 0 && unsent > o.maxBacklog {

@@ -164,8 +164,9 @@ func WithTLS(cfg *tls.Config) Option {
 	return func(o *options) { o.tls = cfg }
 }
 
-// WithHandshakeTimeout sets the limit of a client's TLS handshake with a WithTLS server
-// (default DefaultHandshakeTimeout). Values <= 0 keep the default.
+// WithHandshakeTimeout sets the limit of a client's TLS handshake with a WithTLS server, and of
+// its TARS authentication with a WithAuth server, counted from the connection's opening (from
+// the handshake's end over TLS); default DefaultHandshakeTimeout. Values <= 0 keep the default.
 func WithHandshakeTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d > 0 {
@@ -179,8 +180,10 @@ func WithHandshakeTimeout(d time.Duration) Option {
 // an auth request for a servant of this server, signed with the secret key that keys returns
 // for its access key; the server answers it and then serves the connection. A connection whose
 // first packet is anything else, or whose credentials fail, is closed at once, unanswered, and
-// the failure logged at info level. keys must be safe for concurrent use. nil turns
-// authentication off (the default).
+// the failure logged at info level; so is one that sends no whole auth request within the
+// handshake timeout (WithHandshakeTimeout), which would otherwise hold its connection, and
+// what it sent, for good. keys must be safe for concurrent use. nil turns authentication off
+// (the default).
 func WithAuth(keys func(accessKey string) (secretKey string, ok bool)) Option {
 	return func(o *options) { o.authKeys = keys }
 }
