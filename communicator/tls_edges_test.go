@@ -338,7 +338,10 @@ func TestMutualBadClientCertificates(t *testing.T) {
 			cert, key  string
 			wantInText []string
 		}{
-			{"other CA", rogue.Cert, rogue.Key, []string{"certificate"}},
+			// None of this side's certificates is one the server asked for, so none was sent:
+			// the error says so (before, it read "certificate required", or "set cert and key",
+			// with cert and key set).
+			{"other CA", rogue.Cert, rogue.Key, []string{"certificate", "none of this side's (cert) is"}},
 			{"expired", expired.Cert, expired.Key, []string{"certificate"}},
 		} {
 			t.Run(v.name+" "+cc.name, func(t *testing.T) {

@@ -44,7 +44,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool { return target == ErrTLS }
 
 // handshakeError describes a failed handshake with addr within limit.
-func handshakeError(addr string, err error, limit time.Duration) error {
+func handshakeError(addr string, err error, limit time.Duration) *Error {
 	e := &Error{Addr: addr, Op: "handshake", Err: err}
 	var (
 		unknownCA   x509.UnknownAuthorityError

@@ -32,6 +32,9 @@ type Session struct {
 	// a certificate: a silent close by the server is then a TLS failure (Cause).
 	client bool
 	heard  bool // the peer spoke before the loop took over (Heard)
+	// unfit: the server asked for a certificate, this side has some (cert), and none is issued by
+	// a CA the server named, so none was sent: the likely cause of the server's refusal.
+	unfit bool
 	// refuseBy is when a silent close stops being a likely refusal (Cause): a server refuses a
 	// certificate as soon as it has it, a round trip after the handshake, which took at least
 	// one; a close later than twice the handshake's time (and 200 ms) is an idle rule, a
@@ -57,7 +60,7 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 	// Whether the server asks for a certificate: only then can its silent close after the
 	// handshake be a refusal of this side's certificate (Cause). The certificate sent is the one
 	// crypto/tls would choose.
-	asked := false // written during the handshake, read after it, on this goroutine's behalf
+	asked, unfit := false, false // written during the handshake, read after it, on this goroutine's behalf
 	get, certs := cfg.GetClientCertificate, cfg.Certificates
 	cfg.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
 		asked = true
@@ -69,6 +72,7 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 				return &certs[i], nil
 			}
 		}
+		unfit = len(certs) > 0
 		return new(tls.Certificate), nil // none fits: send none
 	}
 	sc := &switchConn{real: nc}
@@ -76,12 +80,20 @@ func ClientSession(ctx context.Context, nc net.Conn, cfg *tls.Config, host, addr
 	start := time.Now()
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = nc.Close()
-		return nil, handshakeError(addr, err, limit)
+		e := handshakeError(addr, err, limit)
+		if unfit {
+			e.Hint = unfitHint
+		}
+		return nil, e
 	}
 	end := time.Now()
 	refuseBy := end.Add(max(2*end.Sub(start), refusalWindow))
-	return &Session{tc: tc, sc: sc, addr: addr, client: asked, refuseBy: refuseBy}, nil
+	return &Session{tc: tc, sc: sc, addr: addr, client: asked, unfit: unfit, refuseBy: refuseBy}, nil
 }
+
+// unfitHint is the hint of a failure after a handshake in which this side sent no certificate
+// because none of its own fitted the server's request (Session.unfit).
+const unfitHint = "the server asked for a client certificate issued by one of its CAs, and none of this side's (cert) is: none was sent"
 
 // refusalWindow is the least time after the handshake in which a silent close is taken for a
 // refusal of this side's certificate (Session.refuseBy).
@@ -329,6 +341,9 @@ func (l *LoopConn) Pump() error {
 		e := &Error{Addr: l.s.addr, Op: "read", Err: err}
 		if isRemoteAlert(err) {
 			e.Hint = "the peer ended the connection with a TLS alert; after a TLS 1.3 handshake that is how a refused client certificate shows"
+			if l.s.unfit {
+				e.Hint = unfitHint
+			}
 		}
 		l.cause = e
 		return e
@@ -353,8 +368,11 @@ func (l *LoopConn) Cause(err error) error {
 		return l.cause
 	}
 	if l.s.client && !l.heard && peerClosed(err) && time.Now().Before(l.s.refuseBy) {
-		return &Error{Addr: l.s.addr, Op: "read", Err: err,
-			Hint: "the peer closed the connection right after the handshake without sending anything: perhaps it refused this side's client certificate"}
+		hint := "the peer closed the connection right after the handshake without sending anything: perhaps it refused this side's client certificate"
+		if l.s.unfit {
+			hint = unfitHint
+		}
+		return &Error{Addr: l.s.addr, Op: "read", Err: err, Hint: hint}
 	}
 	return err
 }
