@@ -247,6 +247,10 @@ func (a *AdapterProxy) Stats() Stats {
 // goroutine.
 func (a *AdapterProxy) Pending() int { return a.calls.len() }
 
+// Holds reports whether c is the adapter's current connection (Opened took it, and nothing has
+// closed it since). Loop only.
+func (a *AdapterProxy) Holds(c gnet.Conn) bool { return c != nil && a.conn == c }
+
 // Active reports whether the balancer should choose this endpoint now: the health rules have not
 // taken it out of rotation (or a probe is due), and no reconnect backoff is running. Must be
 // called on the loop goroutine.
@@ -522,6 +526,9 @@ func (a *AdapterProxy) Expire(c *call.Call) {
 	}
 	if a.isPing(c) {
 		a.ping = nil
+		if a.pingProbe {
+			a.health.probeLost() // a later answer on this connection proves the server back (health.ok)
+		}
 		if a.state == stateConnected && !a.movedSince(a.pingSent) {
 			// The peer did not answer a ping in time, sent nothing else meanwhile, and took
 			// none of the bytes waiting for it: the connection is dead though no error said

@@ -25,6 +25,7 @@ type health struct {
 	inactive bool
 	nextTry  int64 // while inactive: the next probe may start at this time
 	since    int64 // while inactive: when something last took it out (deactivate)
+	lost     bool  // while inactive: a probe went unanswered since (probeLost)
 
 	windowEnd   int64 // rule 1 window
 	windowCalls int
@@ -60,12 +61,14 @@ func (h *health) picked(now int64) {
 // opened when its connection opened. On an inactive endpoint, a reply makes it active again if
 // it proves the endpoint serves now: a user call's sent since it went out (the one call a
 // try-interval lets through), or a probe's ping on a connection made since (to a server that
-// answers there again, a restarted one). A reply to a call sent before (a stopping server
-// finishing what it had) proves nothing, nor does a ping on the connection whose calls failed
-// (a server whose calls time out may still answer pings at once).
+// answers there again, a restarted one) or after a probe went unanswered (a server that stalled
+// and answers again, over a udp socket, which is never replaced). A reply to a call sent before
+// (a stopping server finishing what it had) proves nothing, nor does a ping on the connection
+// whose calls failed while its pings are answered (a server whose calls time out may answer
+// pings at once).
 func (h *health) ok(now, sentAt int64, ping bool, opened int64) {
 	if h.inactive {
-		if sentAt < h.since || ping && opened < h.since {
+		if sentAt < h.since || ping && opened < h.since && !h.lost {
 			return
 		}
 		h.inactive = false
@@ -74,6 +77,13 @@ func (h *health) ok(now, sentAt int64, ping bool, opened int64) {
 	}
 	h.streak = 0
 	h.account(now, false)
+}
+
+// probeLost records that a probe's ping went unanswered while the endpoint is inactive.
+func (h *health) probeLost() {
+	if h.inactive {
+		h.lost = true
+	}
 }
 
 // fail records a call that timed out or lost its connection and applies rules 1 and 2. A failed
@@ -144,7 +154,7 @@ func (h *health) deactivate(now int64) {
 		h.deactivated++
 	}
 	h.inactive = true
-	h.since = now
+	h.since, h.lost = now, false
 	h.nextTry = now + h.tryInterval()
 	h.windowCalls, h.windowFails, h.windowEnd = 0, 0, 0
 	h.streak = 0

@@ -43,6 +43,9 @@ func TestHealthRules(t *testing.T) {
 		{name: "a reply to a call sent before it went out keeps it out", events: []event{{0, "connfail"}, {10, "connfail"}, {50, "ok sent at 0"}}, checkAt: 60, wantActive: false},
 		// Calls time out, pings are answered at once: the calls' failures stand.
 		{name: "a ping on the connection whose calls failed keeps it out", events: []event{{0, "fail"}, {30, "fail"}, {60, "fail"}, {100, "ping, old connection"}}, checkAt: 110, wantActive: false},
+		// A server that stalled: its probe went unanswered, then it answers again on the same
+		// connection (a udp socket is never replaced).
+		{name: "a ping answered after a probe went unanswered brings it back", events: []event{{0, "fail"}, {30, "fail"}, {60, "fail"}, {100, "probe lost"}, {400, "ping, old connection"}}, checkAt: 410, wantActive: true},
 		{name: "a ping on a connection made since brings it back", events: []event{{0, "fail"}, {30, "fail"}, {60, "fail"}, {100, "ping, new connection"}}, checkAt: 110, wantActive: true},
 		{name: "a user call sent since and answered brings it back", events: []event{{0, "fail"}, {30, "fail"}, {60, "fail"}, {260, "picked"}, {265, "ok sent at 260"}}, checkAt: 266, wantActive: true},
 	}
@@ -60,6 +63,8 @@ func TestHealthRules(t *testing.T) {
 					h.ok(now, 260*ms, false, 0)
 				case "ping, old connection":
 					h.ok(now, now, true, 0)
+				case "probe lost":
+					h.probeLost()
 				case "ping, new connection":
 					h.ok(now, now, true, now)
 				case "fail":

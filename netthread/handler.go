@@ -26,14 +26,20 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		h.t.flush()
 	case tlsDialed:
 		h.t.now = call.Now()
-		d.A.Opened(d.sess.Attach(c), d.Gen)
+		lc := d.sess.Attach(c)
+		d.A.Opened(lc, d.Gen)
 		action := gnet.None
-		if _, ok := c.Context().(*tlsconn.Bound); ok {
+		if d.A.Holds(lc) {
 			// The handshake and the auth exchange, off the loop, may have read past their own
 			// records: what the peer sent right after them (a push with the auth answer) is in
 			// the session's buffers, and no byte may come on the socket to make OnTraffic read
-			// it. Read it now.
-			action = h.replies(c)
+			// it. Read it now, if there is any (the connection's first turn is OnTraffic's
+			// otherwise, as on TCP).
+			if err := lc.Pump(); err != nil {
+				action = gnet.Close // OnClose reports the cause
+			} else if lc.InboundBuffered() > 0 {
+				action = d.A.OnTraffic(lc)
+			}
 		}
 		h.t.sweep()
 		h.t.flush()

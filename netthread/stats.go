@@ -168,16 +168,26 @@ func (t *Thread) snapshot() stats.Snapshot {
 	}
 	// The counts of an endpoint's connections that are gone (keepPast), or still finishing their
 	// calls after it left (retiring), go on in its entry while it is listed.
+	var finishing map[endpointKey]bool // endpoints that left with connections still finishing calls
 	for _, a := range retiring {
 		e := a.EndpointStats(t.opts.Index)
-		if i, ok := at[endpointKey{e.Servant, e.Endpoint}]; ok {
+		k := endpointKey{e.Servant, e.Endpoint}
+		if i, ok := at[k]; ok {
 			s.Endpoints[i].AddCounts(e)
+		} else if len(t.past) > 0 {
+			if finishing == nil {
+				finishing = map[endpointKey]bool{}
+			}
+			finishing[k] = true
 		}
 	}
 	for k, p := range t.past {
-		if i, ok := at[k]; ok {
+		switch i, ok := at[k]; {
+		case ok:
 			s.Endpoints[i].AddCounts(p.Endpoint)
-		} else if t.now-p.left >= int64(t.pastRetention()) && !t.rec.Has(k.servant, k.endpoint) {
+			p.seen = t.now // listed: its retention counts from when it leaves
+			t.past[k] = p
+		case !finishing[k] && t.now-p.seen >= int64(t.pastRetention()) && !t.rec.Has(k.servant, k.endpoint):
 			delete(t.past, k) // no call counts to be forgotten with (keepPast)
 		}
 	}
@@ -213,10 +223,11 @@ func addConn(d *stats.Endpoint, e stats.Endpoint) {
 // Prometheus counter must not go back while its series lives). They are kept as long as the
 // endpoint's call counts are, and dropped with them (ForgetStats). An endpoint no call was
 // counted for (each was retried on another endpoint, or only pings went to it) has no call
-// counts to be dropped with: its counters are kept for Options.StatsRetention after it left, and
-// dropped by the first snapshot after that which finds it still unlisted (the net threads drop
-// theirs within a few milliseconds of each other, as each let go of the endpoint). With stats
-// off nothing is kept. Runs on the loop goroutine.
+// counts to be dropped with: its counters are kept for Options.StatsRetention after it was last
+// seen (listed, by a snapshot, or letting go of a connection), and dropped by the first snapshot
+// after that which finds it unlisted with no connection still finishing calls (each net thread
+// drops its own entry, a series of its own). Snapshots come at least every half retention (the
+// Communicator's sweep). With stats off nothing is kept. Runs on the loop goroutine.
 func (t *Thread) keepPast(a *adapterproxy.AdapterProxy) {
 	if t.rec == nil {
 		return
@@ -228,15 +239,15 @@ func (t *Thread) keepPast(a *adapterproxy.AdapterProxy) {
 	}
 	p := t.past[k]
 	p.AddCounts(e)
-	p.left = t.now
+	p.seen = t.now
 	t.past[k] = p
 }
 
 // pastCounts is what keepPast keeps of an endpoint that left: its connections' counters, and
-// when it last let go of one (the loop's clock).
+// when it was last seen listed or letting go of a connection (the loop's clock).
 type pastCounts struct {
 	stats.Endpoint
-	left int64
+	seen int64
 }
 
 // defaultPastRetention is Options.StatsRetention's default.
