@@ -272,47 +272,7 @@ func (l *eventLog) String() string {
 // startLoggedLoad is startLoad, each caller's failure also logged (the first ten) in ev.
 func startLoggedLoad(t *testing.T, sp *servantproxy.ServantProxy, callers int, ev *eventLog, opts ...servantproxy.CallOption) (stop func() loadResult) {
 	t.Helper()
-	ctx := testCtx(t)
-	var (
-		mu   sync.Mutex
-		res  = loadResult{from: map[string]int{}, errs: map[string]int{}}
-		wg   sync.WaitGroup
-		done = make(chan struct{})
-		seq  atomic.Uint64
-	)
-	for range callers {
-		wg.Go(func() {
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				from, err := sayHello(ctx, sp, "load", seq.Add(1), opts...)
-				if err != nil {
-					ev.addErr(err)
-				}
-				mu.Lock()
-				if err == nil {
-					res.from[from]++
-				} else {
-					c := classify(err)
-					if c == "" {
-						c = err.Error()
-					}
-					res.errs[c]++
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	return func() loadResult {
-		close(done)
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		return res
-	}
+	return startLoadWith(t, sp, callers, ev.addErr, opts...)
 }
 
 // waitShares waits (live) for a window in which the servers together answer at least 240 calls

@@ -339,6 +339,13 @@ type loadResult struct {
 // stop waits for them and returns what they saw.
 func startLoad(t *testing.T, sp *servantproxy.ServantProxy, callers int, opts ...servantproxy.CallOption) (stop func() loadResult) {
 	t.Helper()
+	return startLoadWith(t, sp, callers, nil, opts...)
+}
+
+// startLoadWith is startLoad, each failure also given to onErr (when set) on its caller's
+// goroutine.
+func startLoadWith(t *testing.T, sp *servantproxy.ServantProxy, callers int, onErr func(error), opts ...servantproxy.CallOption) (stop func() loadResult) {
+	t.Helper()
 	ctx := testCtx(t)
 	var (
 		mu   sync.Mutex
@@ -356,6 +363,9 @@ func startLoad(t *testing.T, sp *servantproxy.ServantProxy, callers int, opts ..
 				default:
 				}
 				from, err := sayHello(ctx, sp, "load", seq.Add(1), opts...)
+				if err != nil && onErr != nil {
+					onErr(err)
+				}
 				mu.Lock()
 				if err == nil {
 					res.from[from]++

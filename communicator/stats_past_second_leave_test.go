@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tarscomm/tarscomm/communicator"
-	"github.com/tarscomm/tarscomm/conf"
 	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
@@ -28,48 +26,8 @@ import (
 func TestStatsPastCountersSurviveSecondLeave(t *testing.T) {
 	leakCheckEach(t)
 	const retention = time.Second
-	live := startGreeter(t, "live", serverOpt{})
-	dead := startGreeter(t, "dead", serverOpt{})
-	dead.stop(t) // its port refuses connections now
-	src := &pushSource{ready: make(chan struct{})}
-	comm := newCommWith(t, func(c *conf.Config) {
-		c.NetThread = 1
-		c.Servants = map[string]conf.Servant{servant: {Retries: 1}}
-	}, communicator.WithNaming(src), communicator.WithStatsRetention(retention))
-	sp, err := comm.Proxy(servant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := testCtx(t)
-	first := make(chan error, 1)
-	go func() { _, err := sayHello(ctx, sp, "x", 0); first <- err }()
-	<-src.ready
-	src.send(dead, live)
-	if err := <-first; err != nil {
-		t.Fatal(err)
-	}
-	entry := func() (stats.Endpoint, bool) {
-		for _, e := range comm.Stats().Endpoints {
-			if e.Endpoint == dead.addr {
-				return e, true
-			}
-		}
-		return stats.Endpoint{}, false
-	}
-	var fails uint64
-	waitFor(t, "a dial to the dead endpoint to fail", func() bool {
-		if _, err := sayHello(ctx, sp, "x", 1); err != nil {
-			t.Fatalf("call: %v (retries take it to the live endpoint)", err)
-		}
-		e, _ := entry()
-		fails = e.ConnFails
-		return fails > 0
-	})
-	for _, c := range comm.Stats().Calls {
-		if c.Endpoint == dead.addr {
-			t.Fatalf("a call counted under the dead endpoint: %+v", c)
-		}
-	}
+	u := startUnnamedPast(t, retention)
+	comm, sp, src, live, dead, ctx, entry, fails := u.comm, u.sp, u.src, u.live, u.dead, u.ctx, u.entry, u.fails
 
 	// First leave; back within the retention, now with a server that holds its calls.
 	src.send(live)

@@ -1,11 +1,13 @@
 package communicator_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/tarscomm/tarscomm/communicator"
 	"github.com/tarscomm/tarscomm/conf"
+	"github.com/tarscomm/tarscomm/servantproxy"
 	"github.com/tarscomm/tarscomm/stats"
 )
 
@@ -25,48 +27,8 @@ func TestStatsEndpointWithoutCallsLeavesAndReturns(t *testing.T) {
 		{"past the retention", 50 * time.Millisecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			live := startGreeter(t, "live", serverOpt{})
-			dead := startGreeter(t, "dead", serverOpt{})
-			dead.stop(t) // its port refuses connections now
-			src := &pushSource{ready: make(chan struct{})}
-			comm := newCommWith(t, func(c *conf.Config) {
-				c.NetThread = 1
-				c.Servants = map[string]conf.Servant{servant: {Retries: 1}}
-			}, communicator.WithNaming(src), communicator.WithStatsRetention(tc.retention))
-			sp, err := comm.Proxy(servant)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := testCtx(t)
-			first := make(chan error, 1)
-			go func() { _, err := sayHello(ctx, sp, "x", 0); first <- err }()
-			<-src.ready
-			src.send(dead, live)
-			if err := <-first; err != nil {
-				t.Fatal(err)
-			}
-			entry := func() (stats.Endpoint, bool) {
-				for _, e := range comm.Stats().Endpoints {
-					if e.Endpoint == dead.addr {
-						return e, true
-					}
-				}
-				return stats.Endpoint{}, false
-			}
-			var fails uint64
-			waitFor(t, "a dial to the dead endpoint to fail", func() bool {
-				if _, err := sayHello(ctx, sp, "x", 1); err != nil {
-					t.Fatalf("call: %v (retries take it to the live endpoint)", err)
-				}
-				e, _ := entry()
-				fails = e.ConnFails
-				return fails > 0
-			})
-			for _, c := range comm.Stats().Calls {
-				if c.Endpoint == dead.addr {
-					t.Fatalf("a call counted under the dead endpoint: %+v", c)
-				}
-			}
+			u := startUnnamedPast(t, tc.retention)
+			comm, src, live, dead, entry, fails := u.comm, u.src, u.live, u.dead, u.entry, u.fails
 			src.send(live)
 			left := time.Now()
 			waitFor(t, "the dead endpoint to leave", func() bool { _, ok := entry(); return !ok })
@@ -93,4 +55,63 @@ func TestStatsEndpointWithoutCallsLeavesAndReturns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unnamedPast is an endpoint (dead) whose port refuses connections, listed beside a live one
+// under a Communicator that retries every call to it on the live one (retries = 1, one net
+// thread): it has connect failures (fails, once one was seen) and no call counted.
+type unnamedPast struct {
+	comm       *communicator.Communicator
+	sp         *servantproxy.ServantProxy
+	src        *pushSource
+	live, dead *greeter
+	ctx        context.Context
+	fails      uint64
+}
+
+func startUnnamedPast(t *testing.T, retention time.Duration) *unnamedPast {
+	t.Helper()
+	u := &unnamedPast{live: startGreeter(t, "live", serverOpt{}), dead: startGreeter(t, "dead", serverOpt{})}
+	u.dead.stop(t) // its port refuses connections now
+	u.src = &pushSource{ready: make(chan struct{})}
+	u.comm = newCommWith(t, func(c *conf.Config) {
+		c.NetThread = 1
+		c.Servants = map[string]conf.Servant{servant: {Retries: 1}}
+	}, communicator.WithNaming(u.src), communicator.WithStatsRetention(retention))
+	sp, err := u.comm.Proxy(servant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.sp, u.ctx = sp, testCtx(t)
+	first := make(chan error, 1)
+	go func() { _, err := sayHello(u.ctx, sp, "x", 0); first <- err }()
+	<-u.src.ready
+	u.src.send(u.dead, u.live)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a dial to the dead endpoint to fail", func() bool {
+		if _, err := sayHello(u.ctx, sp, "x", 1); err != nil {
+			t.Fatalf("call: %v (retries take it to the live endpoint)", err)
+		}
+		e, _ := u.entry()
+		u.fails = e.ConnFails
+		return u.fails > 0
+	})
+	for _, c := range u.comm.Stats().Calls {
+		if c.Endpoint == u.dead.addr {
+			t.Fatalf("a call counted under the dead endpoint: %+v", c)
+		}
+	}
+	return u
+}
+
+// entry returns the dead endpoint's entry in a fresh Stats, if it is listed.
+func (u *unnamedPast) entry() (stats.Endpoint, bool) {
+	for _, e := range u.comm.Stats().Endpoints {
+		if e.Endpoint == u.dead.addr {
+			return e, true
+		}
+	}
+	return stats.Endpoint{}, false
 }

@@ -386,29 +386,11 @@ func TestQuiescentCountsAndMonotonic(t *testing.T) {
 func TestMonotonicAcrossListUpdates(t *testing.T) {
 	_, a := obsServer(t, nil, map[string]server.HandlerFunc{"Echo": echo})
 	_, b := obsServer(t, nil, map[string]server.HandlerFunc{"Echo": echo})
-	src := &pushSource{ready: make(chan struct{})}
 	cfg := conf.Default()
 	cfg.NetThread = 2
-	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)), communicator.WithNaming(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
-	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(obsObj, &sp); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	first := make(chan error, 1)
-	go func() { _, err := sp.InvokeRaw(ctx, "Echo", []byte("x")); first <- err }()
-	select {
-	case <-src.ready:
-	case <-time.After(liveBound):
-		t.Fatal("the naming source was never asked")
-	}
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(tarsprom.NewCollector(comm.Stats, tarsprom.Options{}))
+	sp, src, first, reg := namedComm(t, ctx, cfg)
 	var prev map[string]float64
 	step := func(what string, addrs ...string) {
 		src.set(t, addrs...)
@@ -521,29 +503,11 @@ func TestEndpointCountersAcrossLeaveWithoutCalls(t *testing.T) {
 	}
 	dead := l.Addr().String()
 	l.Close()
-	src := &pushSource{ready: make(chan struct{})}
 	cfg := conf.Default()
 	cfg.Servants = map[string]conf.Servant{obsObj: {Retries: 1}}
-	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)), communicator.WithNaming(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
-	var sp servantproxy.ServantProxy
-	if err := comm.StringToProxy(obsObj, &sp); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	first := make(chan error, 1)
-	go func() { _, err := sp.InvokeRaw(ctx, "Echo", []byte("x")); first <- err }()
-	select {
-	case <-src.ready:
-	case <-time.After(liveBound):
-		t.Fatal("the naming source was never asked")
-	}
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(tarsprom.NewCollector(comm.Stats, tarsprom.Options{}))
+	sp, src, first, reg := namedComm(t, ctx, cfg)
 	epD := map[string]string{"servant": obsObj, "endpoint": dead}
 	src.set(t, dead, live)
 	if err := <-first; err != nil {
@@ -629,4 +593,31 @@ func TestOnewayCounting(t *testing.T) {
 		sum(mf, "tarscomm_client_calls_total", map[string]string{"function": "Note", "endpoint": ""}); n != 1 {
 		t.Errorf("failed one-way call (%v) counted %v times, want 1", deadErr, n)
 	}
+}
+
+// namedComm starts a Communicator of cfg whose naming source the test drives (src), a proxy to
+// obsObj, and its first call (its error on first), which waits for src's first list; reg holds
+// the Communicator's collector.
+func namedComm(t *testing.T, ctx context.Context, cfg conf.Config) (sp *servantproxy.ServantProxy, src *pushSource, first <-chan error, reg *prometheus.Registry) {
+	t.Helper()
+	src = &pushSource{ready: make(chan struct{})}
+	comm, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)), communicator.WithNaming(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closetest.Within(t, "Communicator.Close", comm.Close) })
+	sp = new(servantproxy.ServantProxy)
+	if err := comm.StringToProxy(obsObj, sp); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := sp.InvokeRaw(ctx, "Echo", []byte("x")); done <- err }()
+	select {
+	case <-src.ready:
+	case <-time.After(liveBound):
+		t.Fatal("the naming source was never asked")
+	}
+	reg = prometheus.NewPedanticRegistry()
+	reg.MustRegister(tarsprom.NewCollector(comm.Stats, tarsprom.Options{}))
+	return sp, src, done, reg
 }
