@@ -128,6 +128,15 @@ func rawObj(t *testing.T, th *netthread.Thread, eps []endpoint.Endpoint, o objec
 // submit sends a call of fn through o (dest: o, or a Backup), hashed with code when hashed.
 func submit(t *testing.T, th *netthread.Thread, dest call.Router, fn string, hashed bool, code uint64, timeout time.Duration) *call.Call {
 	t.Helper()
+	c := newCall(dest, fn, hashed, code, timeout)
+	if err := th.Submit(c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newCall is the call submit submits, for a test that routes it itself (on the loop).
+func newCall(dest call.Router, fn string, hashed bool, code uint64, timeout time.Duration) *call.Call {
 	c := call.Get()
 	c.Dest, c.Servant, c.Func = dest, "Test.Server.Obj", fn
 	c.Start = call.Now()
@@ -135,9 +144,6 @@ func submit(t *testing.T, th *netthread.Thread, dest call.Router, fn string, has
 	c.Hashed, c.Hash = hashed, code
 	c.Frame = codec.AppendRequest(c.Frame[:0], &codec.RequestPacket{Version: codec.VersionTars,
 		RequestID: codec.RequestIDUnassigned, ServantName: c.Servant, FuncName: fn, Timeout: int32(timeout / time.Millisecond)})
-	if err := th.Submit(c); err != nil {
-		t.Fatal(err)
-	}
 	return c
 }
 

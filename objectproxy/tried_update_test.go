@@ -31,10 +31,14 @@ func TestRetryAcrossUpdate(t *testing.T) {
 	th := rawThread(t, netthread.Options{})
 	o := rawObj(t, th, []endpoint.Endpoint{x, b.ep}, objectproxy.Options{Balancer: "roundrobin", Retries: 1})
 
-	c := submit(t, th, o, "fast", true, codeFor([]endpoint.Endpoint{x, b.ep}, x), 5*time.Second)
-	// submit routed c (to X, by its hash) on the loop; the list changes in the loop's next task,
-	// before the refusal of X's dial is read.
-	th.Execute(func() { o.Update([]endpoint.Endpoint{a.ep, x}, nil) })
+	c := newCall(o, "fast", true, codeFor([]endpoint.Endpoint{x, b.ep}, x), 5*time.Second)
+	// c is routed (to X, by its hash) and the list changes in one task of the loop: before the
+	// refusal of X's dial can be read. (Submitted, c was routed in a task of its own, and a
+	// loaded machine let the refusal in first: the retry went to B, in the list still.)
+	th.Execute(func() {
+		o.Route(c)
+		o.Update([]endpoint.Endpoint{a.ep, x}, nil)
+	})
 	addr, _, err := wait(t, c)
 	if err != nil {
 		t.Fatalf("the call failed (%v, last sent to %s); want it retried on %s, which it had not tried", err, addr, a.addr)
