@@ -911,18 +911,6 @@ func TestBalanceTimeoutRatioThreadsConns(t *testing.T) {
 	}
 }
 
-// closedAddr returns a loopback address nothing listens on (a port this test opened and closed).
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
 // TestBalanceRetriesRefusedConnsThreads: retries = 2, connections = 3, two net threads; two of
 // three endpoints refuse connections. A burst of calls on a fresh Communicator (routed to every
 // endpoint before any dial failed) all succeed on the one server up, each run exactly once
@@ -931,7 +919,7 @@ func closedAddr(t *testing.T) string {
 // none under the refusing endpoints.
 func TestBalanceRetriesRefusedConnsThreads(t *testing.T) {
 	a := startLB(t, "a", "127.0.0.1")
-	x, y := closedAddr(t), closedAddr(t)
+	x, y := deadAddr(t), deadAddr(t)
 	comm := lbComm(t, conf.Servant{Retries: 2, Connections: 3}, func(c *conf.Config) {
 		c.NetThread = 2
 		livenessTimeouts(c)

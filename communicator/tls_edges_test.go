@@ -398,8 +398,9 @@ func startRawAuthServer(t *testing.T, cfg *tls.Config, answer func(req *codec.Re
 // TestAuthAnsweredTwice: a server that answers the auth request twice (the second
 // AUTH_SUCC glued to the first, request id 1, as a server repeating its answer would send it).
 // Before, the connection's first call also got request id 1, and the repeated answer was taken
-// for its reply (it succeeded, empty); no call takes id 1 now (codec.RequestIDAuth). The call must get the server's real reply, or fail; it must not succeed with
-// "AUTH_SUCC" decoded as its reply.
+// for its reply (it succeeded, empty); no call takes id 1 now (codec.RequestIDAuth). The call
+// must get the server's real reply, or fail; it must not succeed with "AUTH_SUCC" decoded as its
+// reply.
 func TestAuthAnsweredTwice(t *testing.T) {
 	p := newTLSPKI(t)
 	for _, proto := range []string{"tcp", "ssl"} {

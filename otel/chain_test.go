@@ -52,7 +52,13 @@ func record(ctx context.Context, cur *server.Current, to chan<- seen) {
 // reg registers; t.Cleanup stops it. Worker mode: the front handler blocks on its own call.
 func startServer(t *testing.T, o tarsotel.Options, reg func(*server.Server)) string {
 	t.Helper()
-	s := server.New(server.WithLogger(zaptest.NewLogger(t)), server.WithNumEventLoop(1), server.WithWorkers(4), server.WithInterceptor(tarsotel.ServerInterceptor(o)))
+	return startServerWorkers(t, o, 4, reg)
+}
+
+// startServerWorkers is startServer with that many workers.
+func startServerWorkers(t *testing.T, o tarsotel.Options, workers int, reg func(*server.Server)) string {
+	t.Helper()
+	s := server.New(server.WithLogger(zaptest.NewLogger(t)), server.WithNumEventLoop(1), server.WithWorkers(workers), server.WithInterceptor(tarsotel.ServerInterceptor(o)))
 	reg(s)
 	a, err := s.Start("127.0.0.1:0")
 	if err != nil {

@@ -27,7 +27,8 @@ import (
 
 const obsObj = "Obs.Span.TraceObj"
 
-func tracedServer2(t *testing.T, o tarsotel.Options, hs map[string]server.HandlerFunc) string {
+// objServer is a traced server of obsObj with the handlers hs.
+func objServer(t *testing.T, o tarsotel.Options, hs map[string]server.HandlerFunc) string {
 	t.Helper()
 	return startServer(t, o, func(s *server.Server) {
 		for fn, h := range hs {
@@ -39,20 +40,7 @@ func tracedServer2(t *testing.T, o tarsotel.Options, hs map[string]server.Handle
 // wideServer is a traced server with 16 workers whose "Get" is h.
 func wideServer(t *testing.T, o tarsotel.Options, h server.HandlerFunc) string {
 	t.Helper()
-	s := server.New(server.WithLogger(zaptest.NewLogger(t)), server.WithNumEventLoop(1), server.WithWorkers(16), server.WithInterceptor(tarsotel.ServerInterceptor(o)))
-	mustHandle(t, s, obsObj, "Get", h)
-	a, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Stop(ctx); err != nil {
-			t.Errorf("stop server: %v", err)
-		}
-	})
-	return a.String()
+	return startServerWorkers(t, o, 16, func(s *server.Server) { mustHandle(t, s, obsObj, "Get", h) })
 }
 
 func echoBody(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
@@ -63,7 +51,8 @@ func failAlways(context.Context, *server.Current, []byte, []byte) ([]byte, error
 	return nil, &server.Error{Code: failCode, Desc: "failed on purpose"}
 }
 
-func tracedComm2(t *testing.T, o tarsotel.Options, cfg conf.Config) *communicator.Communicator {
+// tracedComm is a Communicator of cfg with the tracing interceptor; t.Cleanup closes it.
+func tracedComm(t *testing.T, o tarsotel.Options, cfg conf.Config) *communicator.Communicator {
 	t.Helper()
 	c, err := communicator.New(cfg, communicator.WithLogger(zaptest.NewLogger(t)), communicator.WithInterceptor(tarsotel.ClientInterceptor(o)))
 	if err != nil {
@@ -130,8 +119,8 @@ func TestSpanPerCallKind(t *testing.T) {
 			hs[fn] = echoBody
 		}
 	}
-	addr := tracedServer2(t, o, hs)
-	comm := tracedComm2(t, o, conf.Default())
+	addr := objServer(t, o, hs)
+	comm := tracedComm(t, o, conf.Default())
 	sp := spanProxy(t, comm, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -222,14 +211,14 @@ func TestSpanPerCallKind(t *testing.T) {
 func TestBackupRequestOneSpan(t *testing.T) {
 	exp, o, stop := setup()
 	defer stop()
-	slowA := tracedServer2(t, o, map[string]server.HandlerFunc{"Get": func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
+	slowA := objServer(t, o, map[string]server.HandlerFunc{"Get": func(_ context.Context, _ *server.Current, req, rsp []byte) ([]byte, error) {
 		time.Sleep(300 * time.Millisecond)
 		return append(rsp, req...), nil
 	}})
-	fastB := tracedServer2(t, o, map[string]server.HandlerFunc{"Get": echoBody})
+	fastB := objServer(t, o, map[string]server.HandlerFunc{"Get": echoBody})
 	cfg := conf.Default()
 	cfg.Servants = map[string]conf.Servant{obsObj: {BackupRequest: 20 * time.Millisecond, Idempotent: []string{"Get"}, BackupBudget: 1}}
-	comm := tracedComm2(t, o, cfg)
+	comm := tracedComm(t, o, cfg)
 	sp := spanProxy(t, comm, slowA, fastB)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -291,7 +280,7 @@ func TestBackupRequestOneSpan(t *testing.T) {
 func TestRetryOneSpan(t *testing.T) {
 	exp, o, stop := setup()
 	defer stop()
-	live := tracedServer2(t, o, map[string]server.HandlerFunc{"Echo": echoBody})
+	live := objServer(t, o, map[string]server.HandlerFunc{"Echo": echoBody})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +289,7 @@ func TestRetryOneSpan(t *testing.T) {
 	l.Close()
 	cfg := conf.Default()
 	cfg.Servants = map[string]conf.Servant{obsObj: {Retries: 1}}
-	comm := tracedComm2(t, o, cfg)
+	comm := tracedComm(t, o, cfg)
 	sp := spanProxy(t, comm, dead, live)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -443,7 +432,7 @@ func TestTimeoutSpansNameEndpoint(t *testing.T) {
 		return rsp, nil
 	})
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	comm := tracedComm2(t, o, conf.Default())
+	comm := tracedComm(t, o, conf.Default())
 	sp := spanProxy(t, comm, addr)
 	long, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -490,14 +479,14 @@ func TestUnsampledCarriesContext(t *testing.T) {
 	exp, o, stop := setup()
 	defer stop()
 	seenCh := make(chan seen, 1)
-	addr := tracedServer2(t, o, map[string]server.HandlerFunc{"Echo": func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
+	addr := objServer(t, o, map[string]server.HandlerFunc{"Echo": func(ctx context.Context, cur *server.Current, req, rsp []byte) ([]byte, error) {
 		record(ctx, cur, seenCh)
 		return append(rsp, req...), nil
 	}})
 	cexp := tracetest.NewInMemoryExporter()
 	ctp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(cexp), sdktrace.WithSampler(sdktrace.NeverSample()))
 	defer func() { _ = ctp.Shutdown(context.Background()) }()
-	comm := tracedComm2(t, tarsotel.Options{TracerProvider: ctp}, conf.Default())
+	comm := tracedComm(t, tarsotel.Options{TracerProvider: ctp}, conf.Default())
 	sp := spanProxy(t, comm, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -625,7 +614,7 @@ func TestRefusedUnsentSpans(t *testing.T) {
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	cfg := conf.Default()
 	cfg.Servants = map[string]conf.Servant{obsObj: {MaxInflight: 1}}
-	comm := tracedComm2(t, o, cfg)
+	comm := tracedComm(t, o, cfg)
 	sp := spanProxy(t, comm, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
